@@ -1,0 +1,134 @@
+// Package op declares the operations of a domain once, so that every surface
+// — the admin REST API, the MCP tools, the OpenAPI document and the admin
+// UI — is a projection of the same declaration and no op is written twice.
+//
+// An op is a name ("webhooks.create"), a summary, the REST method and path it
+// projects to, typed input and output, and a handler. Input structs carry a
+// `json` tag on every field (MCP arguments and REST bodies decode by it);
+// fields also taken from the URL carry `path:"id"` or `query:"limit"`, and
+// may carry `doc:"…"` for generated schemas. Handlers return domain errors
+// (domain.Error) that each surface maps to its own status once.
+package op
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"sort"
+
+	"github.com/google/uuid"
+)
+
+// Caller is who invokes an op. Every row belongs to one owner, and handlers
+// scope every read and write by Caller.OwnerID.
+type Caller struct {
+	OwnerID uuid.UUID
+}
+
+// Meta describes an op for its projections.
+type Meta struct {
+	// Name is the op's stable name, "<group>.<verb>", e.g. "webhooks.create".
+	// MCP tools are named after it.
+	Name string
+	// Summary is one line for tool lists, OpenAPI and UI.
+	Summary string
+	// Description is optional longer text.
+	Description string
+	// Method and Path are the REST projection, e.g. POST
+	// "/api/admin/webhooks/{id}/test". Path parameters match `path` tags.
+	Method string
+	Path   string
+	// Status is the success status of the REST projection (200 when zero).
+	Status int
+	// Public ops need no owner credentials (Caller is zero).
+	Public bool
+}
+
+// Group returns the part of the name before the first dot.
+func (m Meta) Group() string {
+	for i := 0; i < len(m.Name); i++ {
+		if m.Name[i] == '.' {
+			return m.Name[:i]
+		}
+	}
+	return m.Name
+}
+
+// SuccessStatus returns Status, or 200 when unset.
+func (m Meta) SuccessStatus() int {
+	if m.Status == 0 {
+		return http.StatusOK
+	}
+	return m.Status
+}
+
+// Descriptor is the type-erased view of an op that projections use.
+type Descriptor interface {
+	// Meta describes the op.
+	Meta() Meta
+	// NewInput returns a pointer to a zero input value to decode into.
+	NewInput() any
+	// InputType and OutputType are the (non-pointer) input and output types.
+	InputType() reflect.Type
+	OutputType() reflect.Type
+	// Call runs the op with in, a pointer returned by NewInput.
+	Call(ctx context.Context, caller Caller, in any) (any, error)
+}
+
+// Op is a typed op declaration.
+type Op[In, Out any] struct {
+	M      Meta
+	Handle func(ctx context.Context, caller Caller, in In) (Out, error)
+}
+
+// New declares an op.
+func New[In, Out any](m Meta, handle func(ctx context.Context, caller Caller, in In) (Out, error)) *Op[In, Out] {
+	return &Op[In, Out]{M: m, Handle: handle}
+}
+
+// Meta implements Descriptor.
+func (o *Op[In, Out]) Meta() Meta { return o.M }
+
+// NewInput implements Descriptor.
+func (o *Op[In, Out]) NewInput() any { return new(In) }
+
+// InputType implements Descriptor.
+func (o *Op[In, Out]) InputType() reflect.Type { return reflect.TypeFor[In]() }
+
+// OutputType implements Descriptor.
+func (o *Op[In, Out]) OutputType() reflect.Type { return reflect.TypeFor[Out]() }
+
+// Call implements Descriptor.
+func (o *Op[In, Out]) Call(ctx context.Context, caller Caller, in any) (any, error) {
+	p, ok := in.(*In)
+	if !ok {
+		var zero In
+		p = &zero
+	}
+	return o.Handle(ctx, caller, *p)
+}
+
+// Set is a list of ops, as a domain exports them and the composition root
+// combines them.
+type Set []Descriptor
+
+// Find returns the op with that name.
+func (s Set) Find(name string) (Descriptor, bool) {
+	for _, d := range s {
+		if d.Meta().Name == name {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Sorted returns the ops sorted by name.
+func (s Set) Sorted() Set {
+	out := append(Set(nil), s...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Meta().Name < out[j].Meta().Name })
+	return out
+}
+
+// Empty is the input or output of an op that takes or returns nothing. A
+// REST projection answers an Empty output with no body (204 by convention).
+type Empty struct{}

@@ -1,0 +1,1 @@
+CREATE TABLE widgets (id int PRIMARY KEY, name text NOT NULL);

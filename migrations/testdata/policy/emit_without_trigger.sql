@@ -1,0 +1,2 @@
+-- events: emit
+CREATE TABLE loud (id int);

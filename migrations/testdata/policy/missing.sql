@@ -1,0 +1,4 @@
+-- events: none (fine)
+CREATE TABLE fine (id int);
+
+CREATE TABLE forgotten (id int);

@@ -1,0 +1,2 @@
+-- events: none
+CREATE TABLE quiet (id int);

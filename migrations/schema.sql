@@ -384,13 +384,15 @@ CREATE TABLE events (
     fanout        jsonb,
     relay_attempts integer    NOT NULL DEFAULT 0,
     relay_error   text,
-    poisoned_at   timestamptz
+    poisoned_at   timestamptz,
+    relay_retry_at timestamptz
 );
 CREATE UNIQUE INDEX events_seq_key ON events (seq);
 CREATE INDEX events_unfanned_seq_idx ON events (seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;
 CREATE INDEX events_occurred_at_idx ON events (occurred_at);
 CREATE INDEX events_owner_occurred_idx ON events (owner_id, occurred_at DESC);
 CREATE INDEX events_poisoned_idx ON events (poisoned_at) WHERE poisoned_at IS NOT NULL;
+CREATE INDEX events_owner_type_occurred_idx ON events (owner_id, type, occurred_at DESC);
 -- ==== end events ====
 
 -- ==== owner (0020-0029) ====

@@ -58,7 +58,11 @@ type Error struct {
 }
 
 // Error implements error: one line naming the variable.
-func (e *Error) Error() string { return fmt.Sprintf("config: %s: %s", e.Var, e.Reason) }
+func (e *Error) Error() string {
+	// Driver errors span lines; the contract is one line.
+	reason := strings.Join(strings.Fields(e.Reason), " ")
+	return fmt.Sprintf("config: %s: %s", e.Var, reason)
+}
 
 // FromEnv reads the process environment.
 func FromEnv() (Config, error) { return Load(os.Getenv, true) }

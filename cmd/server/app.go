@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/migrate"
+)
+
+// Background is a long-running loop of the server other than HTTP and River
+// (the relay, for one). Run blocks until ctx is cancelled.
+type Background interface {
+	Run(ctx context.Context) error
+}
+
+// App is everything `standmeet serve` runs, as the composition root builds it.
+type App struct {
+	Config     config.Config
+	Logger     *zap.Logger
+	Pool       *pgxpool.Pool
+	Migrations []migrate.Migration
+	Server     *httpapi.Server
+	Worker     *riverjobs.Worker
+	Background []Background
+	Commands   Commands
+}
+
+// Serve migrates, starts River and the background loops, and serves HTTP
+// until ctx is cancelled; then it stops accepting, drains requests, stops
+// River within a timeout and returns. The caller closes the pool (cleanup).
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	applied, err := migrate.Apply(ctx, a.Pool, a.Migrations)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if len(applied) > 0 {
+		a.Logger.Info("migrations applied", zap.Strings("versions", applied))
+	}
+	if err := a.Worker.Start(ctx); err != nil {
+		return fmt.Errorf("start river: %w", err)
+	}
+	bgCtx, stopBackground := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, b := range a.Background {
+		wg.Add(1)
+		go func(b Background) {
+			defer wg.Done()
+			if err := b.Run(bgCtx); err != nil && bgCtx.Err() == nil {
+				a.Logger.Error("background loop stopped", zap.Error(err))
+			}
+		}(b)
+	}
+	a.Logger.Info("serving", zap.String("addr", ln.Addr().String()))
+	serveErr := a.Server.Serve(ctx, ln, 15*time.Second)
+	a.Logger.Info("shutting down")
+	stopBackground()
+	wg.Wait()
+	if err := a.Worker.Shutdown(20 * time.Second); err != nil {
+		a.Logger.Warn("river stop", zap.Error(err))
+	}
+	return serveErr
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"riverqueue.com/riverui"
+
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/migrate"
+	"github.com/standmeet/standmeet/migrations"
+)
+
+func providePool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, func(), error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, &config.Error{Var: "DATABASE_URL", Reason: err.Error()}
+	}
+	if pcfg.MaxConns < 20 {
+		pcfg.MaxConns = 20
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, nil, &config.Error{Var: "DATABASE_URL", Reason: err.Error()}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, nil, &config.Error{Var: "DATABASE_URL", Reason: fmt.Sprintf("cannot reach the database: %v", err)}
+	}
+	return pool, pool.Close, nil
+}
+
+func provideMigrations() ([]migrate.Migration, error) {
+	return migrate.Load(migrations.Files)
+}
+
+func provideRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// metricsHandler serves /metrics.
+type metricsHandler http.Handler
+
+func provideMetricsHandler(reg *prometheus.Registry) metricsHandler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}
+
+func provideRiverConfig(cfg config.Config) riverjobs.Config {
+	return riverjobs.Config{
+		MaxWorkers:        cfg.RiverMaxWorkers,
+		FetchCooldown:     cfg.RiverFetchCooldown,
+		FetchPollInterval: cfg.RiverFetchPollInterval,
+		RescueAfter:       cfg.RiverRescueAfter,
+		Retention:         cfg.EventRetention,
+	}
+}
+
+func provideWorker(pool *pgxpool.Pool, cfg riverjobs.Config, workers *river.Workers, periodic []*river.PeriodicJob, logger *zap.Logger) (*riverjobs.Worker, error) {
+	return riverjobs.NewWorker(pool, cfg, workers, periodic, logger)
+}
+
+// tasksHandler serves River's UI.
+type tasksHandler http.Handler
+
+func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.Logger) (tasksHandler, error) {
+	h, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(w.Client, nil),
+		Logger:    riverjobsLogger(logger),
+		Prefix:    "/admin/tasks",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build river ui: %w", err)
+	}
+	if err := h.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start river ui: %w", err)
+	}
+	return h, nil
+}
+
+func riverjobsLogger(l *zap.Logger) *slog.Logger {
+	return slog.New(zapslog.NewHandler(l.Named("riverui").Core()))
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/migrate"
+)
+
+// echoMiddleware is a named type so Wire can tell the middleware list apart.
+type echoMiddleware = echo.MiddlewareFunc
+
+func provideServer(pool *pgxpool.Pool, ms []migrate.Migration, ops op.Set, auth httpapi.Authenticator,
+	mw []echoMiddleware, mounters []httpapi.Mounter, metrics metricsHandler, tasks tasksHandler, logger *zap.Logger) *httpapi.Server {
+	return httpapi.New(httpapi.Deps{
+		Pool:         pool,
+		Migrations:   ms,
+		Ops:          ops,
+		Auth:         auth,
+		Middleware:   mw,
+		Mounters:     mounters,
+		Metrics:      metrics,
+		Tasks:        tasks,
+		Logger:       logger,
+		OwnBodyLimit: []string{"/hooks/", "/api/admin/vault/import"},
+	})
+}

@@ -1,0 +1,218 @@
+// Package httpapi is the HTTP adapter of the StandMeet server: the Echo
+// server, its middleware (request ids, logging, panic recovery, body limits),
+// /healthz and /readyz, the REST projection of the declared ops, and the
+// mounting point for the other HTTP surfaces (/hooks, the admin UI, /mcp,
+// River's UI at /admin/tasks, /metrics).
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/migrate"
+)
+
+// Mounter adds routes of its own to the server (the inbound gateway, the
+// admin UI, MCP, …). The composition root hands the server every Mounter.
+type Mounter interface {
+	Mount(e *echo.Echo)
+}
+
+// MounterFunc adapts a function to Mounter.
+type MounterFunc func(e *echo.Echo)
+
+// Mount calls f.
+func (f MounterFunc) Mount(e *echo.Echo) { f(e) }
+
+// DefaultBodyLimit caps request bodies outside the routes that set their own.
+const DefaultBodyLimit = 2 << 20
+
+// Deps is what the server is built from.
+type Deps struct {
+	Pool       *pgxpool.Pool
+	Migrations []migrate.Migration
+	Ops        op.Set
+	Auth       Authenticator
+	// Middleware runs before every handler, after request id, logging and
+	// recovery (e.g. the IP-ban check).
+	Middleware []echo.MiddlewareFunc
+	Mounters   []Mounter
+	// Metrics serves /metrics; nil = not served.
+	Metrics http.Handler
+	// Tasks serves River's UI under /admin/tasks; nil = not served.
+	Tasks  http.Handler
+	Logger *zap.Logger
+	// OwnBodyLimit lists path prefixes whose handlers enforce their own body
+	// limit (the inbound gateway's per-source limit, the vault import).
+	OwnBodyLimit []string
+}
+
+// Server is the HTTP server.
+type Server struct {
+	echo   *echo.Echo
+	deps   Deps
+	logger *zap.Logger
+}
+
+// New builds the server and registers every route.
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = zap.NewNop()
+	}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	s := &Server{echo: e, deps: d, logger: d.Logger}
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		_ = WriteError(c, s.logger, err)
+	}
+	e.Use(middleware.RequestID())
+	e.Use(s.logRequests)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.logger.Error("panic in handler", zap.String("request_id", RequestID(c)), zap.Error(err), zap.ByteString("stack", stack))
+			return err
+		},
+	}))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+		Limit: "2M",
+		Skipper: func(c echo.Context) bool {
+			for _, p := range d.OwnBodyLimit {
+				if strings.HasPrefix(c.Request().URL.Path, p) {
+					return true
+				}
+			}
+			return false
+		},
+	}))
+	for _, m := range d.Middleware {
+		e.Use(m)
+	}
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.GET("/readyz", s.readyz)
+	if d.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(d.Metrics))
+	}
+	if d.Tasks != nil {
+		s.mountTasks(e, d.Tasks)
+	}
+	if d.Auth != nil {
+		MountOps(e, d.Ops, d.Auth, s.logger)
+	}
+	for _, m := range d.Mounters {
+		m.Mount(e)
+	}
+	return s
+}
+
+// Handler returns the server as an http.Handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo returns the underlying Echo instance (route listing for tests).
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// Serve listens on addr until ctx is cancelled, then stops accepting, drains
+// in-flight requests for up to drain, and returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if s.deps.Pool == nil {
+		return c.JSON(http.StatusServiceUnavailable, ErrorBody{Error: ErrorDetail{Code: "UNAVAILABLE", Message: "no database"}})
+	}
+	if err := s.deps.Pool.Ping(ctx); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, ErrorBody{Error: ErrorDetail{Code: "DATABASE_UNREACHABLE", Message: "database unreachable"}})
+	}
+	pending, err := migrate.Pending(ctx, s.deps.Pool, s.deps.Migrations)
+	if err != nil {
+		return c.JSON(http.StatusServiceUnavailable, ErrorBody{Error: ErrorDetail{Code: "DATABASE_UNREACHABLE", Message: "cannot read migrations"}})
+	}
+	if len(pending) > 0 {
+		return c.JSON(http.StatusServiceUnavailable, ErrorBody{Error: ErrorDetail{Code: "MIGRATIONS_PENDING", Message: strings.Join(pending, ", ") + " not applied"}})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// mountTasks serves River's UI behind owner authentication, and turns the
+// contract's /admin/tasks?job=<id> into River UI's own job page.
+func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
+	guarded := func(c echo.Context) error {
+		if s.deps.Auth == nil {
+			return WriteError(c, s.logger, echo.NewHTTPError(http.StatusNotFound))
+		}
+		if _, err := s.deps.Auth.Authenticate(c.Request()); err != nil {
+			if strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
+				return c.Redirect(http.StatusSeeOther, "/admin/login?next="+c.Request().URL.RequestURI())
+			}
+			return WriteError(c, s.logger, err)
+		}
+		if c.Request().URL.Path == "/admin/tasks" || c.Request().URL.Path == "/admin/tasks/" {
+			if job := c.QueryParam("job"); job != "" {
+				return c.Redirect(http.StatusSeeOther, "/admin/tasks/jobs/"+job)
+			}
+		}
+		tasks.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+	e.Any("/admin/tasks", guarded)
+	e.Any("/admin/tasks/*", guarded)
+}
+
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		s.logger.Info("http request",
+			zap.String("request_id", RequestID(c)),
+			zap.String("method", req.Method),
+			zap.String("path", req.URL.Path),
+			zap.Int("status", c.Response().Status),
+			zap.Duration("latency", time.Since(start)),
+			zap.String("remote_ip", c.RealIP()),
+		)
+		return nil
+	}
+}

@@ -1,0 +1,107 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Channel is the PostgreSQL NOTIFY channel that wakes the relay. The
+// corpus_notes trigger notifies it too.
+const Channel = "standmeet_events"
+
+// ErrUndeclaredType is returned by Record for an event type the catalog does
+// not declare; nothing is written.
+var ErrUndeclaredType = errors.New("event type not declared in the catalog")
+
+// ErrDataNotObject is returned by Record when the event's data does not
+// marshal to a JSON object (nil, a slice, a string, …); nothing is written.
+var ErrDataNotObject = errors.New("event data is not a JSON object")
+
+// Recorder writes events. It holds the catalog check and the metrics; bind it
+// to a transaction with With.
+type Recorder struct {
+	isDeclared func(eventType string) bool
+	metrics    *Metrics
+}
+
+// NewRecorder returns a Recorder that refuses every type isDeclared rejects.
+// The composition root passes the domain catalog's lookup here, so this
+// package needs no domain import. m may be nil.
+func NewRecorder(isDeclared func(eventType string) bool, m *Metrics) *Recorder {
+	return &Recorder{isDeclared: isDeclared, metrics: m}
+}
+
+// With binds the Recorder to the caller's transaction. The result satisfies
+// domain.Recorder.
+func (r *Recorder) With(tx pgx.Tx) *TxRecorder {
+	return &TxRecorder{r: r, tx: tx}
+}
+
+// TxRecorder records events in one transaction.
+type TxRecorder struct {
+	r  *Recorder
+	tx pgx.Tx
+}
+
+// insertEvent writes the row and queues the wake-up in one round trip. The
+// NOTIFY payload is constant on purpose: PostgreSQL delivers identical
+// channel+payload pairs of one transaction once, at commit, so a bulk write
+// wakes the relay once instead of flooding it; a listener only needs a hint
+// to look.
+const insertEvent = `INSERT INTO events (id, owner_id, type, subject, data)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING pg_notify('` + Channel + `', '')::text`
+
+// Record writes an event of eventType about subject, owned by ownerID, in the
+// bound transaction, and returns its id. The event and its wake-up exist only
+// if the transaction commits. It refuses an undeclared type
+// (ErrUndeclaredType) and data that is not a JSON object (ErrDataNotObject)
+// without writing anything.
+func (t *TxRecorder) Record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
+	if t.r.isDeclared == nil || !t.r.isDeclared(eventType) {
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, ErrUndeclaredType)
+	}
+	raw, err := marshalObject(data)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
+	}
+	id, err := newEventID()
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
+	}
+	var ignored string
+	if err := t.tx.QueryRow(ctx, insertEvent, id, ownerID, eventType, subject, raw).Scan(&ignored); err != nil {
+		return uuid.Nil, fmt.Errorf("record %q: insert event: %w", eventType, err)
+	}
+	t.r.metrics.incRecorded(eventType)
+	return id, nil
+}
+
+// marshalObject returns data as JSON, which must be an object.
+func marshalObject(data any) (json.RawMessage, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDataNotObject, err)
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, ErrDataNotObject
+	}
+	return raw, nil
+}
+
+// newEventID returns a time-ordered UUIDv7, which keeps the primary-key
+// index append-mostly at millions of rows.
+func newEventID() (uuid.UUID, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("new event id: %w", err)
+	}
+	return id, nil
+}

@@ -1,0 +1,178 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+// declared is the test catalog.
+func declared(types ...string) func(string) bool {
+	set := map[string]bool{}
+	for _, t := range types {
+		set[t] = true
+	}
+	return func(s string) bool { return set[s] }
+}
+
+func countEvents(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM events`).Scan(&n))
+	return n
+}
+
+func TestRecordWritesTheEventInTheCallersTransaction(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := events.NewMetrics(reg)
+	require.NoError(t, err)
+	rec := events.NewRecorder(declared("thing.happened"), m)
+	owner := uuid.New()
+
+	// LISTEN on a separate connection proves the wake-up is sent at commit.
+	listener, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer listener.Release()
+	_, err = listener.Exec(ctx, `LISTEN `+events.Channel)
+	require.NoError(t, err)
+
+	var id uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		id, err = rec.With(tx).Record(ctx, owner, "thing.happened", "wiki://a", map[string]any{"n": 1})
+		return err
+	}))
+	var (
+		gotOwner         uuid.UUID
+		gotType, gotSubj string
+		data             json.RawMessage
+		fannedOut        *string
+	)
+	require.NoError(t, pool.QueryRow(ctx,
+		`SELECT owner_id, type, subject, data, fanned_out_at::text FROM events WHERE id = $1`, id).
+		Scan(&gotOwner, &gotType, &gotSubj, &data, &fannedOut))
+	require.Equal(t, owner, gotOwner)
+	require.Equal(t, "thing.happened", gotType)
+	require.Equal(t, "wiki://a", gotSubj)
+	require.JSONEq(t, `{"n":1}`, string(data))
+	require.Nil(t, fannedOut)
+
+	n, err := listener.Conn().WaitForNotification(ctx)
+	require.NoError(t, err)
+	require.Equal(t, events.Channel, n.Channel)
+	require.Empty(t, n.Payload)
+	require.InDelta(t, 1, metricValue(t, reg, "standmeet_events_recorded_total", "type", "thing.happened"), 0)
+}
+
+func TestRecordRolledBackLeavesNothing(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared("thing.happened"), nil)
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = rec.With(tx).Record(ctx, uuid.New(), "thing.happened", "s", struct {
+		A string `json:"a"`
+	}{"x"})
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback(ctx))
+	require.Zero(t, countEvents(t, pool))
+	var jobs int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs))
+	require.Zero(t, jobs)
+}
+
+func TestRecordRefusesWithoutWriting(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared("thing.happened"), nil)
+	cases := []struct {
+		name      string
+		eventType string
+		data      any
+		want      error
+	}{
+		{"undeclared type", "thing.unknown", map[string]any{}, events.ErrUndeclaredType},
+		{"empty type", "", map[string]any{}, events.ErrUndeclaredType},
+		{"nil data", "thing.happened", nil, events.ErrDataNotObject},
+		{"array data", "thing.happened", []int{1}, events.ErrDataNotObject},
+		{"string data", "thing.happened", "x", events.ErrDataNotObject},
+		{"raw array", "thing.happened", json.RawMessage(` [1]`), events.ErrDataNotObject},
+		{"unmarshalable", "thing.happened", map[string]any{"f": func() {}}, events.ErrDataNotObject},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, err := pool.Begin(ctx)
+			require.NoError(t, err)
+			_, err = rec.With(tx).Record(ctx, uuid.New(), tc.eventType, "s", tc.data)
+			require.ErrorIs(t, err, tc.want)
+			// The transaction is still usable: nothing was sent that failed.
+			require.NoError(t, tx.Commit(ctx))
+		})
+	}
+	require.Zero(t, countEvents(t, pool))
+}
+
+func TestRecordAcceptsObjectShapes(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared("thing.happened"), nil)
+	for _, data := range []any{
+		map[string]any{},
+		struct{}{},
+		json.RawMessage(` {"a":[1,2]}`),
+		&struct {
+			B bool `json:"b"`
+		}{true},
+	} {
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			_, err := rec.With(tx).Record(ctx, uuid.New(), "thing.happened", "", data)
+			return err
+		}))
+	}
+	require.Equal(t, 4, countEvents(t, pool))
+}
+
+// metricValue returns the value of the counter or gauge name whose label
+// labelName equals labelValue (or the unlabelled one when labelName is "").
+func metricValue(t *testing.T, reg *prometheus.Registry, name, labelName, labelValue string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			match := labelName == ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == labelName && l.GetValue() == labelValue {
+					match = true
+				}
+			}
+			if !match {
+				continue
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,46 @@
+// Command bench is `make bench`: it measures the StandMeet server on its own
+// scratch database and prints every figure beside a ceiling measured in the
+// same run, with the same River settings, and as a ratio to it. It writes
+// bench/results.json, bench/results.md and bench/latency.svg.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/standmeet/standmeet/internal/bench"
+)
+
+func main() {
+	out := flag.String("out", "bench", "directory for results.json, results.md and latency.svg")
+	quick := flag.Bool("quick", false, "smaller workloads (a smoke run)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	defer cancel()
+
+	adminURL := os.Getenv("DATABASE_URL")
+	if adminURL == "" {
+		fmt.Fprintln(os.Stderr, "bench: DATABASE_URL is not set (make bench sets it to the private cluster)")
+		os.Exit(1)
+	}
+	r := bench.NewReport()
+	fmt.Printf("StandMeet bench on %s\n", r.Machine)
+	if err := bench.Run(ctx, bench.Options{AdminURL: adminURL, Quick: *quick}, r); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		_ = r.Write(*out)
+		os.Exit(1)
+	}
+	if err := r.Write(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: write results:", err)
+		os.Exit(1)
+	}
+	fmt.Println()
+	r.Table(os.Stdout)
+	fmt.Printf("\nwrote %s/results.json, %s/results.md, %s/latency.svg in %s\n", *out, *out, *out, time.Since(r.Started).Round(time.Second))
+}

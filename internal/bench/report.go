@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Figure is one measured figure beside its ceiling.
+type Figure struct {
+	// Key is the JSON key stem, e.g. "w1_deliveries_per_s".
+	Key     string  `json:"key"`
+	Label   string  `json:"label"`
+	Unit    string  `json:"unit"`
+	Value   float64 `json:"value"`
+	Ceiling string  `json:"ceiling"`
+	// CeilingValue is the ceiling measured in the same run.
+	CeilingValue float64 `json:"ceiling_value"`
+	// LowerIsBetter marks latencies: the ratio is then ceiling/value.
+	LowerIsBetter bool `json:"lower_is_better"`
+}
+
+// Ratio is value/ceiling (or ceiling/value for latencies): 1 means at the
+// ceiling.
+func (f Figure) Ratio() float64 {
+	if f.LowerIsBetter {
+		return Ratio(f.CeilingValue, f.Value)
+	}
+	return Ratio(f.Value, f.CeilingValue)
+}
+
+// Report gathers the run's figures and extra facts.
+type Report struct {
+	Started time.Time
+	Machine string
+	Figures []Figure
+	Extra   map[string]float64
+	Notes   []string
+	Series  []Series
+}
+
+// NewReport starts a report.
+func NewReport() *Report {
+	host, _ := os.Hostname()
+	return &Report{
+		Started: time.Now(),
+		Machine: fmt.Sprintf("%s, %d cores, %s/%s, %s", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		Extra:   map[string]float64{},
+	}
+}
+
+// Add records a figure and prints it at once.
+func (r *Report) Add(f Figure) {
+	r.Figures = append(r.Figures, f)
+	fmt.Printf("  %-48s %12.1f %-6s ceiling %-40s %12.1f  ratio %.2f\n", f.Label, f.Value, f.Unit, f.Ceiling, f.CeilingValue, f.Ratio())
+}
+
+// Note records a line of context (also printed).
+func (r *Report) Note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	r.Notes = append(r.Notes, s)
+	fmt.Println("  " + s)
+}
+
+// JSON returns the flat results: for each figure <key>, <key>_ceiling and
+// <key>_ratio, plus the extra facts, the machine and the notes.
+func (r *Report) JSON() map[string]any {
+	out := map[string]any{
+		"machine":    r.Machine,
+		"started":    r.Started.UTC().Format(time.RFC3339),
+		"duration_s": time.Since(r.Started).Seconds(),
+		"notes":      r.Notes,
+	}
+	for _, f := range r.Figures {
+		out[f.Key] = round(f.Value)
+		out[f.Key+"_ceiling"] = round(f.CeilingValue)
+		out[f.Key+"_ceiling_name"] = f.Ceiling
+		out[f.Key+"_ratio"] = round(f.Ratio())
+	}
+	for k, v := range r.Extra {
+		out[k] = round(v)
+	}
+	return out
+}
+
+func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// Table writes the figures as a Markdown table (for the README).
+func (r *Report) Table(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(tw, "| figure\t| value\t| ceiling (same run)\t| ceiling value\t| ratio\t|")
+	fmt.Fprintln(tw, "|---\t|---:\t|---\t|---:\t|---:\t|")
+	for _, f := range r.Figures {
+		fmt.Fprintf(tw, "| %s\t| %.1f %s\t| %s\t| %.1f %s\t| %.2f\t|\n", f.Label, f.Value, f.Unit, f.Ceiling, f.CeilingValue, f.Unit, f.Ratio())
+	}
+	keys := make([]string, 0, len(r.Extra))
+	for k := range r.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tw.Flush()
+	if len(keys) > 0 {
+		fmt.Fprintln(w)
+		for _, k := range keys {
+			fmt.Fprintf(w, "- %s: %s\n", k, strings.TrimSuffix(fmt.Sprintf("%.3f", r.Extra[k]), ".000"))
+		}
+	}
+}
+
+// Write saves results.json, latency.svg and results.md under dir.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r.JSON(), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "latency.svg"), []byte(LatencySVG("StandMeet: latency distributions (make bench)", r.Series)), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "results.md"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "Machine: %s. Started %s.\n\n", r.Machine, r.Started.UTC().Format(time.RFC3339))
+	r.Table(f)
+	return nil
+}

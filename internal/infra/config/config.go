@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+
+	"github.com/standmeet/standmeet/internal/infra/httpx"
 	"net/url"
 	"os"
 	"strconv"
@@ -103,7 +105,7 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			c.OldMasterKeys = append(c.OldMasterKeys, k)
 		}
 	}
-	if c.EgressAllow, err = parsePrefixes(getenv("STANDMEET_EGRESS_ALLOW")); err != nil {
+	if c.EgressAllow, err = httpx.ParseAllowList(getenv("STANDMEET_EGRESS_ALLOW")); err != nil {
 		return c, &Error{"STANDMEET_EGRESS_ALLOW", err.Error()}
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
@@ -202,26 +204,6 @@ func decodeKey(s string) ([]byte, error) {
 		return nil, fmt.Errorf("want base64 of 32 bytes, got %d bytes", len(k))
 	}
 	return k, nil
-}
-
-func parsePrefixes(s string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		if p, err := netip.ParsePrefix(part); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(part)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither a CIDR prefix nor an IP address", part)
-		}
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
-	}
-	return out, nil
 }
 
 // parseDays accepts Go durations plus a "d" suffix for days.

@@ -26,6 +26,9 @@ type BlockedError struct {
 
 // Error implements error.
 func (e *BlockedError) Error() string {
+	if !e.Addr.IsValid() {
+		return "httpx: egress refused: " + e.Reason
+	}
 	return fmt.Sprintf("httpx: egress to %s refused: %s", e.Addr, e.Reason)
 }
 

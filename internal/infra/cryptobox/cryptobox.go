@@ -44,10 +44,12 @@ const KeySize = 32
 // MaxKeyIDLen bounds the length of a key id.
 const MaxKeyIDLen = 64
 
+// version1 is the first byte of every value Seal produces.
+const version1 byte = 0x01
+
 const (
-	version1  byte = 0x01
-	nonceSize      = 12
-	tagSize        = 16
+	nonceSize = 12
+	tagSize   = 16
 )
 
 // ErrUnknownKey is returned by Open (wrapped) when the value names a key id

@@ -7,22 +7,36 @@ package main
 
 import (
 	"github.com/riverqueue/river"
+
+	"github.com/standmeet/standmeet/internal/adapters/eventsops"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
-func provideWorkers() (*river.Workers, error) {
+func provideWorkers(prune *events.PruneWorker) (*river.Workers, error) {
 	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, prune); err != nil {
+		return nil, err
+	}
 	return workers, nil
 }
 
-func providePeriodicJobs() []*river.PeriodicJob {
+func providePeriodicJobs(cfg config.Config) []*river.PeriodicJob {
 	var jobs []*river.PeriodicJob
+	jobs = append(jobs, events.PeriodicJobs(cfg.EventRetention)...)
 	return jobs
 }
 
-func provideOps() op.Set {
+// provideSubscriptions lists every subscriber of the bus.
+func provideSubscriptions() []events.Subscription {
+	return subscriptionsOf()
+}
+
+func provideOps(eventStore *events.Store) op.Set {
 	var ops op.Set
+	ops = append(ops, eventsops.Ops(eventStore)...)
 	return ops
 }
 
@@ -31,8 +45,9 @@ func provideMounters() []httpapi.Mounter {
 	return ms
 }
 
-func provideBackground() []Background {
+func provideBackground(relay *events.Relay) []Background {
 	var bs []Background
+	bs = append(bs, relay)
 	return bs
 }
 

@@ -18,6 +18,9 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// infrastructure
 		providePool, provideMigrations, provideRegistry, provideMetricsHandler,
 		provideRiverConfig, provideWorker, provideTasksHandler,
+		// the event bus
+		provideInserter, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
+		provideSubscriptions,
 		// what the parts contribute (collect.go)
 		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
 		// HTTP

@@ -26,19 +26,26 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	set := provideOps()
+	store := provideEventStore(pool)
+	set := provideOps(store)
 	authenticator := provideAuthenticator()
 	v2 := provideMiddleware()
 	v3 := provideMounters()
 	registry := provideRegistry()
 	mainMetricsHandler := provideMetricsHandler(registry)
 	riverjobsConfig := provideRiverConfig(cfg)
-	workers, err := provideWorkers()
+	metrics, err := provideEventMetrics(registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	v4 := providePeriodicJobs()
+	pruneWorker := providePruneWorker(pool, logger, metrics)
+	workers, err := provideWorkers(pruneWorker)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v4 := providePeriodicJobs(cfg)
 	worker, err := provideWorker(pool, riverjobsConfig, workers, v4, logger)
 	if err != nil {
 		cleanup()
@@ -50,7 +57,18 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	server := provideServer(pool, v, set, authenticator, v2, v3, mainMetricsHandler, mainTasksHandler, logger)
-	v5 := provideBackground()
+	inserter, err := provideInserter(pool, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v5 := provideSubscriptions()
+	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v6 := provideBackground(relay)
 	commands := provideCommands()
 	app := &App{
 		Config:     cfg,
@@ -59,7 +77,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		Migrations: v,
 		Server:     server,
 		Worker:     worker,
-		Background: v5,
+		Background: v6,
 		Commands:   commands,
 	}
 	return app, func() {

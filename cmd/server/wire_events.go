@@ -1,0 +1,64 @@
+package main
+
+import (
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/events"
+)
+
+func provideInserter(pool *pgxpool.Pool, logger *zap.Logger) (*riverjobs.Inserter, error) {
+	return riverjobs.NewInserter(pool, logger)
+}
+
+func provideEventMetrics(reg *prometheus.Registry) (*events.Metrics, error) {
+	return events.NewMetrics(reg)
+}
+
+// provideRecorder hands infra/events the catalog as a plain function, so it
+// refuses undeclared types without importing the domain.
+func provideRecorder(m *events.Metrics) *events.Recorder {
+	return events.NewRecorder(func(t string) bool {
+		_, ok := domain.LookupEventType(t)
+		return ok
+	}, m)
+}
+
+func provideRelay(pool *pgxpool.Pool, ins *riverjobs.Inserter, subs []events.Subscription, m *events.Metrics, logger *zap.Logger) (*events.Relay, error) {
+	return events.NewRelay(pool, ins.Client, subs, events.RelayOptions{Logger: logger.Named("relay"), Metrics: m})
+}
+
+func provideEventStore(pool *pgxpool.Pool) *events.Store { return events.NewStore(pool) }
+
+func providePruneWorker(pool *pgxpool.Pool, logger *zap.Logger, m *events.Metrics) *events.PruneWorker {
+	return events.NewPruneWorker(pool, logger.Named("retention"), m)
+}
+
+// subscriber is how a domain declares a subscriber: the River job kind its
+// worker runs under and the event-type globs it wants.
+type subscriber struct {
+	Kind  string
+	Globs []string
+	// Exposure, when set, limits the subscriber to types of that exposure
+	// (webhook.fanout takes only Webhook-exposed types).
+	Exposure *domain.Exposure
+}
+
+// subscriptionsOf expands each subscriber's globs against the catalog, so
+// the relay receives plain data.
+func subscriptionsOf(subs ...subscriber) []events.Subscription {
+	out := make([]events.Subscription, 0, len(subs))
+	for _, s := range subs {
+		var types []string
+		if s.Exposure != nil {
+			types = domain.ExpandGlobs(s.Globs, *s.Exposure)
+		} else {
+			types = domain.ExpandGlobs(s.Globs)
+		}
+		out = append(out, events.Subscription{Kind: s.Kind, EventTypes: types})
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+package eventsops_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/adapters/eventsops"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+// fakeStore is a hand-written fake of the Store port.
+type fakeStore struct {
+	ListFunc         func(ctx context.Context, ownerID uuid.UUID, eventType string, limit int, cursor string) (events.Page, error)
+	ListPoisonedFunc func(ctx context.Context, ownerID uuid.UUID, limit int, cursor string) (events.Page, error)
+	GetFunc          func(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error)
+	ReleaseFunc      func(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error)
+}
+
+func (f fakeStore) List(ctx context.Context, ownerID uuid.UUID, eventType string, limit int, cursor string) (events.Page, error) {
+	return f.ListFunc(ctx, ownerID, eventType, limit, cursor)
+}
+
+func (f fakeStore) ListPoisoned(ctx context.Context, ownerID uuid.UUID, limit int, cursor string) (events.Page, error) {
+	return f.ListPoisonedFunc(ctx, ownerID, limit, cursor)
+}
+
+func (f fakeStore) Get(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error) {
+	return f.GetFunc(ctx, ownerID, eventID)
+}
+
+func (f fakeStore) Release(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error) {
+	return f.ReleaseFunc(ctx, ownerID, eventID)
+}
+
+func call(t *testing.T, ops op.Set, name string, caller op.Caller, fill func(in any)) (any, error) {
+	t.Helper()
+	d, ok := ops.Find(name)
+	require.True(t, ok, name)
+	in := d.NewInput()
+	if fill != nil {
+		fill(in)
+	}
+	return d.Call(context.Background(), caller, in)
+}
+
+func TestOpsAreDeclaredAsTheContractSays(t *testing.T) {
+	t.Parallel()
+	ops := eventsops.Ops(fakeStore{})
+	want := map[string][2]string{
+		"events.list":     {http.MethodGet, "/api/admin/events"},
+		"events.poisoned": {http.MethodGet, "/api/admin/events/poisoned"},
+		"events.get":      {http.MethodGet, "/api/admin/events/{id}"},
+		"events.release":  {http.MethodPost, "/api/admin/events/{id}/release"},
+	}
+	require.Len(t, ops, len(want))
+	for name, mp := range want {
+		d, ok := ops.Find(name)
+		require.True(t, ok, name)
+		require.Equal(t, mp[0], d.Meta().Method, name)
+		require.Equal(t, mp[1], d.Meta().Path, name)
+		require.Equal(t, http.StatusOK, d.Meta().SuccessStatus(), name)
+		require.NotEmpty(t, d.Meta().Summary, name)
+		require.False(t, d.Meta().Public, name)
+	}
+}
+
+func TestListPassesOwnerFilterAndPage(t *testing.T) {
+	t.Parallel()
+	owner := uuid.New()
+	evID := uuid.New()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var gotOwner uuid.UUID
+	var gotType, gotCursor string
+	var gotLimit int
+	ops := eventsops.Ops(fakeStore{
+		ListFunc: func(_ context.Context, o uuid.UUID, typ string, limit int, cursor string) (events.Page, error) {
+			gotOwner, gotType, gotLimit, gotCursor = o, typ, limit, cursor
+			return events.Page{
+				Events: []events.Event{{
+					ID: evID, Type: "x.y", Subject: "wiki://a", OccurredAt: at,
+					Data: json.RawMessage(`{"op":"created"}`), FannedOutAt: &at,
+					Fanout: json.RawMessage(`[{"subscriber":"corpus.index","job_id":7}]`),
+				}},
+				NextCursor: "next",
+			}, nil
+		},
+	})
+	out, err := call(t, ops, "events.list", op.Caller{OwnerID: owner}, func(in any) {
+		in.(*eventsops.ListInput).Type = "x.y"
+		in.(*eventsops.ListInput).Cursor = "c1"
+		in.(*eventsops.ListInput).Limit = 1000
+	})
+	require.NoError(t, err)
+	require.Equal(t, owner, gotOwner)
+	require.Equal(t, "x.y", gotType)
+	require.Equal(t, op.MaxLimit, gotLimit)
+	require.Equal(t, "c1", gotCursor)
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"data":[{"id":"`+evID.String()+`","type":"x.y","subject":"wiki://a",
+		"occurred_at":"2026-01-02T03:04:05Z","data":{"op":"created"},"fanned_out_at":"2026-01-02T03:04:05Z",
+		"fanout":[{"subscriber":"corpus.index","job_id":7}],"relay_attempts":0,"relay_error":null,"poisoned_at":null}],
+		"next_cursor":"next"}`, string(b))
+}
+
+func TestPoisonedLastPageHasNullCursorAndEmptyData(t *testing.T) {
+	t.Parallel()
+	ops := eventsops.Ops(fakeStore{
+		ListPoisonedFunc: func(_ context.Context, _ uuid.UUID, limit int, _ string) (events.Page, error) {
+			require.Equal(t, op.DefaultLimit, limit)
+			return events.Page{Events: []events.Event{}}, nil
+		},
+	})
+	out, err := call(t, ops, "events.poisoned", op.Caller{OwnerID: uuid.New()}, nil)
+	require.NoError(t, err)
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"data":[],"next_cursor":null}`, string(b))
+}
+
+func TestStoreErrorsBecomeDomainErrors(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("connection refused")
+	cases := []struct {
+		name     string
+		storeErr error
+		wantKind domain.Kind
+		wantCode string
+	}{
+		{"not found", events.ErrNotFound, domain.KindNotFound, "NOT_FOUND"},
+		{"not poisoned", events.ErrNotPoisoned, domain.KindConflict, "EVENT_NOT_POISONED"},
+		{"bad cursor", events.ErrBadCursor, domain.KindValidation, "INVALID_CURSOR"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ops := eventsops.Ops(fakeStore{
+				ReleaseFunc: func(context.Context, uuid.UUID, uuid.UUID) (events.Event, error) {
+					return events.Event{}, tc.storeErr
+				},
+			})
+			_, err := call(t, ops, "events.release", op.Caller{OwnerID: uuid.New()}, nil)
+			de := domain.AsError(err)
+			require.NotNil(t, de, "%v", err)
+			require.Equal(t, tc.wantKind, de.Kind)
+			require.Equal(t, tc.wantCode, de.Code)
+		})
+	}
+	ops := eventsops.Ops(fakeStore{
+		GetFunc: func(context.Context, uuid.UUID, uuid.UUID) (events.Event, error) { return events.Event{}, boom },
+	})
+	_, err := call(t, ops, "events.get", op.Caller{OwnerID: uuid.New()}, nil)
+	require.ErrorIs(t, err, boom)
+	require.Nil(t, domain.AsError(err), "an infrastructure failure is internal, not a client error")
+}
+
+// TestReleaseOverTheRealStore: another owner's poisoned event is a 404; the
+// owner's own comes back released.
+func TestReleaseOverTheRealStore(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	me, other := uuid.New(), uuid.New()
+	var id uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO events (owner_id, type, relay_attempts, relay_error, poisoned_at)
+VALUES ($1, 'x.y', 5, 'insert jobs: boom', now()) RETURNING id`, me).Scan(&id))
+	ops := eventsops.Ops(events.NewStore(pool))
+	setID := func(in any) { in.(*eventsops.IDInput).ID = id }
+
+	_, err := call(t, ops, "events.release", op.Caller{OwnerID: other}, setID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	out, err := call(t, ops, "events.poisoned", op.Caller{OwnerID: other}, nil)
+	require.NoError(t, err)
+	require.Empty(t, out.(op.Page[eventsops.Event]).Data)
+
+	out, err = call(t, ops, "events.poisoned", op.Caller{OwnerID: me}, nil)
+	require.NoError(t, err)
+	require.Len(t, out.(op.Page[eventsops.Event]).Data, 1)
+
+	out, err = call(t, ops, "events.release", op.Caller{OwnerID: me}, setID)
+	require.NoError(t, err)
+	ev := out.(eventsops.Event)
+	require.Equal(t, id, ev.ID)
+	require.Nil(t, ev.PoisonedAt)
+	require.Zero(t, ev.RelayAttempts)
+
+	_, err = call(t, ops, "events.release", op.Caller{OwnerID: me}, setID)
+	require.Equal(t, domain.KindConflict, domain.AsError(err).Kind)
+	out, err = call(t, ops, "events.get", op.Caller{OwnerID: me}, setID)
+	require.NoError(t, err)
+	require.Equal(t, id, out.(eventsops.Event).ID)
+	_, err = call(t, ops, "events.get", op.Caller{OwnerID: other}, setID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+}

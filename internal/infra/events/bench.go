@@ -1,0 +1,243 @@
+package events
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Benchmark constants: the relay benchmark records events of benchType, each
+// fanned out to one job of benchKind (which no worker runs).
+const (
+	benchType    = "bench.relay"
+	benchKind    = "bench.relay_sink"
+	benchWriters = 8
+)
+
+// RelayBenchResult is what RelayBench measured.
+type RelayBenchResult struct {
+	// Events is how many events were recorded and fanned out.
+	Events int
+	// EventsPerSec: events recorded (one per transaction, from 8
+	// goroutines) and fanned out, from the first record to the last
+	// fan-out.
+	EventsPerSec float64
+	// RecordPerSec: the recording alone (the relay running meanwhile).
+	RecordPerSec float64
+	// InsertPerSec: the ceiling, bare single-row INSERTs of the same shape
+	// into a scratch table with only a primary key, same concurrency, same
+	// run.
+	InsertPerSec float64
+	// FanOutP50 and FanOutP99: commit-to-fan-out latency under that load.
+	FanOutP50, FanOutP99 time.Duration
+}
+
+// RunRelayBench is RelayBench reduced to the two figures `make bench`
+// prints side by side: events/s recorded and fanned out, and the bare
+// single-row INSERT rate.
+func RunRelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (eventsPerSec, insertPerSec float64, err error) {
+	r, err := RelayBench(ctx, pool, n)
+	return r.EventsPerSec, r.InsertPerSec, err
+}
+
+// RelayBench measures the bus on pool's database: n events recorded by 8
+// goroutines, one per transaction, while one relay (default options, an
+// insert-only River client) fans them out; and, in the same run, n bare
+// single-row INSERTs at the same concurrency. The pool should allow at least
+// 10 connections.
+//
+// Give it a scratch database: it refuses one with un-fanned events or with
+// another relay listening, because its relay would claim foreign events (and
+// another relay would claim its own). It deletes what it wrote.
+func RelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (RelayBenchResult, error) {
+	res := RelayBenchResult{Events: n}
+	if n <= 0 {
+		return res, errors.New("relay bench: n must be positive")
+	}
+	if err := benchPrecheck(ctx, pool); err != nil {
+		return res, err
+	}
+
+	insertElapsed, err := benchBareInserts(ctx, pool, n)
+	if err != nil {
+		return res, err
+	}
+	res.InsertPerSec = float64(n) / insertElapsed.Seconds()
+
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return res, fmt.Errorf("relay bench: river client: %w", err)
+	}
+	owner := uuid.New()
+	defer benchCleanup(pool, owner)
+
+	var (
+		mu        sync.Mutex
+		committed = make(map[uuid.UUID]time.Time, n)
+		early     = map[uuid.UUID]time.Time{} // fanned out before its writer noted the commit
+		latencies = make([]time.Duration, 0, n)
+		allDone   = make(chan struct{})
+	)
+	note := func(commitAt, fanAt time.Time) {
+		latencies = append(latencies, fanAt.Sub(commitAt))
+		if len(latencies) == n {
+			close(allDone)
+		}
+	}
+	relay, err := NewRelay(pool, client, []Subscription{{Kind: benchKind, EventTypes: []string{benchType}}}, RelayOptions{
+		OnFanOut: func(ids []uuid.UUID) {
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range ids {
+				if at, ok := committed[id]; ok {
+					note(at, now)
+				} else {
+					early[id] = now
+				}
+			}
+		},
+	})
+	if err != nil {
+		return res, err
+	}
+	relayCtx, stopRelay := context.WithCancel(ctx)
+	relayDone := make(chan error, 1)
+	go func() { relayDone <- relay.Run(relayCtx) }()
+	defer func() { stopRelay(); <-relayDone }()
+
+	rec := NewRecorder(func(t string) bool { return t == benchType }, nil)
+	start := time.Now()
+	err = runWriters(ctx, n, func(ctx context.Context, i int) error {
+		var id uuid.UUID
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			var err error
+			id, err = rec.With(tx).Record(ctx, owner, benchType, "bench://relay", map[string]int{"i": i})
+			return err
+		}); err != nil {
+			return err
+		}
+		at := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		committed[id] = at
+		if fanAt, ok := early[id]; ok {
+			note(at, fanAt)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("relay bench: record: %w", err)
+	}
+	res.RecordPerSec = float64(n) / time.Since(start).Seconds()
+	select {
+	case <-allDone:
+	case <-ctx.Done():
+		return res, ctx.Err()
+	case <-time.After(10 * time.Minute):
+		return res, errors.New("relay bench: events not all fanned out within 10 minutes of the last record")
+	}
+	res.EventsPerSec = float64(n) / time.Since(start).Seconds()
+	mu.Lock()
+	slices.Sort(latencies)
+	res.FanOutP50 = latencies[len(latencies)/2]
+	res.FanOutP99 = latencies[min(len(latencies)-1, len(latencies)*99/100)]
+	mu.Unlock()
+	return res, nil
+}
+
+// benchPrecheck refuses a database where the bench would interfere with a
+// real bus.
+func benchPrecheck(ctx context.Context, pool *pgxpool.Pool) error {
+	var unfanned, listeners int
+	if err := pool.QueryRow(ctx, `SELECT
+  (SELECT count(*) FROM events WHERE fanned_out_at IS NULL AND poisoned_at IS NULL),
+  (SELECT count(*) FROM pg_stat_activity
+   WHERE datname = current_database() AND query ILIKE 'LISTEN `+Channel+`%')`).Scan(&unfanned, &listeners); err != nil {
+		return fmt.Errorf("relay bench: precheck: %w", err)
+	}
+	if unfanned > 0 || listeners > 0 {
+		return fmt.Errorf("relay bench: needs a scratch database (found %d un-fanned events, %d listening relays)", unfanned, listeners)
+	}
+	return nil
+}
+
+// benchBareInserts times n single-row INSERTs (autocommit) into a scratch
+// table shaped like events, with only a primary key.
+func benchBareInserts(ctx context.Context, pool *pgxpool.Pool, n int) (time.Duration, error) {
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	table := pgx.Identifier{"bench_bare_insert_" + hex.EncodeToString(suffix)}.Sanitize()
+	if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (
+  id uuid PRIMARY KEY, owner_id uuid NOT NULL, type text NOT NULL, subject text NOT NULL,
+  occurred_at timestamptz NOT NULL DEFAULT now(), data jsonb NOT NULL)`); err != nil {
+		return 0, fmt.Errorf("relay bench: scratch table: %w", err)
+	}
+	defer func() { _, _ = pool.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+table) }()
+	owner := uuid.New()
+	q := `INSERT INTO ` + table + ` (id, owner_id, type, subject, data) VALUES ($1, $2, $3, $4, $5)`
+	start := time.Now()
+	err := runWriters(ctx, n, func(ctx context.Context, i int) error {
+		id, err := newEventID()
+		if err != nil {
+			return err
+		}
+		raw, err := marshalObject(map[string]int{"i": i})
+		if err != nil {
+			return err
+		}
+		_, err = pool.Exec(ctx, q, id, owner, benchType, "bench://relay", raw)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("relay bench: bare insert: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// runWriters calls write(i) for i in [0, n) from benchWriters goroutines and
+// returns the first error.
+func runWriters(ctx context.Context, n int, write func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for w := range benchWriters {
+		wg.Go(func() {
+			for i := w; i < n; i += benchWriters {
+				if err := write(ctx, i); err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// benchCleanup deletes the bench's events and jobs.
+func benchCleanup(pool *pgxpool.Pool, owner uuid.UUID) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, _ = pool.Exec(ctx, `DELETE FROM river_job WHERE kind = $1`, benchKind)
+	_, _ = pool.Exec(ctx, `DELETE FROM events WHERE owner_id = $1`, owner)
+}

@@ -1,0 +1,445 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+// subs: a.one goes to both sinks, a.two to one, a.none to nobody.
+var subs = []events.Subscription{
+	{Kind: "test.sink", EventTypes: []string{"a.one", "a.two"}},
+	{Kind: "test.other", EventTypes: []string{"a.one"}},
+}
+
+var relayTypes = []string{"a.one", "a.two", "a.none"}
+
+func TestNewRelayRefusesBadSubscriptions(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	client := newRiverClient(t, pool)
+	cases := []struct {
+		name string
+		subs []events.Subscription
+	}{
+		{"empty kind", []events.Subscription{{Kind: "", EventTypes: []string{"a"}}}},
+		{"duplicate kind", []events.Subscription{{Kind: "k", EventTypes: []string{"a"}}, {Kind: "k", EventTypes: []string{"b"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := events.NewRelay(pool, client, tc.subs, events.RelayOptions{})
+			require.Error(t, err)
+		})
+	}
+}
+
+// TestRelaysFanOutEveryEventExactlyOnce runs three relays (three replicas,
+// each with its own pool) while eight goroutines record 5,000 events, then
+// checks the jobs: one per event per matching subscriber, none missing, none
+// doubled, and each event's fanout naming exactly its jobs.
+func TestRelaysFanOutEveryEventExactlyOnce(t *testing.T) {
+	t.Parallel()
+	const total, writers = 5000, 8
+	url := testdb.NewURL(t)
+	writePool := newPool(t, url, writers)
+	rec := events.NewRecorder(declared(relayTypes...), nil)
+	counter := newFanOutCounter(total)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var relays sync.WaitGroup
+	perRelay := make([]int, 3)
+	var perMu sync.Mutex
+	for i := range 3 {
+		pool := newPool(t, url, 3)
+		relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
+			BatchSize:    200,
+			PollInterval: 200 * time.Millisecond,
+			Logger:       testLogger(t),
+			OnFanOut: func(ids []uuid.UUID) {
+				perMu.Lock()
+				perRelay[i] += len(ids)
+				perMu.Unlock()
+				counter.hook(ids)
+			},
+		})
+		require.NoError(t, err)
+		relays.Go(func() {
+			if err := relay.Run(ctx); err != nil {
+				t.Errorf("relay %d: %v", i, err)
+			}
+		})
+	}
+
+	var writersWG sync.WaitGroup
+	owner := uuid.New()
+	for w := range writers {
+		writersWG.Go(func() {
+			for i := w; i < total; i += writers {
+				err := pgx.BeginFunc(ctx, writePool, func(tx pgx.Tx) error {
+					_, err := rec.With(tx).Record(ctx, owner, relayTypes[i%len(relayTypes)], "s", map[string]int{"i": i})
+					return err
+				})
+				if err != nil {
+					t.Errorf("record %d: %v", i, err)
+					return
+				}
+			}
+		})
+	}
+	writersWG.Wait()
+	counter.wait(t, 2*time.Minute)
+	cancel()
+	relays.Wait()
+	t.Logf("events fanned out per relay: %v", perRelay)
+
+	var unfanned, poisoned int
+	require.NoError(t, writePool.QueryRow(context.Background(),
+		`SELECT count(*) FILTER (WHERE fanned_out_at IS NULL), count(*) FILTER (WHERE poisoned_at IS NOT NULL) FROM events`).
+		Scan(&unfanned, &poisoned))
+	require.Zero(t, unfanned, "events left behind")
+	require.Zero(t, poisoned)
+	require.Equal(t, total, counter.count(), "the hook saw an event twice")
+
+	// Jobs per event per kind, against what the subscriptions want.
+	var wrong int
+	require.NoError(t, writePool.QueryRow(context.Background(), `
+WITH want AS (
+  SELECT e.id, k.kind FROM events e
+  JOIN (VALUES ('a.one','test.sink'), ('a.one','test.other'), ('a.two','test.sink')) AS k(type, kind) ON k.type = e.type
+), got AS (
+  SELECT (args->>'event_id')::uuid AS id, kind, count(*) AS n FROM river_job GROUP BY 1, 2
+)
+SELECT count(*) FROM want FULL JOIN got USING (id, kind) WHERE got.n IS DISTINCT FROM 1 OR want.id IS NULL`).Scan(&wrong))
+	require.Zero(t, wrong, "(event, subscriber) pairs without exactly one job")
+
+	// fanout names each event's jobs, and nothing else.
+	var mismatched int
+	require.NoError(t, writePool.QueryRow(context.Background(), `
+WITH listed AS (
+  SELECT e.id, f->>'subscriber' AS kind, (f->>'job_id')::bigint AS job_id
+  FROM events e, jsonb_array_elements(e.fanout) f
+)
+SELECT count(*) FROM listed l FULL JOIN river_job j ON j.id = l.job_id
+WHERE l.job_id IS NULL OR j.id IS NULL OR j.kind <> l.kind OR (j.args->>'event_id')::uuid <> l.id`).Scan(&mismatched))
+	require.Zero(t, mismatched)
+	var emptyFanout int
+	require.NoError(t, writePool.QueryRow(context.Background(),
+		`SELECT count(*) FROM events WHERE type = 'a.none' AND fanout = '[]'::jsonb`).Scan(&emptyFanout))
+	wantEmpty := 0
+	for i := range total {
+		if relayTypes[i%len(relayTypes)] == "a.none" {
+			wantEmpty++
+		}
+	}
+	require.Equal(t, wantEmpty, emptyFanout)
+}
+
+// TestLateCommittingLowerSeqIsFannedOut: A records first (lower seq) but
+// commits after B has been fanned out; A must still be fanned out.
+func TestLateCommittingLowerSeqIsFannedOut(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared(relayTypes...), nil)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{Logger: testLogger(t)})
+	require.NoError(t, err)
+	owner := uuid.New()
+
+	txA, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = txA.Rollback(ctx) }()
+	idA, err := rec.With(txA).Record(ctx, owner, "a.two", "late", map[string]any{})
+	require.NoError(t, err)
+	idB := record(t, pool, rec, owner, "a.two")
+
+	n, err := relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "only B is committed")
+	require.NoError(t, txA.Commit(ctx))
+	n, err = relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "A, although B's higher seq was claimed before")
+
+	var seqA, seqB int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, idA).Scan(&seqA))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT seq FROM events WHERE id = $1`, idB).Scan(&seqB))
+	require.Less(t, seqA, seqB, "the test must make A the lower seq")
+	var unfanned int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE fanned_out_at IS NULL`).Scan(&unfanned))
+	require.Zero(t, unfanned)
+	require.Equal(t, 1, jobsFor(t, pool, idA, "test.sink"))
+}
+
+func jobsFor(t *testing.T, pool *pgxpool.Pool, eventID uuid.UUID, kind string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'event_id' = $2`, kind, eventID.String()).Scan(&n))
+	return n
+}
+
+// TestSubscriberInsertFailurePoisonsAfterFiveAndReleaseRetries uses a
+// subscription whose kind has no worker: River refuses to insert its jobs,
+// which fails the batch. The good event is still fanned out on the
+// one-by-one path; the bad one is retried, poisoned at the fifth failure,
+// then released and fanned out by a relay whose configuration is fixed.
+func TestSubscriberInsertFailurePoisonsAfterFiveAndReleaseRetries(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := events.NewMetrics(reg)
+	require.NoError(t, err)
+	rec := events.NewRecorder(declared("ok.type", "bad.type"), m)
+	client := newRiverClient(t, pool)
+	broken := []events.Subscription{
+		{Kind: "test.sink", EventTypes: []string{"ok.type"}},
+		{Kind: "test.unregistered", EventTypes: []string{"bad.type"}},
+	}
+	relay, err := events.NewRelay(pool, client, broken, events.RelayOptions{
+		Metrics:      m,
+		Logger:       testLogger(t),
+		RetryBackoff: func(int) time.Duration { return 0 },
+	})
+	require.NoError(t, err)
+	owner := uuid.New()
+	bad := record(t, pool, rec, owner, "bad.type")
+	good := record(t, pool, rec, owner, "ok.type")
+
+	for attempt := 1; attempt <= events.DefaultMaxAttempts; attempt++ {
+		n, err := relay.FanOutOnce(ctx)
+		require.NoError(t, err)
+		require.Positive(t, n)
+		var (
+			attempts int
+			relayErr string
+			poisoned bool
+		)
+		require.NoError(t, pool.QueryRow(ctx,
+			`SELECT relay_attempts, relay_error, poisoned_at IS NOT NULL FROM events WHERE id = $1`, bad).
+			Scan(&attempts, &relayErr, &poisoned))
+		require.Equal(t, attempt, attempts)
+		require.Contains(t, relayErr, "test.unregistered")
+		require.Equal(t, attempt == events.DefaultMaxAttempts, poisoned, "attempt %d", attempt)
+	}
+	require.Equal(t, 1, jobsFor(t, pool, good, "test.sink"), "the good event is not held back")
+	n, err := relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "a poisoned event is not claimed")
+	require.InDelta(t, 1, metricValue(t, reg, "standmeet_events_poisoned_total", "", ""), 0)
+	require.InDelta(t, 5, metricValue(t, reg, "standmeet_events_relay_failures_total", "", ""), 0)
+
+	store := events.NewStore(pool)
+	page, err := store.ListPoisoned(ctx, owner, 10, "")
+	require.NoError(t, err)
+	require.Len(t, page.Events, 1)
+	require.Equal(t, bad, page.Events[0].ID)
+	require.Equal(t, 5, page.Events[0].RelayAttempts)
+
+	released, err := store.Release(ctx, owner, bad)
+	require.NoError(t, err)
+	require.Nil(t, released.PoisonedAt)
+	require.Zero(t, released.RelayAttempts)
+
+	fixed, err := events.NewRelay(pool, client, []events.Subscription{
+		{Kind: "test.sink", EventTypes: []string{"ok.type", "bad.type"}},
+	}, events.RelayOptions{Logger: testLogger(t)})
+	require.NoError(t, err)
+	n, err = fixed.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, jobsFor(t, pool, bad, "test.sink"))
+	var fanout json.RawMessage
+	require.NoError(t, pool.QueryRow(ctx, `SELECT fanout FROM events WHERE id = $1`, bad).Scan(&fanout))
+	require.Contains(t, string(fanout), `"subscriber": "test.sink"`)
+}
+
+// TestFailedEventWaitsForItsBackoff: with the default backoff a failed event
+// is not claimed again at once (the five attempts are spread out).
+func TestFailedEventWaitsForItsBackoff(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared("bad.type"), nil)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), []events.Subscription{
+		{Kind: "test.unregistered", EventTypes: []string{"bad.type"}},
+	}, events.RelayOptions{Logger: testLogger(t)})
+	require.NoError(t, err)
+	record(t, pool, rec, uuid.New(), "bad.type")
+	n, err := relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "retried before its backoff")
+	var retryIn float64
+	require.NoError(t, pool.QueryRow(ctx,
+		`SELECT extract(epoch FROM relay_retry_at - clock_timestamp()) FROM events`).Scan(&retryIn))
+	require.Greater(t, retryIn, 0.0)
+}
+
+// TestNotificationWakesTheRelay: with a one-minute poll, events are fanned
+// out because the relay is notified. The median commit-to-fan-out time is
+// logged, not asserted.
+func TestNotificationWakesTheRelay(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := prometheus.NewRegistry()
+	m, err := events.NewMetrics(reg)
+	require.NoError(t, err)
+	rec := events.NewRecorder(declared(relayTypes...), m)
+	fanned := make(chan uuid.UUID, 1024)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
+		PollInterval: time.Minute,
+		Metrics:      m,
+		Logger:       testLogger(t),
+		OnFanOut: func(ids []uuid.UUID) {
+			for _, id := range ids {
+				fanned <- id
+			}
+		},
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+
+	const rounds = 100
+	owner := uuid.New()
+	latencies := make([]time.Duration, 0, rounds)
+	for range rounds {
+		id := record(t, pool, rec, owner, "a.one")
+		committed := time.Now()
+		deadline := time.After(30 * time.Second)
+	wait:
+		for {
+			select {
+			case got := <-fanned:
+				if got == id {
+					break wait
+				}
+			case <-deadline:
+				t.Fatalf("event %s not fanned out within 30s of commit (poll is 1 minute)", id)
+			}
+		}
+		latencies = append(latencies, time.Since(committed))
+	}
+	byNotify, byPoll := relay.Wakeups()
+	cancel()
+	require.NoError(t, <-done)
+
+	require.Positive(t, byNotify, "the notification path was not taken")
+	require.Zero(t, byPoll, "the poll fired although it is a minute away")
+	require.Positive(t, metricValue(t, reg, "standmeet_events_relay_wakeups_total", "by", "notify"))
+	slices.Sort(latencies)
+	t.Logf("commit-to-fan-out over %d events (poll interval 1m): p50 %s, p90 %s, max %s; wake-ups by notify %d, by poll %d",
+		rounds, latencies[rounds/2], latencies[rounds*9/10], latencies[rounds-1], byNotify, byPoll)
+}
+
+// TestRelaySurvivesAListenerDisconnect kills the relay's LISTEN session; the
+// relay reconnects and notifications wake it again.
+func TestRelaySurvivesAListenerDisconnect(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := events.NewRecorder(declared(relayTypes...), nil)
+	fanned := make(chan uuid.UUID, 16)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
+		PollInterval: time.Minute,
+		Logger:       testLogger(t),
+		OnFanOut: func(ids []uuid.UUID) {
+			for _, id := range ids {
+				fanned <- id
+			}
+		},
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+
+	waitFor := func(id uuid.UUID) {
+		t.Helper()
+		select {
+		case got := <-fanned:
+			require.Equal(t, id, got)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("event %s not fanned out", id)
+		}
+	}
+	waitFor(record(t, pool, rec, uuid.New(), "a.two"))
+	notifyBefore, _ := relay.Wakeups()
+
+	var killed int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM (
+  SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+  WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()) t`).Scan(&killed))
+	require.Equal(t, 1, killed, "the relay's listener session")
+
+	waitFor(record(t, pool, rec, uuid.New(), "a.two"))
+	// Recorded after the reconnect drain had run: only a notification
+	// can have delivered it.
+	waitFor(record(t, pool, rec, uuid.New(), "a.two"))
+	notifyAfter, byPoll := relay.Wakeups()
+	require.Greater(t, notifyAfter, notifyBefore)
+	require.Zero(t, byPoll)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// TestMetricsFollowTheBacklog: lag rows count the un-fanned events and fall
+// to zero after a fan-out; the fan-out counters and batch histogram move.
+func TestMetricsFollowTheBacklog(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := events.NewMetrics(reg)
+	require.NoError(t, err)
+	rec := events.NewRecorder(declared(relayTypes...), m)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{Metrics: m, Logger: testLogger(t)})
+	require.NoError(t, err)
+	owner := uuid.New()
+	for range 3 {
+		record(t, pool, rec, owner, "a.two")
+	}
+	_, err = pool.Exec(ctx, `UPDATE events SET occurred_at = now() - interval '1 minute'`)
+	require.NoError(t, err)
+
+	require.NoError(t, relay.RefreshLag(ctx))
+	require.InDelta(t, 3, metricValue(t, reg, "standmeet_events_relay_lag_rows", "", ""), 0)
+	require.GreaterOrEqual(t, metricValue(t, reg, "standmeet_events_relay_lag_seconds", "", ""), 60.0)
+
+	n, err := relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.NoError(t, relay.RefreshLag(ctx))
+	require.Zero(t, metricValue(t, reg, "standmeet_events_relay_lag_rows", "", ""))
+	require.Zero(t, metricValue(t, reg, "standmeet_events_relay_lag_seconds", "", ""))
+	require.InDelta(t, 3, metricValue(t, reg, "standmeet_events_fanned_out_total", "type", "a.two"), 0)
+	require.InDelta(t, 3, metricValue(t, reg, "standmeet_events_recorded_total", "type", "a.two"), 0)
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	var batches uint64
+	for _, f := range families {
+		if f.GetName() == "standmeet_events_fanout_batch_size" {
+			batches = f.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	require.EqualValues(t, 1, batches)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
 	"riverqueue.com/riverui"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
@@ -93,5 +94,9 @@ func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.L
 }
 
 func riverjobsLogger(l *zap.Logger) *slog.Logger {
-	return slog.New(zapslog.NewHandler(l.Named("riverui").Core()))
+	core, err := zapcore.NewIncreaseLevelCore(l.Named("riverui").Core(), zapcore.WarnLevel)
+	if err != nil {
+		core = l.Core()
+	}
+	return slog.New(zapslog.NewHandler(core))
 }

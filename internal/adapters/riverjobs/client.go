@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
 )
 
 // Queue names. Deliveries get their own queue so a burst of internal work
@@ -113,6 +114,11 @@ func slogger(l *zap.Logger) *slog.Logger {
 	if l == nil {
 		l = zap.NewNop()
 	}
-	// River logs a lot at info; warnings and errors are what operators need.
-	return slog.New(zapslog.NewHandler(l.Named("river").Core()))
+	// River logs a lot at debug and info; warnings and errors are what
+	// operators need.
+	core, err := zapcore.NewIncreaseLevelCore(l.Named("river").Core(), zapcore.WarnLevel)
+	if err != nil {
+		core = l.Core()
+	}
+	return slog.New(zapslog.NewHandler(core))
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -181,7 +182,7 @@ func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
 		}
 		if _, err := s.deps.Auth.Authenticate(c.Request()); err != nil {
 			if strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
-				return c.Redirect(http.StatusSeeOther, "/admin/login?next="+c.Request().URL.RequestURI())
+				return c.Redirect(http.StatusSeeOther, "/admin/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 			}
 			return WriteError(c, s.logger, err)
 		}
@@ -211,8 +212,17 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			zap.String("path", req.URL.Path),
 			zap.Int("status", c.Response().Status),
 			zap.Duration("latency", time.Since(start)),
-			zap.String("remote_ip", c.RealIP()),
+			zap.String("remote_addr", remoteHost(req.RemoteAddr)),
 		)
 		return nil
 	}
+}
+
+// remoteHost is the peer's address without its port. X-Forwarded-For is not
+// believed here: no proxy is trusted unless configured.
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }

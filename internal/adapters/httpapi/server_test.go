@@ -54,7 +54,9 @@ func testServer(t *testing.T) (*Server, uuid.UUID) {
 		op.New(op.Meta{Name: "things.delete", Method: http.MethodDelete, Path: "/api/admin/things/{id}"},
 			func(context.Context, op.Caller, thingIn) (op.Empty, error) { return op.Empty{}, nil }),
 		op.New(op.Meta{Name: "things.public", Method: http.MethodGet, Path: "/api/things", Public: true},
-			func(_ context.Context, c op.Caller, _ op.Empty) (thingOut, error) { return thingOut{Owner: c.OwnerID}, nil }),
+			func(_ context.Context, c op.Caller, _ op.Empty) (thingOut, error) {
+				return thingOut{Owner: c.OwnerID}, nil
+			}),
 	}
 	panicky := MounterFunc(func(e *echo.Echo) {
 		e.GET("/panic", func(echo.Context) error { panic("kaboom") })

@@ -10,7 +10,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEVKEY := .devdb/master.key
 PKGS := ./...
 
-.PHONY: run build test test-go lint generate check-generated devdb devdb-stop bench test-faults clean
+.PHONY: run build test browser test-go lint generate check-generated devdb devdb-stop bench test-faults clean
 
 build:
 	$(GO) build -o bin/standmeet ./cmd/server
@@ -25,7 +25,24 @@ run: build
 	./bin/standmeet migrate >/dev/null && exec ./bin/standmeet serve
 
 # test: every check CI runs — generated code fresh, lint, then every test on real PostgreSQL.
-test: check-generated lint test-go
+test: browser check-generated lint test-go
+
+# browser: Debian's chromium for the browser tests (cmd/server/e2e_browser_test.go).
+# Installed with apt-get when it is missing and we run as root; otherwise this
+# only says what it found. Without it the browser tests skip, unless
+# STANDMEET_REQUIRE_BROWSER=1 (CI), where they fail.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then \
+	  echo "browser: $$(command -v chromium) is installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "browser: chromium is missing; running apt-get update && apt-get install -y chromium"; \
+	  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); then \
+	    echo "browser: installing chromium failed; the browser tests will skip"; \
+	    [ "$${STANDMEET_REQUIRE_BROWSER:-}" != 1 ]; \
+	  fi; \
+	else \
+	  echo "browser: chromium is missing and cannot be installed here (needs root and apt-get); the browser tests will skip"; \
+	fi
 
 test-go:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
@@ -53,9 +70,11 @@ devdb:
 devdb-stop:
 	@scripts/devdb.sh stop
 
-bench:
+# bench: the figures of README "Performance", each beside a ceiling measured
+# in the same run; the server runs as child processes of bin/standmeet.
+bench: build
 	@url="$${DATABASE_URL:-$$(scripts/devdb.sh start)}"; \
-	DATABASE_URL="$$url" $(GO) run ./cmd/bench
+	DATABASE_URL="$$url" $(GO) run ./cmd/bench -server bin/standmeet $(BENCHFLAGS)
 
 test-faults:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/standmeet/standmeet/internal/bench"
@@ -18,6 +20,9 @@ import (
 func main() {
 	out := flag.String("out", "bench", "directory for results.json, results.md and latency.svg")
 	quick := flag.Bool("quick", false, "smaller workloads (a smoke run)")
+	binary := flag.String("server", "", "the standmeet binary to run as child processes (empty: go build ./cmd/server into a temporary directory)")
+	logs := flag.String("logs", filepath.Join(os.TempDir(), "standmeet-bench-logs"), "directory for the server processes' logs")
+	only := flag.String("only", "", "comma-separated steps to run (relay, ceilings, w1, w2, w3, w4, memory, endpoints, replicas); empty: all")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -31,7 +36,14 @@ func main() {
 	}
 	r := bench.NewReport()
 	fmt.Printf("StandMeet bench on %s\n", r.Machine)
-	if err := bench.Run(ctx, bench.Options{AdminURL: adminURL, Quick: *quick}, r); err != nil {
+	steps := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			steps[s] = true
+		}
+	}
+	fmt.Printf("server logs: %s\n", *logs)
+	if err := bench.Run(ctx, bench.Options{AdminURL: adminURL, Quick: *quick, Binary: *binary, LogDir: *logs, Only: steps}, r); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		_ = r.Write(*out)
 		os.Exit(1)

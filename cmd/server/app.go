@@ -12,6 +12,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 )
@@ -29,6 +30,9 @@ type App struct {
 	Pool       *pgxpool.Pool
 	Migrations []migrate.Migration
 	Server     *httpapi.Server
+	// Ops are every declared op, as REST, MCP, OpenAPI and the UI project
+	// them (the surfaces' tests enumerate them).
+	Ops        op.Set
 	Worker     *riverjobs.Worker
 	Background []Background
 	Commands   Commands

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"net/http"
-
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
-	"github.com/standmeet/standmeet/internal/domain"
-	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 )
 
-// provideAuthenticator refuses every request until the owner domain's
-// authenticator is wired in its place.
-func provideAuthenticator() httpapi.Authenticator {
-	return httpapi.AuthenticatorFunc(func(*http.Request) (op.Caller, error) {
-		return op.Caller{}, domain.Unauthorized("UNAUTHORIZED", "no credentials")
-	})
+// provideAuthenticator: owners act through an API key (Bearer) or the admin
+// session cookie with its CSRF token (internal/adapters/httpapi/auth).
+func provideAuthenticator(g *auth.Gate) httpapi.Authenticator {
+	return g
 }

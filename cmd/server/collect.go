@@ -8,16 +8,39 @@ package main
 import (
 	"github.com/riverqueue/river"
 
+	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/adapters/eventsops"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/hooks"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/public"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
+	"github.com/standmeet/standmeet/internal/adapters/mcp"
+	"github.com/standmeet/standmeet/internal/adapters/openapi"
+	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/web"
+	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
-func provideWorkers(prune *events.PruneWorker) (*river.Workers, error) {
+func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.InboundProcessWorker, inboundPurge *riverjobs.InboundPurgeWorker,
+	webhookFanout *riverjobs.WebhookFanoutWorker, webhookDeliver *riverjobs.WebhookDeliverWorker, webhookPrune *riverjobs.WebhookPruneWorker,
+	corpusIndex *riverjobs.CorpusIndexWorker) (*river.Workers, error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, prune); err != nil {
+		return nil, err
+	}
+	if err := riverjobs.RegisterInbound(workers, inboundProcess, inboundPurge); err != nil {
+		return nil, err
+	}
+	if err := riverjobs.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune); err != nil {
+		return nil, err
+	}
+	if err := riverjobs.RegisterCorpus(workers, corpusIndex); err != nil {
 		return nil, err
 	}
 	return workers, nil
@@ -26,32 +49,52 @@ func provideWorkers(prune *events.PruneWorker) (*river.Workers, error) {
 func providePeriodicJobs(cfg config.Config) []*river.PeriodicJob {
 	var jobs []*river.PeriodicJob
 	jobs = append(jobs, events.PeriodicJobs(cfg.EventRetention)...)
+	jobs = append(jobs, riverjobs.InboundPeriodicJobs()...)
+	jobs = append(jobs, riverjobs.WebhookPrunePeriodic(cfg.EventRetention))
 	return jobs
 }
 
 // provideSubscriptions lists every subscriber of the bus.
 func provideSubscriptions() []events.Subscription {
-	return subscriptionsOf()
+	return subscriptionsOf(
+		webhookFanoutSubscriber(),
+		corpusIndexSubscriber(),
+	)
 }
 
-func provideOps(eventStore *events.Store) op.Set {
+func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Service, webhookOps webhookOps,
+	corpusSvc *corpus.Service, accessSvc *access.Service) op.Set {
 	var ops op.Set
+	ops = append(ops, owners.Ops()...)
 	ops = append(ops, eventsops.Ops(eventStore)...)
+	ops = append(ops, inbound...)
+	ops = append(ops, webhookOps...)
+	ops = append(ops, corpusSvc.Ops()...)
+	ops = append(ops, accessSvc.Ops()...)
 	return ops
 }
 
-func provideMounters() []httpapi.Mounter {
+func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools *mcp.Handler, openAPI *openapi.Handler, adminUI *web.Handler,
+	publicAPI *public.Mounter, vaultImport *vaultimport.Mounter) []httpapi.Mounter {
 	var ms []httpapi.Mounter
+	ms = append(ms, authGate)
+	ms = append(ms, hooksGateway)
+	ms = append(ms, mcpTools, openAPI, adminUI)
+	ms = append(ms, publicAPI, vaultImport)
 	return ms
 }
 
-func provideBackground(relay *events.Relay) []Background {
+func provideBackground(relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener) []Background {
 	var bs []Background
+	bs = append(bs, hint)
 	bs = append(bs, relay)
+	bs = append(bs, webhookLeases)
 	return bs
 }
 
-func provideMiddleware() []echoMiddleware {
+func provideMiddleware(authGate *auth.Gate) []echoMiddleware {
 	var ms []echoMiddleware
+	// First, so a banned client reaches no other middleware or handler.
+	ms = append(ms, authGate.BanMiddleware)
 	return ms
 }

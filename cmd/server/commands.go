@@ -1,20 +1,106 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strings"
+
+	"github.com/standmeet/standmeet/internal/infra/migrate"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 // Commands holds what the CLI's subcommands other than serve and migrate
 // need (owner create, api-key issue, rotate-master-key).
-type Commands struct{}
+type Commands struct {
+	// Owners runs `owner create` and `api-key issue`.
+	Owners *owner.Service
+}
 
-func provideCommands() Commands { return Commands{} }
+func provideCommands(owners *owner.Service) Commands { return Commands{Owners: owners} }
 
 // Run runs a subcommand other than serve and migrate and returns the exit code.
 func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	switch {
+	case len(args) >= 2 && args[0] == "owner" && args[1] == "create":
+		return c.ownerCreate(ctx, app, args[2:], stdin, stdout, stderr)
+	case len(args) >= 2 && args[0] == "api-key" && args[1] == "issue":
+		return c.apiKeyIssue(ctx, app, args[2:], stdout, stderr)
 	default:
 		return 2, errUnknownCommand
 	}
+}
+
+// ownerCreate: `standmeet owner create --email E [--password-stdin]`. The
+// password is read from the first line of stdin, or generated and printed
+// once. Pending migrations are applied first, as serve does, so the command
+// works on a fresh database.
+func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("owner create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	email := fs.String("email", "", "the owner's email (required)")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of generating one")
+	if err := fs.Parse(args); err != nil {
+		return 2, nil
+	}
+	if *email == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: standmeet owner create --email E [--password-stdin]")
+		return 2, nil
+	}
+	password, generated := "", false
+	if *fromStdin {
+		line, err := bufio.NewReaderSize(stdin, owner.MaxPasswordLen+2).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 1, fmt.Errorf("read password from stdin: %w", err)
+		}
+		password = strings.TrimRight(line, "\r\n")
+	} else {
+		pw, err := c.Owners.GeneratePassword()
+		if err != nil {
+			return 1, err
+		}
+		password, generated = pw, true
+	}
+	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
+		return 1, fmt.Errorf("migrate: %w", err)
+	}
+	o, err := c.Owners.CreateOwner(ctx, *email, password)
+	if err != nil {
+		return 1, err
+	}
+	fmt.Fprintf(stdout, "created owner %s (%s)\n", o.Email, o.ID)
+	if generated {
+		fmt.Fprintf(stdout, "password: %s\n", password)
+		fmt.Fprintln(stderr, "the password is shown this once; store it now")
+	}
+	return 0, nil
+}
+
+// apiKeyIssue: `standmeet api-key issue --email E --name N` prints the new
+// key, once, and nothing else on stdout (so `KEY=$(standmeet api-key issue …)`
+// works).
+func (c Commands) apiKeyIssue(ctx context.Context, app *App, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("api-key issue", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	email := fs.String("email", "", "the owner's email (required)")
+	name := fs.String("name", "", "what the key is for (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2, nil
+	}
+	if *email == "" || *name == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: standmeet api-key issue --email E --name N")
+		return 2, nil
+	}
+	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
+		return 1, fmt.Errorf("migrate: %w", err)
+	}
+	k, err := c.Owners.IssueAPIKeyForEmail(ctx, *email, *name)
+	if err != nil {
+		return 1, err
+	}
+	fmt.Fprintln(stdout, k.Key)
+	return 0, nil
 }

@@ -21,8 +21,21 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// the event bus
 		provideInserter, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
 		provideSubscriptions,
+		// inbound webhooks (wire_inbound.go, unseal.go)
+		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,
+		provideVerifierRegistry, provideInboundJobs, provideInboundUnitOfWork, provideSupplierUnitOfWork,
+		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway,
+		provideInboundProcessor, provideInboundProcessWorker, provideInboundPurgeWorker, provideHooksMounter, provideInboundOps,
+		// owners, sessions, API keys, IP bans (wire_owner.go)
+		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,
+		// outbound webhooks (wire_webhooks.go, unseal.go)
+		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookFlow, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookLeaseListener, provideEmbedAdmits, provideEmbedBelongsTo,
+		// corpus and access (wire_corpus.go, wire_access.go)
+		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
 		// what the parts contribute (collect.go)
 		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
+		// surfaces: MCP, OpenAPI, admin UI (wire_surfaces.go)
+		provideMCP, provideOpenAPI, provideWebAuth, provideWeb,
 		// HTTP
 		provideAuthenticator, provideServer,
 		// CLI

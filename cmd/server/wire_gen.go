@@ -27,20 +27,101 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	store := provideEventStore(pool)
-	set := provideOps(store)
-	authenticator := provideAuthenticator()
-	v2 := provideMiddleware()
-	v3 := provideMounters()
-	registry := provideRegistry()
-	mainMetricsHandler := provideMetricsHandler(registry)
-	riverjobsConfig := provideRiverConfig(cfg)
-	metrics, err := provideEventMetrics(registry)
+	inserter, err := provideInserter(pool, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
+	inboundJobs := provideInboundJobs(inserter)
+	unitOfWork := provideInboundUnitOfWork(pool, inboundJobs)
+	registry := provideVerifierRegistry()
+	box, err := provideBox(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	sealFunc := provideInboundSeal(box)
+	service := provideInboundService(unitOfWork, registry, sealFunc)
+	prometheusRegistry := provideRegistry()
+	metrics, err := provideEventMetrics(prometheusRegistry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	recorder := provideRecorder(metrics)
+	supplierUnitOfWork := provideSupplierUnitOfWork(pool, recorder)
+	supplierService := provideSupplierService(supplierUnitOfWork)
+	mainInboundOps := provideInboundOps(service, supplierService)
+	recoveryMailer := provideRecoveryMailer(cfg, logger)
+	ownersUnitOfWork := provideOwnerUnitOfWork(pool, recorder, recoveryMailer)
+	ownerService, err := provideOwnerService(ownersUnitOfWork)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	webhooksUnitOfWork := provideWebhookUnitOfWork(pool, recorder, inserter)
+	webhooksSealFunc := provideWebhookSeal(box)
+	accessUnitOfWork := provideAccessUnitOfWork(pool, recorder)
+	accessService := provideAccessService(accessUnitOfWork)
+	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
+	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc)
+	mainWebhookOps := provideWebhookOps(webhooksService)
+	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
+	corpusService := provideCorpusService(corpusUnitOfWork)
+	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService)
+	gate := provideAuthGate(ownerService, logger)
+	authenticator := provideAuthenticator(gate)
+	v2 := provideMiddleware(gate)
+	unsealFunc := provideInboundUnseal(box)
+	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc)
+	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	handler, err := provideMCP(set, authenticator, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	openapiHandler, err := provideOpenAPI(set)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	auth := provideWebAuth(gate)
+	webHandler, err := provideWeb(set, auth, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	owners := provideOwnerDirectory(pool)
+	publicMounter := providePublicAPI(owners, corpusService, accessService, gate, logger)
+	vaultimportMounter := provideVaultImport(corpusService, authenticator, logger)
+	v3 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
+	mainMetricsHandler := provideMetricsHandler(prometheusRegistry)
+	riverjobsConfig := provideRiverConfig(cfg)
 	pruneWorker := providePruneWorker(pool, logger, metrics)
-	workers, err := provideWorkers(pruneWorker)
+	router, err := provideInboundRouter(supplierService)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	processor := provideInboundProcessor(unitOfWork, router)
+	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
+	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
+	webhooksStore := provideWebhookStore(pool, inserter)
+	embedAdmitsFunc := provideEmbedAdmits(accessService)
+	flow := provideWebhookFlow(cfg)
+	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
+	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
+	poster := provideWebhookPoster(cfg)
+	subscriberUnsealFunc := provideWebhookUnseal(box)
+	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc, flow)
+	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
+	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore)
+	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
+	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -57,25 +138,23 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	server := provideServer(pool, v, set, authenticator, v2, v3, mainMetricsHandler, mainTasksHandler, logger)
-	inserter, err := provideInserter(pool, logger)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	v6 := provideBackground(relay)
-	commands := provideCommands()
+	mainOwnerHint := provideOwnerHint(ownerService, logger)
+	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
+	v6 := provideBackground(relay, mainOwnerHint, leaseListener)
+	commands := provideCommands(ownerService)
 	app := &App{
 		Config:     cfg,
 		Logger:     logger,
 		Pool:       pool,
 		Migrations: v,
 		Server:     server,
+		Ops:        set,
 		Worker:     worker,
 		Background: v6,
 		Commands:   commands,

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -218,6 +219,24 @@ func SerialSignPost(ctx context.Context, url string, bodies [][]byte) (float64, 
 	if err != nil {
 		return 0, nil, err
 	}
+	msgs := make([]Message, len(bodies))
+	for i, b := range bodies {
+		msgs[i] = Message{ID: fmt.Sprintf("msg_%d", i), Body: b}
+	}
+	return SerialSign(ctx, url, secret, msgs)
+}
+
+// Message is one webhook to sign and send: its webhook-id and raw body.
+type Message struct {
+	ID   string
+	Body []byte
+}
+
+// SerialSign is SerialSignPost with the secret and message ids given, so a
+// verifying receiver (a Sink endpoint) checks the ceiling's requests exactly
+// as it checks the server's. It returns requests per second and each POST's
+// latency, in sending order.
+func SerialSign(ctx context.Context, url, secret string, msgs []Message) (float64, *Latencies, error) {
 	key, err := standardwebhooks.ParseSecret(secret)
 	if err != nil {
 		return 0, nil, err
@@ -225,26 +244,29 @@ func SerialSignPost(ctx context.Context, url string, bodies [][]byte) (float64, 
 	client := NewClient(1)
 	lat := &Latencies{}
 	start := time.Now()
-	for i, body := range bodies {
-		id := fmt.Sprintf("msg_%d", i)
+	for _, m := range msgs {
 		now := time.Now()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytesReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytesReader(m.Body))
 		if err != nil {
 			return 0, nil, err
 		}
 		req.Header.Set("content-type", "application/json")
-		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-id", m.ID)
 		req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
-		req.Header.Set("webhook-signature", standardwebhooks.Sign(key, id, now, body))
+		req.Header.Set("webhook-signature", standardwebhooks.Sign(key, m.ID, now, m.Body))
 		t0 := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, nil, err
 		}
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return 0, nil, fmt.Errorf("serial ceiling: receiver answered %d", resp.StatusCode)
+		}
 		lat.Add(time.Since(t0))
 	}
-	return float64(len(bodies)) / time.Since(start).Seconds(), lat, nil
+	return float64(len(msgs)) / time.Since(start).Seconds(), lat, nil
 }
 
 // ServeEcho starts handler on a loopback Echo server and returns its URL

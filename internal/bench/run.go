@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
@@ -22,11 +24,40 @@ type Options struct {
 	AdminURL string
 	// Quick runs smaller workloads.
 	Quick bool
+	// Binary is the standmeet executable the server workloads run as child
+	// processes; empty = built into a temporary directory.
+	Binary string
+	// LogDir receives the server processes' logs; empty = discarded.
+	LogDir string
+	// Only, when not empty, names the steps to run (relay, w1, w2, …).
+	Only map[string]bool
 }
 
 // RiverSettings are the River settings the server runs with by default;
 // every ceiling is measured with them.
 var RiverSettings = riverjobs.Config{MaxWorkers: 200, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}
+
+// DefaultRiverSettings are the River settings a server started without
+// STANDMEET_RIVER_* variables runs with, read from internal/infra/config's
+// defaults so the ceilings follow the server when its defaults change.
+func DefaultRiverSettings() riverjobs.Config {
+	// Load insists on a master key; any valid one does for the defaults.
+	cfg, err := config.Load(func(k string) string {
+		if k == "STANDMEET_MASTER_KEY" {
+			return "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+		}
+		return ""
+	}, false)
+	if err != nil {
+		return RiverSettings
+	}
+	return riverjobs.Config{
+		MaxWorkers:        cfg.RiverMaxWorkers,
+		FetchCooldown:     cfg.RiverFetchCooldown,
+		FetchPollInterval: cfg.RiverFetchPollInterval,
+		RescueAfter:       cfg.RiverRescueAfter,
+	}
+}
 
 // scale returns n, or n/10 in a quick run.
 func (o Options) scale(n int) int {
@@ -76,18 +107,76 @@ func FreshDatabase(ctx context.Context, adminURL, name string) (string, error) {
 
 // Run runs every workload and adds its figures to r.
 func Run(ctx context.Context, o Options, r *Report) error {
-	for _, step := range []struct {
-		name string
-		run  func(context.Context, Options, *Report) error
-	}{
-		{"relay", runRelay},
-	} {
-		fmt.Printf("\n== %s\n", step.name)
-		if err := step.run(ctx, o, r); err != nil {
-			return fmt.Errorf("%s: %w", step.name, err)
+	if o.Binary == "" {
+		root, err := ModuleRoot()
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "standmeet-bench-bin")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if o.Binary, err = BuildServer(ctx, root, dir); err != nil {
+			return err
 		}
 	}
+	if o.want("relay") {
+		fmt.Printf("\n== relay\n")
+		if err := runRelay(ctx, o, r); err != nil {
+			return fmt.Errorf("relay: %w", err)
+		}
+	}
+	b, err := NewServerBench(ctx, o, r)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"ceilings", b.runCeilings},
+		{"start", func(ctx context.Context) error { return b.Scale(ctx, 1) }},
+		{"w1", b.runW1},
+		{"w2", b.runW2},
+		{"w3", b.runW3},
+		{"w4", b.runW4},
+		{"memory", b.runMemory},
+		{"endpoints", b.runManyEndpoints},
+		{"replicas", func(ctx context.Context) error {
+			if err := b.runReplicas(ctx, 2); err != nil {
+				return err
+			}
+			return b.runReplicas(ctx, 3)
+		}},
+	} {
+		if !o.want(step.name) {
+			continue
+		}
+		fmt.Printf("\n== %s\n", step.name)
+		t0 := time.Now()
+		if err := step.run(ctx); err != nil {
+			return fmt.Errorf("%s: %w", step.name, err)
+		}
+		fmt.Printf("  (%s)\n", time.Since(t0).Round(100*time.Millisecond))
+	}
 	return nil
+}
+
+// want reports whether a step runs: always, unless Only names others. The
+// ceilings and the first server are prerequisites of every server step.
+func (o Options) want(step string) bool {
+	if len(o.Only) == 0 || o.Only[step] {
+		return true
+	}
+	switch step {
+	case "ceilings", "start":
+		return !o.Only["relay"] || len(o.Only) > 1
+	case "w2":
+		return o.Only["endpoints"] || o.Only["replicas"]
+	}
+	return false
 }
 
 func runRelay(ctx context.Context, o Options, r *Report) error {

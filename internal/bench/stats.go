@@ -69,3 +69,38 @@ func Ratio(a, b float64) float64 {
 	}
 	return a / b
 }
+
+// Values returns a copy in the order recorded.
+func (l *Latencies) Values() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.d...)
+}
+
+// Series returns the sorted distribution under a chart name.
+func (l *Latencies) Series(name string) Series {
+	return Series{Name: name, Data: l.Sorted()}
+}
+
+// SerialQueue is the latency an ideal one-at-a-time sender would give:
+// message i becomes ready at ready[i] (sorted), the sender starts it when it
+// is ready and the previous one is done, and sending takes service[i mod
+// len(service)] (service times measured by a real serial loop). It returns
+// each message's ready-to-done latency: the ceiling for commit-to-receipt
+// latency with one delivery in flight per endpoint.
+func SerialQueue(ready []time.Time, service []time.Duration) *Latencies {
+	out := &Latencies{}
+	if len(service) == 0 {
+		return out
+	}
+	var done time.Time
+	for i, r := range ready {
+		start := r
+		if done.After(start) {
+			start = done
+		}
+		done = start.Add(service[i%len(service)])
+		out.Add(done.Sub(r))
+	}
+	return out
+}

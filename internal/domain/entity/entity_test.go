@@ -28,6 +28,12 @@ func TestAllowsCorpusEntry(t *testing.T) {
 		{"raw explicit glob never", []string{"raw://*"}, nil, false, pub("raw://inbox/1"), false},
 		{"empty role admits nothing", nil, nil, false, pub("wiki://a"), false},
 		{"empty uri", []string{"*"}, nil, false, pub(""), false},
+		{"second role glob admits", []string{"wiki://a/*", "writing://*"}, nil, true, pub("writing://essay"), true},
+		{"deny of the exact uri", []string{"wiki://*"}, []string{"wiki://a/b"}, true, pub("wiki://a/b"), false},
+		{"deny of a sibling only", []string{"wiki://*"}, []string{"wiki://a/b"}, true, pub("wiki://a/bc"), true},
+		{"published-only admits published", []string{"wiki://*"}, nil, true, pub("wiki://a"), true},
+		{"deny all", []string{"wiki://*"}, []string{"*"}, false, pub("wiki://a"), false},
+		{"raw with deny elsewhere never", []string{"*"}, []string{"wiki://*"}, false, draft("raw://x"), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,443 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+)
+
+// The admin UI driven in a real browser: Debian's chromium, headless, by
+// chromedp, against the real server. Without chromium the test skips with a
+// message saying how to get it (make browser), unless
+// STANDMEET_REQUIRE_BROWSER=1, as in CI, where a missing browser fails.
+
+// chromiumPath finds the browser: $STANDMEET_CHROMIUM, else Debian's
+// chromium on PATH.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	candidates := []string{os.Getenv("STANDMEET_CHROMIUM"), "chromium", "chromium-browser"}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	msg := "chromium not found: the browser tests need Debian's chromium (`make browser` installs it as root, or `apt-get install -y chromium`; STANDMEET_CHROMIUM names another binary)"
+	if os.Getenv("STANDMEET_REQUIRE_BROWSER") == "1" {
+		t.Fatal(msg + "; STANDMEET_REQUIRE_BROWSER=1 makes this a failure")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// browser is a headless chromium tab with a record of the main pages it
+// showed, written out as PNG files when the test fails.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots []shot
+}
+
+type shot struct {
+	name string
+	png  []byte
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := chromiumPath(t)
+	// The flags a root session needs on these machines (machines/go.md):
+	// no sandbox as root, no GPU, and no background traffic, which this
+	// machine's closed network refuses; a fresh profile every run.
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	b := &browser{t: t, ctx: ctx}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	// Registered after the browser's cleanup, so it runs first, while the
+	// browser still shows the page the test failed on.
+	t.Cleanup(b.saveShotsOnFailure)
+	// The first action starts the browser; it gets no deadline of its own
+	// (a deadline there would bound the browser's whole life).
+	_, err := chromedp.Run(ctx, chromedp.Title())
+	require.NoError(t, err, "start %s", path)
+	return b
+}
+
+// do runs steps with a deadline.
+func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	defer cancel()
+	require.NoError(b.t, chromedp.Do(ctx, steps...))
+}
+
+// value runs one action with a deadline and returns its value.
+func value[T any](b *browser, a chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	require.NoError(b.t, err)
+	return v
+}
+
+// waitFor polls a JavaScript expression until it is true. A navigation
+// while polling destroys the page's JavaScript context; polling then starts
+// again on the new page.
+func (b *browser) waitFor(expr string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			b.t.Fatalf("waiting for %s on %s: timed out after %s", expr, b.location(), timeout)
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, left+5*time.Second)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(left), chromedp.WithPollingInterval(100*time.Millisecond)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if b.ctx.Err() != nil || time.Until(deadline) <= 0 {
+			b.t.Fatalf("waiting for %s on %s: %v", expr, b.location(), err)
+		}
+	}
+}
+
+func (b *browser) location() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	return loc
+}
+
+func (b *browser) html() string { return value(b, chromedp.OuterHTML(chromedp.CSS("html"))) }
+
+// snap keeps a screenshot of the current page, written out if the test fails.
+func (b *browser) snap(name string) {
+	b.t.Helper()
+	png := value(b, chromedp.FullScreenshot(100))
+	b.shots = append(b.shots, shot{name: name, png: png})
+}
+
+// unlabelled lists the form controls of the page without an accessible
+// label.
+func (b *browser) unlabelled() []string {
+	return value(b, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("input:not([type=hidden]), select, textarea"))
+		.filter(e => !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.getAttribute("aria-labelledby"))
+		.map(e => e.name || e.id)`))
+}
+
+// fitsWidth tells whether the page needs no horizontal scrolling.
+func (b *browser) fitsWidth() bool {
+	return value(b, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth + 1`))
+}
+
+// artifactDir is where screenshots of a failed run go: the test's artifact
+// directory under -outputdir when go test runs with -artifacts, else a
+// directory under the system's temporary folder that is kept and named in
+// the log.
+func artifactDir(t *testing.T) string {
+	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+		return t.ArtifactDir()
+	}
+	dir := filepath.Join(os.TempDir(), "standmeet-browser", fmt.Sprintf("%s-%d", t.Name(), time.Now().Unix()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return t.TempDir()
+	}
+	return dir
+}
+
+// saveShotsOnFailure writes the screenshots when the test failed, or always
+// with STANDMEET_BROWSER_SHOTS=1 (to look at the pages).
+func (b *browser) saveShotsOnFailure() {
+	if !b.t.Failed() && os.Getenv("STANDMEET_BROWSER_SHOTS") != "1" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		b.shots = append(b.shots, shot{name: "at-failure", png: png})
+	}
+	cancel()
+	dir := artifactDir(b.t)
+	for i, s := range b.shots {
+		p := filepath.Join(dir, fmt.Sprintf("%02d-%s.png", i, s.name))
+		if err := os.WriteFile(p, s.png, 0o644); err != nil {
+			b.t.Logf("screenshot %s: %v", p, err)
+		}
+	}
+	b.t.Logf("browser screenshots of the main pages: %s (last page: %s)", dir, b.location())
+}
+
+func (b *browser) login(ts *testServer, o surfaceOwner) {
+	b.t.Helper()
+	b.do(
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), o.Email),
+		chromedp.SendKeys(chromedp.CSS("#password"), o.Password),
+		chromedp.Click(chromedp.CSS(`form[action="/admin/login"] button[type=submit]`)),
+	)
+}
+
+// apiGet reads an admin REST resource with the owner's key.
+func apiGet(t *testing.T, ts *testServer, key, path string, out any) {
+	t.Helper()
+	status, body := ts.do(t, http.MethodGet, path, key, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.NoError(t, json.Unmarshal([]byte(body), out))
+}
+
+func TestAdminUIInABrowser(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8"}})
+	o := newSurfaceOwner(t, ts)
+	sink := newHookSink(t)
+
+	// Signing in: the UI sends the browser to the form and back.
+	b.do(chromedp.Navigate(ts.URL + "/admin/webhooks"))
+	b.waitFor(`document.querySelector("#email") !== null`, 15*time.Second)
+	require.Contains(t, b.location(), "/admin/login?next=%2Fadmin%2Fwebhooks")
+	require.Empty(t, b.unlabelled(), "the sign-in form labels every field")
+	b.snap("login")
+	b.login(ts, o)
+	b.do(chromedp.WaitVisible(chromedp.CSS(`a[href="/admin/webhooks/new"]`)))
+	require.Equal(t, ts.URL+"/admin/webhooks", b.location())
+	require.Contains(t, value(b, chromedp.TextContent(chromedp.CSS("nav"))), "Integrations")
+	b.snap("webhooks")
+
+	// Create an endpoint pointing at the loopback receiver.
+	b.do(
+		chromedp.Click(chromedp.CSS(`a[href="/admin/webhooks/new"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#url")),
+	)
+	require.Empty(t, b.unlabelled(), "the create form labels every field")
+	b.snap("webhook-new")
+	b.do(
+		chromedp.SendKeys(chromedp.CSS("#url"), sink.URL+"/hook"),
+		chromedp.SendKeys(chromedp.CSS("#description"), "browser e2e receiver"),
+		chromedp.Click(chromedp.CSS(`input[name="event_types"][value="webhook.test"]`)),
+		chromedp.SendKeys(chromedp.CSS("#headers"), "X-Team: e2e"),
+		chromedp.Click(chromedp.CSS(`form[action="/admin/webhooks"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#secret")),
+	)
+	secret := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	require.True(t, strings.HasPrefix(secret, "whsec_"), secret)
+	b.snap("webhook-secret")
+	// The page put the endpoint's own URL in the history: a reload shows the
+	// endpoint, never the secret again.
+	endpointURL := b.location()
+	require.Regexp(t, regexp.MustCompile(`/admin/webhooks/[0-9a-f-]{36}$`), endpointURL)
+	b.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+	require.NotContains(t, b.html(), secret)
+	require.Equal(t, endpointURL, b.location())
+	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")))
+	require.NotContains(t, b.html(), secret)
+	require.Contains(t, b.html(), sink.URL+"/hook")
+
+	// Send a test and watch its delivery row appear (the page refreshes the
+	// log itself while the delivery is in flight).
+	b.do(
+		chromedp.Navigate(endpointURL),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/test"] button`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/test"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+	)
+	b.waitFor(`document.querySelector('tr.delivery[data-state="completed"]') !== null`, 60*time.Second)
+	b.snap("webhook-delivered")
+	row := value(b, chromedp.Text(chromedp.CSS("tr.delivery")))
+	require.Contains(t, row, "webhook.test")
+	require.Contains(t, row, "204")
+	got := sink.all()
+	require.Len(t, got, 1)
+	key, err := standardwebhooks.ParseSecret(secret)
+	require.NoError(t, err)
+	verifier, err := standardwebhooks.NewVerifier(5*time.Minute, key)
+	require.NoError(t, err)
+	_, _, err = verifier.Verify(got[0].Header, got[0].Body, time.Now())
+	require.NoError(t, err, "the receiver verifies the delivery with the secret the page showed")
+	require.Equal(t, "e2e", got[0].Header.Get("X-Team"))
+
+	// Its task link opens the job in River's UI.
+	href := value(b, chromedp.AttributeValue(chromedp.CSS("tr.delivery a"), "href"))
+	require.True(t, href.Exists)
+	require.Regexp(t, `^/admin/tasks\?job=\d+$`, href.Value)
+	job := strings.TrimPrefix(href.Value, "/admin/tasks?job=")
+	b.do(chromedp.Click(chromedp.CSS("tr.delivery a")))
+	b.waitFor(`location.pathname === "/admin/tasks/jobs/`+job+`"`, 15*time.Second)
+	b.waitFor(`document.body.innerText.includes("webhook.deliver")`, 60*time.Second)
+	b.snap("task")
+
+	// Disable, then enable again.
+	b.do(
+		chromedp.Navigate(endpointURL),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/disable"] button`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/disable"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/enable"] button`)),
+	)
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-state"))), "Disabled")
+	var ep struct {
+		Enabled bool `json:"enabled"`
+	}
+	apiGet(t, ts, o.Key, "/api/admin"+strings.TrimPrefix(endpointURL, ts.URL+"/admin"), &ep)
+	require.False(t, ep.Enabled)
+	b.snap("webhook-disabled")
+	b.do(
+		chromedp.Click(chromedp.CSS(`form[action$="/enable"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/disable"] button`)),
+	)
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-state"))), "Enabled")
+	apiGet(t, ts, o.Key, "/api/admin"+strings.TrimPrefix(endpointURL, ts.URL+"/admin"), &ep)
+	require.True(t, ep.Enabled)
+
+	// Readable at phone width: nothing scrolls sideways.
+	b.do(chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+	require.True(t, b.fitsWidth(), "the endpoint page scrolls sideways at 390 px")
+	b.snap("webhook-phone")
+	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks/new"), chromedp.WaitVisible(chromedp.CSS("#url")))
+	require.True(t, b.fitsWidth(), "the create form scrolls sideways at 390 px")
+	b.do(chromedp.ResetViewport())
+
+	// An inbound source, a message to it, its dead letter replayed.
+	b.do(
+		chromedp.Navigate(ts.URL+"/admin/inbound"),
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/admin/inbound/new"]`)),
+		chromedp.Click(chromedp.CSS(`a[href="/admin/inbound/new"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#name")),
+	)
+	require.Empty(t, b.unlabelled(), "the source form labels every field")
+	b.snap("inbound-new")
+	b.do(
+		chromedp.SendKeys(chromedp.CSS("#name"), "Billing provider"),
+		chromedp.Click(chromedp.CSS(`input[name="verifier"][value="standard-webhooks"]`)),
+		chromedp.Click(chromedp.CSS(`form[action="/admin/inbound"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#secret")),
+	)
+	sourceSecret := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	receiveURL := value(b, chromedp.Value(chromedp.CSS("#receive-url")))
+	require.True(t, strings.HasPrefix(sourceSecret, "whsec_"))
+	require.Regexp(t, `^`+regexp.QuoteMeta(ts.URL)+`/hooks/[0-9a-f-]{36}$`, receiveURL)
+	b.snap("inbound-secret")
+	sourceURL := b.location()
+	sourceID := strings.TrimPrefix(sourceURL, ts.URL+"/admin/inbound/")
+	require.NoError(t, uuid.Validate(sourceID))
+	b.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#messages")))
+	require.NotContains(t, b.html(), sourceSecret)
+
+	skey, err := standardwebhooks.ParseSecret(sourceSecret)
+	require.NoError(t, err)
+	body := []byte(`{"type":"invoice.paid","data":{"id":"in_1"}}`)
+	req, err := http.NewRequest(http.MethodPost, receiveURL, strings.NewReader(string(body)))
+	require.NoError(t, err)
+	now := time.Now()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", "msg_browser_e2e_1")
+	req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
+	req.Header.Set("webhook-signature", standardwebhooks.Sign(skey, "msg_browser_e2e_1", now, body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+
+	type messages struct {
+		Data []struct {
+			ID        string  `json:"id"`
+			State     string  `json:"state"`
+			Replays   int     `json:"replays"`
+			LastError *string `json:"last_error"`
+		} `json:"data"`
+	}
+	msgsPath := "/api/admin/inbound-sources/" + sourceID + "/messages"
+	require.Eventually(t, func() bool {
+		var m messages
+		apiGet(t, ts, o.Key, msgsPath, &m)
+		return len(m.Data) == 1 && m.Data[0].State == "done"
+	}, 30*time.Second, 50*time.Millisecond, "the message was never processed")
+	// This server has no handler that fails on demand, so the test leaves the
+	// message as a handler that failed for good would: dead, with its error.
+	_, err = ts.App.Pool.Exec(context.Background(),
+		`UPDATE inbound_messages SET state = 'dead', dead_at = now(), done_at = NULL, last_error = 'browser e2e: handler failed for good' WHERE source_id = $1`, sourceID)
+	require.NoError(t, err)
+
+	b.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("tr.dead-letter")))
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.dead-letter"))), "handler failed for good")
+	b.snap("dead-letter")
+	b.do(
+		chromedp.Click(chromedp.CSS("tr.dead-letter button")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+	)
+	b.waitFor(`document.querySelector("tr.dead-letter") === null && document.querySelector('tr.message[data-state="done"]') !== null`, 60*time.Second)
+	b.snap("dead-letter-replayed")
+	var after messages
+	apiGet(t, ts, o.Key, msgsPath, &after)
+	require.Len(t, after.Data, 1)
+	require.Equal(t, "done", after.Data[0].State)
+	require.Equal(t, 1, after.Data[0].Replays)
+
+	// A poisoned event, released.
+	var eventID uuid.UUID
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
+		`UPDATE events SET poisoned_at = now(), relay_attempts = 5, relay_error = 'browser e2e: subscriber lookup failed'
+		 WHERE id = (SELECT id FROM events WHERE owner_id = $1 AND type = 'owner.login' ORDER BY seq LIMIT 1) RETURNING id`, o.ID).Scan(&eventID))
+	b.do(
+		chromedp.Navigate(ts.URL+"/admin/events/poisoned"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-event="`+eventID.String()+`"]`)),
+	)
+	b.snap("poisoned")
+	b.do(
+		chromedp.Click(chromedp.CSS(`tr[data-event="`+eventID.String()+`"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+	)
+	require.Contains(t, b.html(), "No poisoned events")
+
+	// Sign out; River's UI then asks for the sign-in again and comes back to
+	// the job afterwards (the form honours next).
+	b.do(
+		chromedp.Click(chromedp.CSS(`form[action="/admin/logout"] button`)),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.Navigate(ts.URL+"/admin/tasks?job="+job),
+		chromedp.WaitVisible(chromedp.CSS("#email")),
+	)
+	require.Contains(t, b.location(), "/admin/login?next=")
+	b.login(ts, o)
+	b.waitFor(`location.pathname === "/admin/tasks/jobs/`+job+`"`, 15*time.Second)
+	b.waitFor(`document.body.innerText.includes("webhook.deliver")`, 60*time.Second)
+}

@@ -1,0 +1,42 @@
+package main
+
+// The access domain (issue 5): roles, access codes, embeds, access
+// requests, and the public routes (search, redeem, access requests).
+
+import (
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/access"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/public"
+	pgaccess "github.com/standmeet/standmeet/internal/adapters/postgres/access"
+	"github.com/standmeet/standmeet/internal/corpus"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/events"
+)
+
+func provideAccessUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pgaccess.UnitOfWork {
+	return pgaccess.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+}
+
+func provideAccessService(uow *pgaccess.UnitOfWork) *access.Service {
+	return access.New(access.Deps{UoW: uow, Clock: domain.SystemClock{}})
+}
+
+func provideOwnerDirectory(pool *pgxpool.Pool) *pgaccess.Owners { return pgaccess.NewOwners(pool) }
+
+// providePublicAPI serves the routes anyone may call; client addresses for
+// the access-request rate limit come from the auth gate, which knows the
+// trusted proxies.
+func providePublicAPI(owners *pgaccess.Owners, corpusSvc *corpus.Service, accessSvc *access.Service, gate *auth.Gate, logger *zap.Logger) *public.Mounter {
+	return public.New(public.Deps{
+		ResolveOwner:  owners.Resolve,
+		Search:        corpusSvc.SearchPublished,
+		Redeem:        accessSvc.Redeem,
+		RequestAccess: accessSvc.CreateAccessRequest,
+		ClientIP:      gate.ClientIP,
+		Logger:        logger.Named("public"),
+	})
+}

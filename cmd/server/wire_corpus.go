@@ -1,0 +1,38 @@
+package main
+
+// The corpus domain (issue 5): notes, their URIs and row trigger, the vault
+// import, admin search, and the corpus.index subscriber.
+
+import (
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
+	pgcorpus "github.com/standmeet/standmeet/internal/adapters/postgres/corpus"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/corpus"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/events"
+)
+
+// corpusIndexSubscriber subscribes corpus.index to corpus.note.changed, as
+// the corpus domain declares it.
+func corpusIndexSubscriber() subscriber {
+	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs()}
+}
+
+func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pgcorpus.UnitOfWork {
+	return pgcorpus.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+}
+
+func provideCorpusService(uow *pgcorpus.UnitOfWork) *corpus.Service { return corpus.NewService(uow) }
+
+func provideCorpusIndexWorker(uow *pgcorpus.UnitOfWork) *riverjobs.CorpusIndexWorker {
+	return &riverjobs.CorpusIndexWorker{Indexer: corpus.NewIndexer(uow)}
+}
+
+func provideVaultImport(svc *corpus.Service, auth httpapi.Authenticator, logger *zap.Logger) *vaultimport.Mounter {
+	return vaultimport.New(auth, svc.Import, logger.Named("vault"))
+}

@@ -1,0 +1,80 @@
+package main
+
+// Providers of the inbound webhook pipeline (seed 001): sources and their
+// ops, the /hooks gateway, the inbox worker and replay-key purge on River,
+// and supplier connections, the first handler.
+
+import (
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/hooks"
+	pginbound "github.com/standmeet/standmeet/internal/adapters/postgres/inbound"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
+)
+
+// inboundOps are the ops of inbound sources and supplier connections (a
+// named type, so Wire tells the parts' op sets apart).
+type inboundOps op.Set
+
+func provideVerifierRegistry() *verifier.Registry { return verifier.NewDefaultRegistry() }
+
+func provideInboundJobs(ins *riverjobs.Inserter) *riverjobs.InboundJobs {
+	return riverjobs.NewInboundJobs(ins)
+}
+
+func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjobs.InboundJobs) *pginbound.UnitOfWork {
+	return pginbound.New(pool, jobs.With)
+}
+
+func provideSupplierUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pginbound.SupplierUnitOfWork {
+	return pginbound.NewSupplier(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+}
+
+func provideSupplierService(uow *pginbound.SupplierUnitOfWork) *supplier.Service {
+	return supplier.NewService(uow, domain.SystemClock{})
+}
+
+// provideInboundRouter is where domains register their inbound handlers: one
+// route per handler, by source kind and event-type glob.
+func provideInboundRouter(sup *supplier.Service) (*inbound.Router, error) {
+	return inbound.NewRouter(
+		sup.Route(),
+	)
+}
+
+func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc) *inbound.Service {
+	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+}
+
+func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc) *inbound.Gateway {
+	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, UoW: uow, Verifiers: reg, Unseal: unseal, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+}
+
+func provideInboundProcessor(uow *pginbound.UnitOfWork, router *inbound.Router) *inbound.Processor {
+	return inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+}
+
+func provideInboundProcessWorker(proc *inbound.Processor, logger *zap.Logger) *riverjobs.InboundProcessWorker {
+	return riverjobs.NewInboundProcessWorker(proc, logger.Named("inbound"))
+}
+
+func provideInboundPurgeWorker(svc *inbound.Service, logger *zap.Logger) *riverjobs.InboundPurgeWorker {
+	return riverjobs.NewInboundPurgeWorker(svc.PurgeReplays, logger.Named("inbound"))
+}
+
+func provideHooksMounter(gw *inbound.Gateway, logger *zap.Logger, reg *prometheus.Registry) (*hooks.Mounter, error) {
+	return hooks.New(gw, logger.Named("hooks"), reg)
+}
+
+func provideInboundOps(svc *inbound.Service, sup *supplier.Service) inboundOps {
+	return inboundOps(append(svc.Ops(), sup.Ops()...))
+}

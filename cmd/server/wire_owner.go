@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/owners"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner"
+)
+
+// provideRecoveryMailer: no mail server yet, so recovery messages go to the
+// log — with the token only under `STANDMEET_LOG=console` (make run, a
+// developer's terminal), never in production's JSON logs.
+func provideRecoveryMailer(cfg config.Config, logger *zap.Logger) owner.RecoveryMailer {
+	return auth.LogMailer{Logger: logger.Named("recovery"), Dev: cfg.LogFormat == "console"}
+}
+
+func provideOwnerUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, mailer owner.RecoveryMailer) *owners.UnitOfWork {
+	return owners.New(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, mailer)
+}
+
+func provideOwnerService(uow *owners.UnitOfWork) (*owner.Service, error) {
+	return owner.New(owner.Deps{
+		UoW:    uow,
+		Clock:  domain.SystemClock{},
+		Hasher: auth.NewArgon2id(auth.DefaultArgon2idParams()),
+		Tokens: auth.RandomTokens{},
+	})
+}
+
+// provideAuthGate builds the owner authenticator, auth routes and IP-ban
+// middleware. No reverse proxy is trusted: the client address is the TCP
+// peer until a configuration variable names trusted proxies.
+func provideAuthGate(svc *owner.Service, logger *zap.Logger) *auth.Gate {
+	return auth.New(svc, auth.Options{}, logger.Named("auth"))
+}
+
+// ownerHint tells the operator of an instance without an owner how to
+// create one, once, when serve starts.
+type ownerHint struct {
+	svc    *owner.Service
+	logger *zap.Logger
+}
+
+func provideOwnerHint(svc *owner.Service, logger *zap.Logger) *ownerHint {
+	return &ownerHint{svc: svc, logger: logger}
+}
+
+// Run checks for an owner (migrations have run by then), logs the hint if
+// there is none, and waits for shutdown.
+func (h *ownerHint) Run(ctx context.Context) error {
+	has, err := h.svc.HasOwners(ctx)
+	if err != nil {
+		return err
+	}
+	if !has {
+		h.logger.Warn("this instance has no owner yet: create one with `standmeet owner create --email you@example.com` " +
+			"(the password is generated and printed once; pipe your own with --password-stdin), " +
+			"then issue an API key with `standmeet api-key issue --email you@example.com --name cli`")
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/adapters/mcp"
+	"github.com/standmeet/standmeet/internal/adapters/openapi"
+	"github.com/standmeet/standmeet/internal/adapters/web"
+	"github.com/standmeet/standmeet/internal/domain/op"
+)
+
+// The surfaces other than REST — MCP tools, the OpenAPI document, the admin
+// UI — are projections of the same op.Set that httpapi.MountOps projects to
+// REST; each is an httpapi.Mounter (collect.go). buildVersion is in
+// wire_webhooks.go.
+
+func provideMCP(ops op.Set, a httpapi.Authenticator, logger *zap.Logger) (*mcp.Handler, error) {
+	return mcp.New(ops, a, logger, mcp.Options{Version: buildVersion()})
+}
+
+func provideOpenAPI(ops op.Set) (*openapi.Handler, error) {
+	return openapi.NewHandler(ops, openapi.Options{APIVersion: buildVersion(), SessionCookie: auth.SessionCookie})
+}
+
+// provideWebAuth gives the admin UI the owner domain's sign-in, sessions and
+// CSRF tokens through the functions it declares.
+func provideWebAuth(g *auth.Gate) web.Auth {
+	return web.Auth{
+		Login: func(w http.ResponseWriter, r *http.Request, email, password string) error {
+			s, err := g.Login(r.Context(), email, password, g.ClientIP(r), r.UserAgent())
+			if err != nil {
+				return err
+			}
+			g.SetSessionCookies(w, r, s)
+			return nil
+		},
+		Logout: g.Logout,
+		Session: func(r *http.Request) (web.Session, error) {
+			s, err := g.SessionFromRequest(r)
+			if err != nil {
+				return web.Session{}, err
+			}
+			return web.Session{Caller: op.Caller{OwnerID: s.OwnerID}, CSRFToken: auth.CSRFToken(r)}, nil
+		},
+	}
+}
+
+func provideWeb(ops op.Set, a web.Auth, logger *zap.Logger) (*web.Handler, error) {
+	return web.New(web.Deps{Ops: ops, Auth: a, Logger: logger})
+}

@@ -1,0 +1,103 @@
+package main
+
+// Outbound webhooks (seed 002, issue 6): the endpoint ops, the fan-out and
+// delivery workers, the lease listener and the relay subscription.
+
+import (
+	"runtime/debug"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/access"
+	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/webhookhttp"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhooks"
+)
+
+// webhookOps are the webhooks.* ops (a named type so Wire tells the op
+// lists apart).
+type webhookOps op.Set
+
+// webhookFanoutSubscriber subscribes webhook.fanout to every Webhook-exposed
+// type; subscriptionsOf expands the glob against the catalog.
+func webhookFanoutSubscriber() subscriber {
+	exposure := domain.Webhook
+	return subscriber{Kind: whsub.KindFanout, Globs: []string{"*"}, Exposure: &exposure}
+}
+
+func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riverjobs.Inserter) *pgwebhooks.UnitOfWork {
+	return pgwebhooks.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
+}
+
+func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc) *webhooks.Service {
+	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs})
+}
+
+func provideWebhookOps(svc *webhooks.Service) webhookOps { return webhookOps(svc.Ops()) }
+
+func provideWebhookStore(pool *pgxpool.Pool, ins *riverjobs.Inserter) *pgwebhooks.Store {
+	return pgwebhooks.NewStore(pool, ins)
+}
+
+// provideWebhookFlow bounds the deliveries waiting in process for a busy
+// endpoint to a third of the River workers, so waiting never starves the
+// other endpoints.
+func provideWebhookFlow(cfg config.Config) *whsub.Flow {
+	return whsub.NewFlow(whsub.FlowOptions{DeckTotal: max(cfg.RiverMaxWorkers/3, 1)})
+}
+
+func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
+	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow})
+}
+
+func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, flow *whsub.Flow, cfg config.Config) *whsub.Fanouter {
+	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, Flow: flow, BackoffScale: cfg.WebhookBackoffScale})
+}
+
+func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
+	admits whsub.EmbedAdmitsFunc, flow *whsub.Flow) *whsub.Deliverer {
+	return whsub.NewDeliverer(whsub.DeliverDeps{
+		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Flow: flow, Version: buildVersion(),
+	})
+}
+
+func provideWebhookFanoutWorker(f *whsub.Fanouter) *riverjobs.WebhookFanoutWorker {
+	return &riverjobs.WebhookFanoutWorker{Fanouter: f}
+}
+
+func provideWebhookDeliverWorker(d *whsub.Deliverer, cfg config.Config, logger *zap.Logger) *riverjobs.WebhookDeliverWorker {
+	return &riverjobs.WebhookDeliverWorker{Deliverer: d, BackoffScale: cfg.WebhookBackoffScale, Logger: logger.Named("webhooks")}
+}
+
+func provideWebhookPruneWorker(store *pgwebhooks.Store) *riverjobs.WebhookPruneWorker {
+	return &riverjobs.WebhookPruneWorker{PruneFunc: store.PruneAttempts}
+}
+
+func provideWebhookLeaseListener(store *pgwebhooks.Store, flow *whsub.Flow, logger *zap.Logger) *pgwebhooks.LeaseListener {
+	return pgwebhooks.NewLeaseListener(store, flow, logger.Named("webhooks"))
+}
+
+// provideEmbedAdmits hands the subscriber the access domain's scope check,
+// asked afresh for every event.
+func provideEmbedAdmits(s *access.Service) whsub.EmbedAdmitsFunc { return s.EmbedAdmits }
+
+// provideEmbedBelongsTo hands the endpoint ops the access domain's
+// ownership check of embeds.
+func provideEmbedBelongsTo(s *access.Service) webhooks.EmbedBelongsToFunc { return s.EmbedBelongsTo }
+
+// buildVersion is the module version stamped by the Go toolchain, "dev"
+// for a local build.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

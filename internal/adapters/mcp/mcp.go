@@ -1,0 +1,294 @@
+// Package mcp projects the declared ops into MCP tools served at /mcp over the
+// streamable HTTP transport of the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk). One tool per owner op, generated
+// from the op.Set that the REST API is generated from: the tool's input schema
+// is derived from the op's input type (package openapi/schema), its arguments
+// are decoded exactly as a REST body is (unknown fields refused), and a domain
+// error comes back as a tool error (isError) whose text is the contract's
+// {"error":{"code","message"}} body. Public ops are not tools: MCP clients act
+// for the owner.
+//
+// Authentication is the REST API's: every HTTP request to /mcp goes through
+// the same httpapi.Authenticator (a bearer API key, or the admin session
+// cookie with its CSRF token); without credentials the answer is a 401 in the
+// contract's shape before the MCP layer is reached.
+//
+// The handler is stateless (StreamableHTTPOptions.Stateless): every HTTP
+// request is a complete MCP exchange, nothing about a client is kept in
+// memory, so any replica can answer any request and the caller is simply the
+// one authenticated on that request.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/openapi/schema"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+)
+
+// Path is where the MCP endpoint is served.
+const Path = "/mcp"
+
+// MetaOp is the key, in a tool's _meta, of the op name the tool projects.
+const MetaOp = "standmeet/op"
+
+// ToolName returns the tool name of an op: the op name with '.' replaced by
+// '_' ("webhooks.rotate_secret" → "webhooks_rotate_secret").
+//
+// The MCP spec (2025-11-25) and this SDK allow [A-Za-z0-9_.-]{1,128}, dots
+// included, but MCP clients hand the tool list on to model APIs whose
+// function names must match ^[a-zA-Z0-9_-]{1,64}$ (OpenAI, Anthropic), and a
+// dotted name is refused there. The mapping is checked to be one-to-one when
+// the tools are built, and the op name stays in the tool's _meta under
+// MetaOp.
+func ToolName(opName string) string {
+	return strings.ReplaceAll(opName, ".", "_")
+}
+
+// Options tune the MCP server.
+type Options struct {
+	// Version is reported as the server implementation's version.
+	Version string
+}
+
+// Handler serves the MCP tools of an op set.
+type Handler struct {
+	server  *sdk.Server
+	http    http.Handler
+	auth    httpapi.Authenticator
+	logger  *zap.Logger
+	tools   []*sdk.Tool
+	byTools map[string]op.Descriptor
+}
+
+// New builds the tools of every non-public op in ops. It fails when two ops
+// map to one tool name or when an op's input is not a struct (a tool's input
+// is always a JSON object).
+func New(ops op.Set, auth httpapi.Authenticator, logger *zap.Logger, opts Options) (*Handler, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	slogger := slog.New(zapslog.NewHandler(logger.Named("mcp").Core()))
+	server := sdk.NewServer(&sdk.Implementation{Name: "standmeet", Title: "StandMeet", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: "Tools of a StandMeet instance, acting for its owner: outbound webhook endpoints and their " +
+			"deliveries, inbound webhook sources and dead letters, poisoned events. Each tool is the op of the same " +
+			"name in the admin REST API (the OpenAPI document is at /api/openapi.json). Errors carry the API's codes.",
+		Logger:       slogger,
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+	})
+	h := &Handler{server: server, auth: auth, logger: logger, byTools: map[string]op.Descriptor{}}
+	for _, d := range ops.Sorted() {
+		m := d.Meta()
+		if m.Public {
+			continue
+		}
+		tool, err := toolOf(d)
+		if err != nil {
+			return nil, err
+		}
+		if other, dup := h.byTools[tool.Name]; dup {
+			return nil, fmt.Errorf("mcp: ops %s and %s both map to tool %s", other.Meta().Name, m.Name, tool.Name)
+		}
+		h.byTools[tool.Name] = d
+		h.tools = append(h.tools, tool)
+		server.AddTool(tool, h.call(d))
+	}
+	h.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		Logger:       slogger,
+		// The SDK refuses requests that reach a loopback listener with another
+		// Host (DNS rebinding against unauthenticated local servers). Every
+		// request here carries owner credentials, which a rebinding page
+		// cannot send, and the server commonly sits behind a reverse proxy on
+		// the same host, which that check would break.
+		DisableLocalhostProtection: true,
+	})
+	return h, nil
+}
+
+// Tools returns the tools, sorted by name (tests and docs).
+func (h *Handler) Tools() []*sdk.Tool { return h.tools }
+
+// Mount serves /mcp behind the Authenticator.
+func (h *Handler) Mount(e *echo.Echo) {
+	// Browsers may not drive the tools cross-site with the owner's cookie.
+	guard := http.NewCrossOriginProtection()
+	handler := guard.Handler(h.http)
+	e.Any(Path, func(c echo.Context) error {
+		caller, err := h.auth.Authenticate(c.Request())
+		if err != nil {
+			if de := domain.AsError(err); de != nil && de.Kind == domain.KindUnauthorized {
+				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="standmeet"`)
+			}
+			return httpapi.WriteError(c, h.logger, err)
+		}
+		req := c.Request()
+		handler.ServeHTTP(c.Response(), req.WithContext(withCaller(req.Context(), caller)))
+		return nil
+	})
+}
+
+var _ httpapi.Mounter = (*Handler)(nil)
+
+type callerKey struct{}
+
+func withCaller(ctx context.Context, c op.Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// callerFrom returns the caller authenticated on the HTTP request. The
+// stateless transport runs each request's session on that request's context,
+// so the value set by Mount reaches the tool handler; a test covers it.
+func callerFrom(ctx context.Context) (op.Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(op.Caller)
+	return c, ok
+}
+
+func toolOf(d op.Descriptor) (*sdk.Tool, error) {
+	m := d.Meta()
+	in := d.InputType()
+	if in.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("mcp: op %s: input %s is not a struct", m.Name, in)
+	}
+	desc := m.Summary
+	if m.Description != "" {
+		desc += "\n\n" + m.Description
+	}
+	desc += fmt.Sprintf("\n\nREST: %s %s", m.Method, m.Path)
+	tool := &sdk.Tool{
+		Name:        ToolName(m.Name),
+		Title:       m.Summary,
+		Description: desc,
+		InputSchema: schema.For(in, schema.Options{Strict: true}),
+		Meta:        sdk.Meta{MetaOp: m.Name},
+		Annotations: annotations(m),
+	}
+	if d.OutputType() != reflect.TypeFor[op.Empty]() {
+		if out := schema.For(d.OutputType(), schema.Options{}); out["type"] == "object" {
+			tool.OutputSchema = out
+		}
+	}
+	return tool, nil
+}
+
+// annotations give clients the REST method's promises: GET reads, PUT and
+// DELETE may be repeated, DELETE destroys; nothing reaches outside the
+// instance except what sends webhooks, which the summary says.
+func annotations(m op.Meta) *sdk.ToolAnnotations {
+	no, yes := false, true
+	a := &sdk.ToolAnnotations{Title: m.Summary, OpenWorldHint: &no}
+	switch m.Method {
+	case http.MethodGet, http.MethodHead:
+		a.ReadOnlyHint = true
+	case http.MethodDelete:
+		a.IdempotentHint = true
+		a.DestructiveHint = &yes
+	case http.MethodPut:
+		a.IdempotentHint = true
+		a.DestructiveHint = &yes
+	default:
+		a.DestructiveHint = &no
+	}
+	return a
+}
+
+// call returns the tool handler of an op: decode, call with the request's
+// caller, encode. Errors of the op are tool results (the model sees them),
+// never protocol errors.
+func (h *Handler) call(d op.Descriptor) sdk.ToolHandler {
+	name := d.Meta().Name
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		caller, ok := callerFrom(ctx)
+		if !ok {
+			return h.toolError(name, domain.Unauthorized("UNAUTHORIZED", "no credentials")), nil
+		}
+		in := d.NewInput()
+		if err := decodeArguments(req.Params.Arguments, in); err != nil {
+			return h.toolError(name, err), nil
+		}
+		out, err := d.Call(ctx, caller, in)
+		if err != nil {
+			return h.toolError(name, err), nil
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return h.toolError(name, fmt.Errorf("encode result of %s: %w", name, err)), nil
+		}
+		res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
+		if bytes.HasPrefix(b, []byte("{")) {
+			res.StructuredContent = json.RawMessage(b)
+		}
+		return res, nil
+	}
+}
+
+// decodeArguments decodes tool arguments the way httpapi.BindInput decodes a
+// REST body: unknown fields are refused, absent arguments are an empty object.
+func decodeArguments(raw json.RawMessage, in any) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return domain.Validation("INVALID_ARGUMENTS", fmt.Sprintf("argument %q must be %s", ute.Field, ute.Type)).WithField(ute.Field)
+		}
+		return domain.Validation("INVALID_ARGUMENTS", "arguments: "+err.Error())
+	}
+	return nil
+}
+
+// toolError turns an op error into a tool error carrying the contract's body.
+// An error that is not a domain error is logged and reported without its
+// text, as the REST API does.
+func (h *Handler) toolError(tool string, err error) *sdk.CallToolResult {
+	body := httpapi.ErrorBody{Error: httpapi.ErrorDetail{Code: "INTERNAL", Message: "internal error; see the server log"}}
+	if de := domain.AsError(err); de != nil && de.Kind != domain.KindInternal {
+		body.Error = httpapi.ErrorDetail{Code: de.Code, Message: de.Message, Field: de.Field}
+	} else {
+		h.logger.Error("mcp tool failed", zap.String("op", tool), zap.Error(err))
+	}
+	b, _ := json.Marshal(body)
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
+	res.SetError(err)
+	return res
+}
+
+// ErrorOf reads the contract's error back from a tool error result (for
+// clients and tests). It returns nil when res is not an error.
+func ErrorOf(res *sdk.CallToolResult) *httpapi.ErrorDetail {
+	if res == nil || !res.IsError || len(res.Content) == 0 {
+		return nil
+	}
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	if !ok {
+		return nil
+	}
+	var body httpapi.ErrorBody
+	if err := json.Unmarshal([]byte(tc.Text), &body); err != nil || body.Error.Code == "" {
+		return nil
+	}
+	return &body.Error
+}

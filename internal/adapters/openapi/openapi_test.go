@@ -1,0 +1,196 @@
+package openapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/openapi"
+	"github.com/standmeet/standmeet/internal/adapters/openapi/opstest"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+)
+
+func loadDoc(t *testing.T, ops op.Set) *openapi3.T {
+	t.Helper()
+	h, err := openapi.NewHandler(ops, openapi.Options{SessionCookie: "standmeet_session"})
+	require.NoError(t, err)
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(h.Bytes())
+	require.NoError(t, err)
+	require.True(t, doc.IsOpenAPI31OrLater())
+	require.NoError(t, doc.Validate(context.Background(), openapi3.EnableSchemaFormatValidation()))
+	return doc
+}
+
+func TestDocumentIsValidOpenAPI31(t *testing.T) {
+	t.Parallel()
+	doc := loadDoc(t, opstest.Ops())
+	require.Equal(t, "3.1.0", doc.OpenAPI)
+	require.Contains(t, doc.Components.SecuritySchemes, "bearerAuth")
+	require.Contains(t, doc.Components.Schemas, "Error")
+}
+
+func TestEveryOpIsAnOperation(t *testing.T) {
+	t.Parallel()
+	ops := opstest.Ops()
+	doc := loadDoc(t, ops)
+	count := 0
+	for _, item := range doc.Paths.Map() {
+		count += len(item.Operations())
+	}
+	require.Equal(t, len(ops), count, "one operation per op, no others")
+	for _, d := range ops {
+		m := d.Meta()
+		item := doc.Paths.Find(m.Path)
+		require.NotNil(t, item, m.Name)
+		o := item.GetOperation(m.Method)
+		require.NotNil(t, o, m.Name)
+		require.Equal(t, m.Name, o.OperationID)
+		require.Equal(t, m.Summary, o.Summary)
+		if m.Public {
+			require.NotNil(t, o.Security)
+			require.Empty(t, *o.Security, "public ops need no credentials")
+		}
+	}
+	list := doc.Paths.Find("/api/admin/things").Get
+	var names []string
+	for _, p := range list.Parameters {
+		names = append(names, p.Value.In+":"+p.Value.Name)
+	}
+	require.ElementsMatch(t, []string{"query:limit", "query:cursor", "query:prefix"}, names)
+	create := doc.Paths.Find("/api/admin/things").Post
+	require.NotNil(t, create.RequestBody)
+	body := create.RequestBody.Value.Content.Get("application/json").Schema.Value
+	require.ElementsMatch(t, []string{"name"}, body.Required)
+	require.NotNil(t, create.Responses.Status(http.StatusCreated))
+	del := doc.Paths.Find("/api/admin/things/{id}").Delete
+	require.NotNil(t, del.Responses.Status(http.StatusNoContent))
+	require.Nil(t, del.RequestBody)
+	patch := doc.Paths.Find("/api/admin/things/{id}").Patch
+	props := patch.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties
+	require.Contains(t, props, "name")
+	require.NotContains(t, props, "id", "path parameters are not body fields")
+}
+
+func TestDocumentRefusesInconsistentOps(t *testing.T) {
+	t.Parallel()
+	noop := func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil }
+	cases := []struct {
+		name string
+		ops  op.Set
+		want string
+	}{
+		{"unbound path parameter", op.Set{op.New(op.Meta{Name: "a.b", Method: http.MethodGet, Path: "/api/admin/a/{id}"}, noop)}, "path parameter {id}"},
+		{"two ops on one route", op.Set{
+			op.New(op.Meta{Name: "a.one", Method: http.MethodGet, Path: "/api/admin/a"}, noop),
+			op.New(op.Meta{Name: "a.two", Method: http.MethodGet, Path: "/api/admin/a"}, noop),
+		}, "declared by two ops"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := openapi.Document(c.ops, openapi.Options{})
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+// TestDocumentDescribesTheRESTProjection sends real requests through
+// httpapi.MountOps and checks each request and response against the document
+// with kin-openapi's validator: the document says what the server does.
+func TestDocumentDescribesTheRESTProjection(t *testing.T) {
+	t.Parallel()
+	ops := opstest.Ops()
+	doc := loadDoc(t, ops)
+	doc.Servers = openapi3.Servers{{URL: "http://example.test"}}
+	router, err := legacy.NewRouter(doc)
+	require.NoError(t, err)
+
+	e := echo.New()
+	owner := uuid.New()
+	auth := httpapi.AuthenticatorFunc(func(r *http.Request) (op.Caller, error) {
+		if r.Header.Get("Authorization") != "Bearer k" {
+			return op.Caller{}, domain.Unauthorized("UNAUTHORIZED", "no credentials")
+		}
+		return op.Caller{OwnerID: owner}, nil
+	})
+	httpapi.MountOps(e, ops, auth, zap.NewNop())
+	h, err := openapi.NewHandler(ops, openapi.Options{})
+	require.NoError(t, err)
+	h.Mount(e)
+
+	opts := &openapi3filter.Options{
+		AuthenticationFunc:                openapi3filter.NoopAuthenticationFunc,
+		IncludeResponseStatus:             true,
+		RejectWhenRequestBodyNotSpecified: true,
+		MultiError:                        true,
+	}
+	send := func(method, path, body string, wantStatus int) string {
+		t.Helper()
+		var r io.Reader
+		if body != "" {
+			r = strings.NewReader(body)
+		}
+		req := httptest.NewRequest(method, "http://example.test"+path, r)
+		req.Header.Set("Authorization", "Bearer k")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		route, params, err := router.FindRoute(req)
+		require.NoError(t, err, "%s %s", method, path)
+		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
+		require.NoError(t, openapi3filter.ValidateRequest(context.Background(), in), "%s %s", method, path)
+		// ValidateRequest consumed the body; hand the server a fresh one.
+		if body != "" {
+			req.Body = io.NopCloser(strings.NewReader(body))
+		}
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		require.Equal(t, wantStatus, rec.Code, "%s %s: %s", method, path, rec.Body.String())
+		out := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: in,
+			Status:                 rec.Code,
+			Header:                 rec.Header(),
+			Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+			Options:                opts,
+		}
+		require.NoError(t, openapi3filter.ValidateResponse(context.Background(), out), "%s %s: %s", method, path, rec.Body.String())
+		return rec.Body.String()
+	}
+
+	send(http.MethodGet, "/api/admin/things?limit=5", "", http.StatusOK)
+	created := send(http.MethodPost, "/api/admin/things", `{"name":"a","tags":["x"],"labels":{"k":"v"}}`, http.StatusCreated)
+	var th opstest.Thing
+	require.NoError(t, json.Unmarshal([]byte(created), &th))
+	send(http.MethodPost, "/api/admin/things", `{"name":"b"}`, http.StatusCreated)
+	send(http.MethodPost, "/api/admin/things", `{"name":""}`, http.StatusBadRequest)
+	send(http.MethodGet, "/api/admin/things?limit=1&prefix=a", "", http.StatusOK)
+	send(http.MethodGet, "/api/admin/things?limit=1", "", http.StatusOK)
+	send(http.MethodGet, "/api/admin/things/"+th.ID.String(), "", http.StatusOK)
+	send(http.MethodPatch, "/api/admin/things/"+th.ID.String(), `{"name":"c"}`, http.StatusOK)
+	send(http.MethodDelete, "/api/admin/things/"+th.ID.String(), "", http.StatusNoContent)
+	send(http.MethodGet, "/api/admin/things/"+th.ID.String(), "", http.StatusNotFound)
+	send(http.MethodGet, "/api/status", "", http.StatusOK)
+	send(http.MethodPost, "/api/admin/things/fail", "", http.StatusInternalServerError)
+
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, openapi.Path, nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	require.JSONEq(t, string(h.Bytes()), rec.Body.String())
+}

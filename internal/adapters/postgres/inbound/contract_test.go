@@ -1,0 +1,455 @@
+package inbound_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	pginbound "github.com/standmeet/standmeet/internal/adapters/postgres/inbound"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/inboundtest"
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+// harness is one implementation of the inbound storage ports, with what the
+// contract needs to set up and observe it.
+type harness struct {
+	uow    inbound.UnitOfWork
+	lookup inbound.SourceLookup
+	// newOwner returns an owner id rows may reference.
+	newOwner func(t *testing.T) uuid.UUID
+	// maxAttemptsOf returns the max attempts of the processing jobs enqueued
+	// (and committed) for an inbox message.
+	maxAttemptsOf func(t *testing.T, id uuid.UUID) []int
+	// useSource makes a supplier connection use the source.
+	useSource func(t *testing.T, ownerID, sourceID uuid.UUID)
+}
+
+func newPostgresHarness(t *testing.T) (harness, *pgxpool.Pool) {
+	pool := testdb.New(t)
+	ins, err := riverjobs.NewInserter(pool, nil)
+	require.NoError(t, err)
+	uow := pginbound.New(pool, riverjobs.NewInboundJobs(ins).With)
+	return harness{
+		uow:    uow,
+		lookup: uow,
+		newOwner: func(t *testing.T) uuid.UUID {
+			id := uuid.New()
+			_, err := pool.Exec(context.Background(), `INSERT INTO owners (id, email, password_hash, created_at, updated_at)
+				VALUES ($1, $2, 'x', now(), now())`, id, id.String()+"@example.test")
+			require.NoError(t, err)
+			return id
+		},
+		maxAttemptsOf: func(t *testing.T, id uuid.UUID) []int {
+			rows, err := pool.Query(context.Background(), `SELECT max_attempts FROM river_job
+				WHERE kind = $1 AND queue = $2 AND args->>'message_id' = $3 ORDER BY id`,
+				riverjobs.InboundProcessKind, riverjobs.QueueInbound, id.String())
+			require.NoError(t, err)
+			var out []int
+			for rows.Next() {
+				var n int
+				require.NoError(t, rows.Scan(&n))
+				out = append(out, n)
+			}
+			require.NoError(t, rows.Err())
+			return out
+		},
+		useSource: func(t *testing.T, ownerID, sourceID uuid.UUID) {
+			_, err := pool.Exec(context.Background(), `INSERT INTO supplier_connections (id, owner_id, source_id, name, created_at)
+				VALUES ($1, $2, $3, 'c', now())`, uuid.New(), ownerID, sourceID)
+			require.NoError(t, err)
+		},
+	}, pool
+}
+
+func newMemoryHarness() harness {
+	mem := inboundtest.NewMemory()
+	inUse := map[uuid.UUID]bool{}
+	mem.InUseFunc = func(id uuid.UUID) bool { return inUse[id] }
+	return harness{
+		uow:      mem,
+		lookup:   mem,
+		newOwner: func(*testing.T) uuid.UUID { return uuid.New() },
+		maxAttemptsOf: func(_ *testing.T, id uuid.UUID) []int {
+			var out []int
+			for _, j := range mem.Jobs() {
+				if j.MessageID == id {
+					out = append(out, j.MaxAttempts)
+				}
+			}
+			return out
+		},
+		useSource: func(_ *testing.T, _, sourceID uuid.UUID) { inUse[sourceID] = true },
+	}
+}
+
+// TestContract runs the same cases against PostgreSQL and the in-memory
+// fake, so the fake the domain tests rely on cannot drift from the adapter.
+func TestContract(t *testing.T) {
+	t.Parallel()
+	impls := map[string]func(t *testing.T) harness{
+		"postgres": func(t *testing.T) harness { h, _ := newPostgresHarness(t); return h },
+		"memory":   func(*testing.T) harness { return newMemoryHarness() },
+	}
+	cases := map[string]func(t *testing.T, h harness){
+		"sources":           contractSources,
+		"replay store":      contractReplay,
+		"inbox dedupe":      contractInboxDedupe,
+		"inbox states":      contractInboxStates,
+		"rollback":          contractRollback,
+		"delete":            contractDelete,
+		"inbox list paging": contractInboxList,
+	}
+	for impl, newHarness := range impls {
+		for name, run := range cases {
+			t.Run(impl+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				run(t, newHarness(t))
+			})
+		}
+	}
+}
+
+// base is a microsecond-aligned time, as PostgreSQL stores them.
+var base = time.Date(2026, 2, 3, 4, 5, 6, 123456000, time.UTC)
+
+func do(t *testing.T, h harness, fn func(tx inbound.Tx) error) {
+	t.Helper()
+	require.NoError(t, h.uow.Do(context.Background(), fn))
+}
+
+func newSource(owner uuid.UUID, at time.Time) inbound.Source {
+	return inbound.Source{
+		ID: uuid.New(), OwnerID: owner, Name: "src", Verifier: "standard-webhooks",
+		Options: json.RawMessage(`{"tolerance_seconds":300}`), SealedSecret: []byte("sealed"), Enabled: true,
+		BodyLimit: 1024, ToleranceSeconds: 300, SecretRotatedAt: at, CreatedAt: at, UpdatedAt: at,
+	}
+}
+
+func addSource(t *testing.T, h harness, owner uuid.UUID, at time.Time) inbound.Source {
+	s := newSource(owner, at)
+	do(t, h, func(tx inbound.Tx) error { return tx.Sources().Insert(context.Background(), s) })
+	return s
+}
+
+func envelope(src inbound.Source, msgID, body string, signedID bool, at time.Time) inbound.Envelope {
+	return inbound.Envelope{
+		ID: uuid.New(), OwnerID: src.OwnerID, SourceID: src.ID, MessageID: msgID, MessageIDSigned: signedID,
+		EventType: "t", Digest: inbound.DigestOf([]byte(body)), Body: []byte(body),
+		Headers: http.Header{"Content-Type": {"application/json"}}, SignedAt: at, ReceivedAt: at,
+	}
+}
+
+func insert(t *testing.T, h harness, e inbound.Envelope) inbound.InsertOutcome {
+	var out inbound.InsertOutcome
+	do(t, h, func(tx inbound.Tx) error {
+		var err error
+		out, err = tx.Inbox().Insert(context.Background(), e)
+		return err
+	})
+	return out
+}
+
+func contractSources(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner, other := h.newOwner(t), h.newOwner(t)
+	a := addSource(t, h, owner, base)
+	b := addSource(t, h, owner, base.Add(time.Second))
+	c := addSource(t, h, owner, base.Add(2*time.Second))
+	addSource(t, h, other, base.Add(3*time.Second))
+
+	got, err := h.lookup.Lookup(ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, got.ID)
+	require.Equal(t, []byte("sealed"), got.SealedSecret)
+	require.JSONEq(t, `{"tolerance_seconds":300}`, string(got.Options))
+	require.True(t, got.CreatedAt.Equal(base))
+	_, err = h.lookup.Lookup(ctx, uuid.New())
+	require.ErrorIs(t, err, domain.ErrNotFound)
+
+	do(t, h, func(tx inbound.Tx) error {
+		_, err := tx.Sources().Get(ctx, other, a.ID, false)
+		require.ErrorIs(t, err, domain.ErrNotFound, "another owner's source")
+		s, err := tx.Sources().Get(ctx, owner, a.ID, true)
+		require.NoError(t, err)
+		s.Name, s.Enabled, s.BodyLimit, s.UpdatedAt = "renamed", false, 2048, base.Add(time.Hour)
+		require.NoError(t, tx.Sources().Update(ctx, s))
+		s.OwnerID = other
+		require.ErrorIs(t, tx.Sources().Update(ctx, s), domain.ErrNotFound)
+
+		page, err := tx.Sources().List(ctx, owner, inbound.PageQuery{Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, page, 3, "limit+1 rows tell there is more")
+		require.Equal(t, []uuid.UUID{c.ID, b.ID, a.ID}, []uuid.UUID{page[0].ID, page[1].ID, page[2].ID})
+		rest, err := tx.Sources().List(ctx, owner, inbound.PageQuery{Limit: 2, After: &inbound.Cursor{At: b.CreatedAt, ID: b.ID}})
+		require.NoError(t, err)
+		require.Len(t, rest, 1)
+		require.Equal(t, a.ID, rest[0].ID)
+		return nil
+	})
+	got, err = h.lookup.Lookup(ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, "renamed", got.Name)
+	require.False(t, got.Enabled)
+	require.EqualValues(t, 2048, got.BodyLimit)
+}
+
+func contractReplay(t *testing.T, h harness) {
+	ctx := context.Background()
+	src := addSource(t, h, h.newOwner(t), base)
+	key := inbound.ReplayKey{SourceID: src.ID, MessageID: "m1"}
+	d1, d2 := inbound.DigestOf([]byte("1")), inbound.DigestOf([]byte("2"))
+	register := func(d inbound.Digest, now time.Time) inbound.ReplayOutcome {
+		var out inbound.ReplayOutcome
+		do(t, h, func(tx inbound.Tx) error {
+			var err error
+			out, err = tx.Replays().Register(ctx, key, d, now, now.Add(time.Minute))
+			return err
+		})
+		return out
+	}
+	require.Equal(t, inbound.ReplayNew, register(d1, base))
+	require.Equal(t, inbound.ReplayDuplicate, register(d1, base.Add(59*time.Second)))
+	require.Equal(t, inbound.ReplayConflict, register(d2, base.Add(59*time.Second)))
+	require.Equal(t, inbound.ReplayNew, register(d2, base.Add(time.Minute)), "an expired key is taken over")
+	require.Equal(t, inbound.ReplayDuplicate, register(d2, base.Add(time.Minute+time.Second)))
+
+	other := inbound.ReplayKey{SourceID: src.ID, MessageID: "m2"}
+	do(t, h, func(tx inbound.Tx) error {
+		_, err := tx.Replays().Register(ctx, other, d1, base.Add(10*time.Minute), base.Add(20*time.Minute))
+		return err
+	})
+	var purged int64
+	do(t, h, func(tx inbound.Tx) error {
+		var err error
+		purged, err = tx.Replays().PurgeExpired(ctx, base.Add(5*time.Minute), 100)
+		return err
+	})
+	require.EqualValues(t, 1, purged, "only the expired key goes")
+	do(t, h, func(tx inbound.Tx) error {
+		out, err := tx.Replays().Register(ctx, other, d2, base.Add(11*time.Minute), base.Add(12*time.Minute))
+		require.Equal(t, inbound.ReplayConflict, out, "the live key stays")
+		return err
+	})
+}
+
+func contractInboxDedupe(t *testing.T, h harness) {
+	src := addSource(t, h, h.newOwner(t), base)
+	first := envelope(src, "m1", `{"a":1}`, true, base)
+	require.True(t, insert(t, h, first).Inserted)
+
+	same := insert(t, h, envelope(src, "m1", `{"a":1}`, true, base))
+	require.False(t, same.Inserted)
+	require.True(t, same.SameMessageID)
+	require.Equal(t, first.ID, same.ExistingID)
+	require.Equal(t, first.Digest, same.ExistingDigest)
+
+	changed := insert(t, h, envelope(src, "m1", `{"a":2}`, true, base))
+	require.False(t, changed.Inserted)
+	require.True(t, changed.SameMessageID)
+	require.Equal(t, first.Digest, changed.ExistingDigest, "the stored digest, to compare")
+
+	require.True(t, insert(t, h, envelope(src, "m2", `{"a":1}`, true, base)).Inserted, "signed ids: the same body under another id is another message")
+
+	u1 := envelope(src, "u1", `{"u":1}`, false, base)
+	require.True(t, insert(t, h, u1).Inserted)
+	byBody := insert(t, h, envelope(src, "u2", `{"u":1}`, false, base))
+	require.False(t, byBody.Inserted, "unsigned ids: the same body is the same message")
+	require.False(t, byBody.SameMessageID)
+	require.Equal(t, u1.ID, byBody.ExistingID)
+
+	other := addSource(t, h, src.OwnerID, base)
+	require.True(t, insert(t, h, envelope(other, "m1", `{"a":1}`, true, base)).Inserted, "ids are unique per source")
+}
+
+func contractInboxStates(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	e := envelope(src, "m1", `{"x":true}`, true, base)
+	require.True(t, insert(t, h, e).Inserted)
+	inbox := func(fn func(ib inbound.InboxStore)) {
+		do(t, h, func(tx inbound.Tx) error { fn(tx.Inbox()); return nil })
+	}
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+
+	inbox(func(ib inbound.InboxStore) {
+		r, ok, err := ib.Begin(ctx, e.ID, 41, at(1))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, inbound.StateProcessing, r.State)
+		require.Equal(t, 1, r.Attempts)
+		require.EqualValues(t, 41, r.JobID)
+		require.Equal(t, "standard-webhooks", r.SourceKind)
+		require.Equal(t, `{"x":true}`, string(r.Body))
+		require.Equal(t, "application/json", r.Headers.Get("Content-Type"))
+		require.Equal(t, e.Digest, r.Digest)
+		require.True(t, r.SignedAt.Equal(base))
+		require.NoError(t, ib.MarkRetry(ctx, e.ID, "boom", at(1), at(6)))
+	})
+	inbox(func(ib inbound.InboxStore) {
+		r, err := ib.Get(ctx, owner, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, inbound.StateReceived, r.State)
+		require.Equal(t, "boom", r.LastError)
+		require.True(t, r.NextAttemptAt.Equal(at(6)))
+		_, err = ib.Get(ctx, uuid.New(), e.ID)
+		require.ErrorIs(t, err, domain.ErrNotFound)
+
+		r, ok, err := ib.Begin(ctx, e.ID, 42, at(6))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, 2, r.Attempts)
+		require.True(t, r.NextAttemptAt.IsZero())
+		require.NoError(t, ib.MarkDead(ctx, e.ID, "gave up", at(7)))
+		_, ok, err = ib.Begin(ctx, e.ID, 43, at(8))
+		require.NoError(t, err)
+		require.False(t, ok, "a dead letter is not processed")
+	})
+	inbox(func(ib inbound.InboxStore) {
+		dead, err := ib.List(ctx, owner, src.ID, inbound.StateDead, inbound.PageQuery{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, dead, 1)
+		require.Equal(t, "gave up", dead[0].LastError)
+		require.True(t, dead[0].DeadAt.Equal(at(7)))
+		require.Empty(t, dead[0].Body, "lists leave bodies out")
+
+		rv, err := ib.Revive(ctx, owner, src.ID, e.ID, false, 5, at(9))
+		require.NoError(t, err)
+		require.Equal(t, []inbound.Revived{{ID: e.ID, MaxAttempts: 3}}, rv, "attempts kept: 5-2 left")
+		rv, err = ib.Revive(ctx, owner, src.ID, e.ID, true, 5, at(9))
+		require.NoError(t, err)
+		require.Empty(t, rv, "only dead letters revive")
+
+		r, err := ib.Get(ctx, owner, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, inbound.StateReceived, r.State)
+		require.Equal(t, 2, r.Attempts)
+		require.Equal(t, 1, r.Replays)
+		require.True(t, r.DeadAt.IsZero())
+
+		_, ok, err := ib.Begin(ctx, e.ID, 44, at(10))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, ib.MarkDead(ctx, e.ID, "again", at(11)))
+		rv, err = ib.Revive(ctx, uuid.New(), src.ID, uuid.Nil, true, 5, at(12))
+		require.NoError(t, err)
+		require.Empty(t, rv, "another owner revives nothing")
+		rv, err = ib.Revive(ctx, owner, src.ID, uuid.Nil, true, 5, at(12))
+		require.NoError(t, err)
+		require.Equal(t, []inbound.Revived{{ID: e.ID, MaxAttempts: 5}}, rv, "attempts reset")
+
+		_, ok, err = ib.Begin(ctx, e.ID, 45, at(13))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, ib.MarkDone(ctx, e.ID, at(14)))
+		r, err = ib.Get(ctx, owner, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, inbound.StateDone, r.State)
+		require.Equal(t, 1, r.Attempts)
+		require.Empty(t, r.LastError)
+		require.True(t, r.DoneAt.Equal(at(14)))
+		_, ok, err = ib.Begin(ctx, e.ID, 46, at(15))
+		require.NoError(t, err)
+		require.False(t, ok, "a done message is not processed again")
+		_, ok, err = ib.Begin(ctx, uuid.New(), 47, at(15))
+		require.NoError(t, err)
+		require.False(t, ok)
+	})
+}
+
+func contractRollback(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := newSource(owner, base)
+	e := envelope(src, "m1", `{}`, true, base)
+	boom := errors.New("boom")
+	err := h.uow.Do(ctx, func(tx inbound.Tx) error {
+		require.NoError(t, tx.Sources().Insert(ctx, src))
+		out, err := tx.Inbox().Insert(ctx, e)
+		require.NoError(t, err)
+		require.True(t, out.Inserted)
+		require.NoError(t, tx.Jobs().EnqueueProcess(ctx, inbound.ProcessJob{MessageID: e.ID, MaxAttempts: 5}))
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	_, err = h.lookup.Lookup(ctx, src.ID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	require.Empty(t, h.maxAttemptsOf(t, e.ID), "a job exists only if its transaction commits")
+
+	src2 := addSource(t, h, owner, base)
+	e2 := envelope(src2, "m1", `{}`, true, base)
+	do(t, h, func(tx inbound.Tx) error {
+		if _, err := tx.Inbox().Insert(ctx, e2); err != nil {
+			return err
+		}
+		return tx.Jobs().EnqueueProcess(ctx, inbound.ProcessJob{MessageID: e2.ID, MaxAttempts: 5})
+	})
+	require.Equal(t, []int{5}, h.maxAttemptsOf(t, e2.ID))
+	do(t, h, func(tx inbound.Tx) error {
+		return tx.Jobs().EnqueueProcess(ctx, inbound.ProcessJob{MessageID: e2.ID, MaxAttempts: 3}, inbound.ProcessJob{MessageID: e2.ID, MaxAttempts: 1})
+	})
+	require.Equal(t, []int{5, 3, 1}, h.maxAttemptsOf(t, e2.ID))
+}
+
+func contractDelete(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	used := addSource(t, h, owner, base)
+	free := addSource(t, h, owner, base)
+	h.useSource(t, owner, used.ID)
+	e := envelope(free, "m1", `{}`, true, base)
+	require.True(t, insert(t, h, e).Inserted)
+
+	err := h.uow.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, used.ID) })
+	require.ErrorIs(t, err, inbound.ErrSourceInUse)
+	err = h.uow.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, h.newOwner(t), free.ID) })
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	do(t, h, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, free.ID) })
+	do(t, h, func(tx inbound.Tx) error {
+		_, err := tx.Inbox().Get(ctx, owner, e.ID)
+		require.ErrorIs(t, err, domain.ErrNotFound, "the inbox goes with its source")
+		return nil
+	})
+}
+
+func contractInboxList(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	var ids []uuid.UUID
+	for i := range 5 {
+		e := envelope(src, "m"+string(rune('a'+i)), `{"i":`+string(rune('0'+i))+`}`, true, base.Add(time.Duration(i)*time.Second))
+		require.True(t, insert(t, h, e).Inserted)
+		ids = append(ids, e.ID)
+	}
+	do(t, h, func(tx inbound.Tx) error {
+		_, _, err := tx.Inbox().Begin(ctx, ids[1], 1, base)
+		require.NoError(t, err)
+		require.NoError(t, tx.Inbox().MarkDone(ctx, ids[1], base))
+
+		all, err := tx.Inbox().List(ctx, owner, src.ID, "", inbound.PageQuery{Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, []uuid.UUID{ids[4], ids[3], ids[2]}, []uuid.UUID{all[0].ID, all[1].ID, all[2].ID})
+		next, err := tx.Inbox().List(ctx, owner, src.ID, "", inbound.PageQuery{Limit: 2, After: &inbound.Cursor{At: all[1].ReceivedAt, ID: all[1].ID}})
+		require.NoError(t, err)
+		require.Equal(t, []uuid.UUID{ids[2], ids[1], ids[0]}, []uuid.UUID{next[0].ID, next[1].ID, next[2].ID})
+		done, err := tx.Inbox().List(ctx, owner, src.ID, inbound.StateDone, inbound.PageQuery{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, done, 1)
+		require.Equal(t, ids[1], done[0].ID)
+		none, err := tx.Inbox().List(ctx, uuid.New(), src.ID, "", inbound.PageQuery{Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, none)
+		return nil
+	})
+}

@@ -1,0 +1,177 @@
+// Package webhooks is the PostgreSQL adapter of outbound webhooks: the
+// owner domain's endpoint store and delivery log (webhooks.UnitOfWork), and
+// the storage of the webhook.fanout and webhook.deliver handlers
+// (subscriber.FanoutStore, subscriber.DeliverStore), including the
+// in-flight lease and the NOTIFY that wakes waiting deliveries in other
+// replicas.
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhooks"
+)
+
+// notFound is what every store returns for a row that does not exist for
+// the calling owner.
+func notFound() error {
+	return domain.NotFound(webhooks.CodeEndpointNotFound, "webhook endpoint not found")
+}
+
+const endpointColumns = `id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
+enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at`
+
+func scanEndpoint(row pgx.Row) (webhooks.Endpoint, error) {
+	var (
+		e       webhooks.Endpoint
+		headers []byte
+		mif     int16
+	)
+	err := row.Scan(&e.ID, &e.OwnerID, &e.URL, &e.Description, &e.EventTypes, &e.EmbedID, &headers, &mif,
+		&e.Enabled, &e.DisabledReason, &e.FailingSince, &e.SecretSealed, &e.PrevSecretSealed, &e.PrevSecretUntil,
+		&e.CreatedAt, &e.UpdatedAt)
+	if err != nil {
+		return e, err
+	}
+	e.MaxInFlight = int(mif)
+	if err := json.Unmarshal(headers, &e.Headers); err != nil {
+		return e, fmt.Errorf("decode headers of endpoint %s: %w", e.ID, err)
+	}
+	return e, nil
+}
+
+// endpointStore implements webhooks.EndpointStore in one transaction.
+type endpointStore struct {
+	tx pgx.Tx
+}
+
+var _ webhooks.EndpointStore = (*endpointStore)(nil)
+
+func (s *endpointStore) List(ctx context.Context, ownerID, after uuid.UUID, limit int) ([]webhooks.Endpoint, error) {
+	rows, err := s.tx.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE owner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, ownerID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list endpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []webhooks.Endpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list endpoints: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list endpoints: %w", err)
+	}
+	return out, nil
+}
+
+func (s *endpointStore) Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (webhooks.Endpoint, error) {
+	q := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE owner_id = $1 AND id = $2`
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	e, err := scanEndpoint(s.tx.QueryRow(ctx, q, ownerID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return e, notFound()
+	}
+	if err != nil {
+		return e, fmt.Errorf("get endpoint %s: %w", id, err)
+	}
+	return e, nil
+}
+
+func (s *endpointStore) Count(ctx context.Context, ownerID uuid.UUID) (int, error) {
+	var n int
+	if err := s.tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE owner_id = $1`, ownerID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count endpoints: %w", err)
+	}
+	return n, nil
+}
+
+// maxSlots is the number of lease rows every endpoint gets; max_in_flight
+// says how many of them are used, so changing it needs no row changes.
+const maxSlots = webhooks.MaxInFlightCap
+
+func headersJSON(h map[string]string) ([]byte, error) {
+	if h == nil {
+		h = map[string]string{}
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode headers: %w", err)
+	}
+	return b, nil
+}
+
+func (s *endpointStore) Insert(ctx context.Context, e webhooks.Endpoint) error {
+	headers, err := headersJSON(e.Headers)
+	if err != nil {
+		return err
+	}
+	_, err = s.tx.Exec(ctx, `WITH e AS (
+  INSERT INTO webhook_endpoints (id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
+    enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+  RETURNING id)
+INSERT INTO webhook_endpoint_leases (endpoint_id, slot)
+SELECT e.id, s FROM e, generate_series(0, $17::int - 1) AS s`,
+		e.ID, e.OwnerID, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
+		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
+		e.CreatedAt, e.UpdatedAt, maxSlots)
+	if err != nil {
+		return fmt.Errorf("insert endpoint: %w", err)
+	}
+	return nil
+}
+
+func (s *endpointStore) Update(ctx context.Context, e webhooks.Endpoint) error {
+	headers, err := headersJSON(e.Headers)
+	if err != nil {
+		return err
+	}
+	tag, err := s.tx.Exec(ctx, `UPDATE webhook_endpoints SET
+  url = $3, description = $4, event_types = $5, embed_id = $6, headers = $7, max_in_flight = $8,
+  enabled = $9, disabled_reason = $10, failing_since = $11, secret_enc = $12, prev_secret_enc = $13,
+  prev_secret_until = $14, updated_at = $15
+WHERE owner_id = $1 AND id = $2`,
+		e.OwnerID, e.ID, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
+		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
+		e.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("update endpoint %s: %w", e.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
+func (s *endpointStore) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
+	tag, err := s.tx.Exec(ctx, `DELETE FROM webhook_endpoints WHERE owner_id = $1 AND id = $2`, ownerID, id)
+	if err != nil {
+		return fmt.Errorf("delete endpoint %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
+// timePtr returns nil for the zero time.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

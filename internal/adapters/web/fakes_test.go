@@ -1,0 +1,366 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+)
+
+// The fakes below declare ops with the contract's names, routes and JSON
+// shapes over an in-memory store, so the UI can be tested as it calls the
+// real ones: through op.Set, by JSON.
+
+type fakeEndpoint struct {
+	ID             uuid.UUID         `json:"id"`
+	URL            string            `json:"url"`
+	Description    string            `json:"description"`
+	EventTypes     []string          `json:"event_types"`
+	EmbedID        *uuid.UUID        `json:"embed_id"`
+	Headers        map[string]string `json:"headers"`
+	Enabled        bool              `json:"enabled"`
+	DisabledReason *string           `json:"disabled_reason"`
+	FailingSince   *time.Time        `json:"failing_since"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
+}
+
+type fakeCreated struct {
+	fakeEndpoint
+	Secret string `json:"secret"`
+}
+
+type fakeDelivery struct {
+	JobID       int64      `json:"job_id"`
+	EventID     uuid.UUID  `json:"event_id"`
+	EventType   string     `json:"event_type"`
+	State       string     `json:"state"`
+	Attempt     int        `json:"attempt"`
+	MaxAttempts int        `json:"max_attempts"`
+	LastError   *string    `json:"last_error"`
+	AttemptedAt *time.Time `json:"attempted_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+	TaskURL     string     `json:"task_url"`
+	StatusCode  *int       `json:"status_code"`
+}
+
+type createEndpointIn struct {
+	URL         string            `json:"url"`
+	Description string            `json:"description,omitempty"`
+	EventTypes  []string          `json:"event_types"`
+	EmbedID     *uuid.UUID        `json:"embed_id,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Enabled     *bool             `json:"enabled,omitempty"`
+}
+
+type updateEndpointIn struct {
+	ID      uuid.UUID `json:"id" path:"id"`
+	Enabled *bool     `json:"enabled,omitempty"`
+}
+
+type idIn struct {
+	ID uuid.UUID `json:"id" path:"id"`
+}
+
+type deliveriesIn struct {
+	ID uuid.UUID `json:"id" path:"id"`
+	op.PageInput
+}
+
+type fakeSource struct {
+	ID               uuid.UUID `json:"id"`
+	Name             string    `json:"name"`
+	Verifier         string    `json:"verifier"`
+	Enabled          bool      `json:"enabled"`
+	BodyLimitBytes   int64     `json:"body_limit_bytes"`
+	ToleranceSeconds int       `json:"tolerance_seconds"`
+	ReceiveURL       string    `json:"receive_url"`
+	SecretRotatedAt  time.Time `json:"secret_rotated_at"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+	Secret           string    `json:"secret,omitempty"`
+}
+
+type createSourceIn struct {
+	Name             string         `json:"name"`
+	Verifier         string         `json:"verifier"`
+	Options          map[string]any `json:"options,omitempty"`
+	Secret           string         `json:"secret,omitempty"`
+	Enabled          *bool          `json:"enabled,omitempty"`
+	BodyLimitBytes   int64          `json:"body_limit_bytes,omitempty"`
+	ToleranceSeconds int            `json:"tolerance_seconds,omitempty"`
+}
+
+type fakeMessage struct {
+	ID         uuid.UUID  `json:"id"`
+	SourceID   uuid.UUID  `json:"source_id"`
+	MessageID  string     `json:"message_id"`
+	EventType  string     `json:"event_type"`
+	State      string     `json:"state"`
+	Attempts   int        `json:"attempts"`
+	LastError  *string    `json:"last_error"`
+	ReceivedAt time.Time  `json:"received_at"`
+	DeadAt     *time.Time `json:"dead_at"`
+	Replays    int        `json:"replays"`
+	JobID      *int64     `json:"job_id"`
+	TaskURL    *string    `json:"task_url"`
+}
+
+type messagesIn struct {
+	ID    uuid.UUID `json:"id" path:"id"`
+	State string    `json:"state,omitempty" query:"state"`
+	op.PageInput
+}
+
+type replayIn struct {
+	ID        uuid.UUID `json:"id" path:"id"`
+	MessageID uuid.UUID `json:"message_id" path:"message_id"`
+}
+
+type fakeEvent struct {
+	ID            uuid.UUID  `json:"id"`
+	Type          string     `json:"type"`
+	Subject       string     `json:"subject"`
+	OccurredAt    time.Time  `json:"occurred_at"`
+	RelayAttempts int        `json:"relay_attempts"`
+	RelayError    *string    `json:"relay_error"`
+	PoisonedAt    *time.Time `json:"poisoned_at"`
+}
+
+// world is the fakes' store, one owner's rows per OwnerID.
+type world struct {
+	mu         sync.Mutex
+	endpoints  map[uuid.UUID]fakeEndpoint
+	owners     map[uuid.UUID]uuid.UUID
+	deliveries map[uuid.UUID][]fakeDelivery
+	sources    map[uuid.UUID]fakeSource
+	messages   map[uuid.UUID][]fakeMessage
+	poisoned   []fakeEvent
+	nextJob    int64
+	// calls counts op calls by name.
+	calls map[string]int
+}
+
+func newWorld() *world {
+	return &world{
+		endpoints: map[uuid.UUID]fakeEndpoint{}, owners: map[uuid.UUID]uuid.UUID{},
+		deliveries: map[uuid.UUID][]fakeDelivery{}, sources: map[uuid.UUID]fakeSource{},
+		messages: map[uuid.UUID][]fakeMessage{}, nextJob: 100, calls: map[string]int{},
+	}
+}
+
+func (w *world) count(name string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls[name]
+}
+
+func (w *world) endpoint(c op.Caller, id uuid.UUID) (fakeEndpoint, error) {
+	e, ok := w.endpoints[id]
+	if !ok || w.owners[id] != c.OwnerID {
+		return fakeEndpoint{}, domain.ErrNotFound
+	}
+	return e, nil
+}
+
+func (w *world) source(c op.Caller, id uuid.UUID) (fakeSource, error) {
+	s, ok := w.sources[id]
+	if !ok || w.owners[id] != c.OwnerID {
+		return fakeSource{}, domain.ErrNotFound
+	}
+	return s, nil
+}
+
+// declare wraps a handler so it runs under the store's lock and is counted.
+func declare[In, Out any](w *world, m op.Meta, fn func(c op.Caller, in In) (Out, error)) op.Descriptor {
+	return op.New(m, func(_ context.Context, c op.Caller, in In) (Out, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.calls[m.Name]++
+		return fn(c, in)
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (w *world) ops() op.Set {
+	const base = "/api/admin/webhooks"
+	const src = "/api/admin/inbound-sources"
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	return op.Set{
+		declare(w, op.Meta{Name: "webhooks.list", Method: http.MethodGet, Path: base}, func(c op.Caller, _ op.PageInput) (op.Page[fakeEndpoint], error) {
+			var rows []fakeEndpoint
+			for id, e := range w.endpoints {
+				if w.owners[id] == c.OwnerID {
+					rows = append(rows, e)
+				}
+			}
+			return op.NewPage(rows, 50, func(e fakeEndpoint) string { return e.ID.String() }), nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.get", Method: http.MethodGet, Path: base + "/{id}"}, func(c op.Caller, in idIn) (fakeEndpoint, error) {
+			return w.endpoint(c, in.ID)
+		}),
+		declare(w, op.Meta{Name: "webhooks.create", Method: http.MethodPost, Path: base, Status: http.StatusCreated}, func(c op.Caller, in createEndpointIn) (fakeCreated, error) {
+			if in.URL == "" {
+				return fakeCreated{}, domain.Validation("INVALID_URL", "url is required").WithField("url")
+			}
+			if len(in.EventTypes) == 0 {
+				return fakeCreated{}, domain.Validation("INVALID_EVENT_TYPES", "pick at least one event type").WithField("event_types")
+			}
+			e := fakeEndpoint{ID: uuid.New(), URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, EmbedID: in.EmbedID,
+				Headers: in.Headers, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
+			w.endpoints[e.ID], w.owners[e.ID] = e, c.OwnerID
+			return fakeCreated{fakeEndpoint: e, Secret: "whsec_" + uuid.NewString()}, nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.update", Method: http.MethodPatch, Path: base + "/{id}"}, func(c op.Caller, in updateEndpointIn) (fakeEndpoint, error) {
+			e, err := w.endpoint(c, in.ID)
+			if err != nil {
+				return e, err
+			}
+			if in.Enabled != nil {
+				e.Enabled = *in.Enabled
+				e.DisabledReason, e.FailingSince = nil, nil
+				if !e.Enabled {
+					e.DisabledReason = ptr("disabled by the owner")
+				}
+			}
+			w.endpoints[e.ID] = e
+			return e, nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.delete", Method: http.MethodDelete, Path: base + "/{id}"}, func(c op.Caller, in idIn) (op.Empty, error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return op.Empty{}, err
+			}
+			delete(w.endpoints, in.ID)
+			return op.Empty{}, nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.rotate_secret", Method: http.MethodPost, Path: base + "/{id}/rotate-secret"}, func(c op.Caller, in idIn) (map[string]string, error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return nil, err
+			}
+			return map[string]string{"secret": "whsec_rotated_" + uuid.NewString()}, nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.send_test", Method: http.MethodPost, Path: base + "/{id}/test", Status: http.StatusAccepted}, func(c op.Caller, in idIn) (map[string]any, error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return nil, err
+			}
+			w.nextJob++
+			d := fakeDelivery{JobID: w.nextJob, EventID: uuid.New(), EventType: "webhook.test", State: "completed", Attempt: 1, MaxAttempts: 25,
+				AttemptedAt: &now, CreatedAt: now, TaskURL: "/admin/tasks?job=" + itoa(w.nextJob), StatusCode: ptr(204)}
+			w.deliveries[in.ID] = append([]fakeDelivery{d}, w.deliveries[in.ID]...)
+			return map[string]any{"event_id": d.EventID, "job_id": d.JobID}, nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.deliveries", Method: http.MethodGet, Path: base + "/{id}/deliveries"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeDelivery], error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return op.Page[fakeDelivery]{}, err
+			}
+			return op.NewPage(w.deliveries[in.ID], 50, func(d fakeDelivery) string { return itoa(d.JobID) }), nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.redeliver", Method: http.MethodPost, Path: base + "/{id}/redeliver"}, func(c op.Caller, in idIn) (map[string]int, error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return nil, err
+			}
+			return map[string]int{"count": 3}, nil
+		}),
+		declare(w, op.Meta{Name: "events.poisoned", Method: http.MethodGet, Path: "/api/admin/events/poisoned"}, func(_ op.Caller, _ op.PageInput) (op.Page[fakeEvent], error) {
+			return op.NewPage(append([]fakeEvent(nil), w.poisoned...), 50, func(e fakeEvent) string { return e.ID.String() }), nil
+		}),
+		declare(w, op.Meta{Name: "events.release", Method: http.MethodPost, Path: "/api/admin/events/{id}/release"}, func(_ op.Caller, in idIn) (fakeEvent, error) {
+			for i, e := range w.poisoned {
+				if e.ID == in.ID {
+					w.poisoned = append(w.poisoned[:i], w.poisoned[i+1:]...)
+					return e, nil
+				}
+			}
+			return fakeEvent{}, domain.ErrNotFound
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.list", Method: http.MethodGet, Path: src}, func(c op.Caller, _ op.PageInput) (op.Page[fakeSource], error) {
+			var rows []fakeSource
+			for id, s := range w.sources {
+				if w.owners[id] == c.OwnerID {
+					rows = append(rows, s)
+				}
+			}
+			return op.NewPage(rows, 50, func(s fakeSource) string { return s.ID.String() }), nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.create", Method: http.MethodPost, Path: src, Status: http.StatusCreated}, func(c op.Caller, in createSourceIn) (fakeSource, error) {
+			if in.Name == "" {
+				return fakeSource{}, domain.Validation("INBOUND_NAME_REQUIRED", "name is required").WithField("name")
+			}
+			s := fakeSource{ID: uuid.New(), Name: in.Name, Verifier: in.Verifier, Enabled: in.Enabled == nil || *in.Enabled,
+				BodyLimitBytes: 1 << 20, ToleranceSeconds: 300, SecretRotatedAt: now, CreatedAt: now, UpdatedAt: now}
+			s.ReceiveURL = "/hooks/" + s.ID.String()
+			w.sources[s.ID], w.owners[s.ID] = s, c.OwnerID
+			out := s
+			if in.Verifier == "standard-webhooks" {
+				out.Secret = "whsec_inbound_" + uuid.NewString()
+			}
+			// One dead letter, so the source page has one to replay.
+			w.messages[s.ID] = []fakeMessage{{ID: uuid.New(), SourceID: s.ID, MessageID: "msg_dead", EventType: "ping", State: "dead", Attempts: 5,
+				LastError: ptr("handler failed"), ReceivedAt: now, DeadAt: &now}}
+			return out, nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.get", Method: http.MethodGet, Path: src + "/{id}"}, func(c op.Caller, in idIn) (fakeSource, error) {
+			return w.source(c, in.ID)
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.update", Method: http.MethodPatch, Path: src + "/{id}"}, func(c op.Caller, in updateEndpointIn) (fakeSource, error) {
+			s, err := w.source(c, in.ID)
+			if err != nil {
+				return s, err
+			}
+			if in.Enabled != nil {
+				s.Enabled = *in.Enabled
+			}
+			w.sources[s.ID] = s
+			return s, nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.rotate_secret", Method: http.MethodPost, Path: src + "/{id}/rotate-secret"}, func(c op.Caller, in struct {
+			ID     uuid.UUID `json:"id" path:"id"`
+			Secret string    `json:"secret,omitempty"`
+		}) (map[string]any, error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return nil, err
+			}
+			return map[string]any{"secret": "whsec_inbound_rotated", "secret_rotated_at": now}, nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.messages", Method: http.MethodGet, Path: src + "/{id}/messages"}, func(c op.Caller, in messagesIn) (op.Page[fakeMessage], error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return op.Page[fakeMessage]{}, err
+			}
+			return op.NewPage(append([]fakeMessage(nil), w.messages[in.ID]...), 50, func(m fakeMessage) string { return m.ID.String() }), nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.dead_letters", Method: http.MethodGet, Path: src + "/{id}/dead-letters"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeMessage], error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return op.Page[fakeMessage]{}, err
+			}
+			var dead []fakeMessage
+			for _, m := range w.messages[in.ID] {
+				if m.State == "dead" {
+					dead = append(dead, m)
+				}
+			}
+			return op.NewPage(dead, 50, func(m fakeMessage) string { return m.ID.String() }), nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.replay_dead_letter", Method: http.MethodPost, Path: src + "/{id}/dead-letters/{message_id}/replay"}, func(c op.Caller, in replayIn) (fakeMessage, error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return fakeMessage{}, err
+			}
+			for i, m := range w.messages[in.ID] {
+				if m.ID == in.MessageID && m.State == "dead" {
+					m.State, m.DeadAt, m.Replays = "done", nil, m.Replays+1
+					w.messages[in.ID][i] = m
+					return m, nil
+				}
+			}
+			return fakeMessage{}, domain.Conflict("NOT_DEAD", "the message is not a dead letter")
+		}),
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

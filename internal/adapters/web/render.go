@@ -1,0 +1,257 @@
+package web
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/domain"
+)
+
+var errNoAuth = domain.Unauthorized("UNAUTHORIZED", "sign-in is not available on this server")
+
+// pages holds one parsed template set per page, each the layout plus the
+// page's own file.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+func parsePages() (*pages, error) {
+	files, err := fs.Glob(assets, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: list templates: %w", err)
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", f)
+		if err != nil {
+			return nil, fmt.Errorf("web: parse %s: %w", f, err)
+		}
+		p.byName[name] = t
+	}
+	return p, nil
+}
+
+var funcs = template.FuncMap{
+	"time": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		case *time.Time:
+			if v == nil || v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		default:
+			return "—"
+		}
+	},
+	"join": strings.Join,
+	"contains": func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	},
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+}
+
+// view is what every page template gets.
+type view struct {
+	Title string
+	// Section is the navigation entry to mark as current.
+	Section string
+	Session *Session
+	// Nav lists the sections this server has (their ops are declared).
+	Nav    []navItem
+	Notice string
+	Error  *httpapi.ErrorDetail
+	Data   any
+}
+
+type navItem struct {
+	Key, Label, Href string
+}
+
+func (h *Handler) nav() []navItem {
+	var items []navItem
+	if h.has("webhooks.list") {
+		items = append(items, navItem{"webhooks", "Webhooks", "/admin/webhooks"})
+	}
+	if h.has("inbound_sources.list") {
+		items = append(items, navItem{"inbound", "Inbound", "/admin/inbound"})
+	}
+	if h.has("events.poisoned") {
+		items = append(items, navItem{"events", "Poisoned events", "/admin/events/poisoned"})
+	}
+	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
+	return items
+}
+
+// render writes a page with status.
+func (h *Handler) render(c echo.Context, status int, name string, v view) error {
+	t, ok := h.pages.byName[name]
+	if !ok {
+		return fmt.Errorf("web: no page %q", name)
+	}
+	if v.Session != nil {
+		v.Nav = h.nav()
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {
+		return fmt.Errorf("web: render %s: %w", name, err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// fail renders err on the error page: a domain error with its status, code
+// and message, anything else as a 500 whose detail goes to the log only.
+func (h *Handler) fail(c echo.Context, s *Session, err error) error {
+	status, detail := h.describe(c, err)
+	return h.render(c, status, "error", view{Title: http.StatusText(status), Session: s, Error: detail})
+}
+
+// describe maps err to a status and the contract's error detail, logging
+// what is not a domain error.
+func (h *Handler) describe(c echo.Context, err error) (int, *httpapi.ErrorDetail) {
+	if de := domain.AsError(err); de != nil && de.Kind != domain.KindInternal {
+		return httpapi.StatusOf(de.Kind), &httpapi.ErrorDetail{Code: de.Code, Message: de.Message, Field: de.Field}
+	}
+	h.logger.Error("admin page failed", zap.String("request_id", httpapi.RequestID(c)), zap.String("path", c.Request().URL.Path), zap.Error(err))
+	return http.StatusInternalServerError, &httpapi.ErrorDetail{Code: "INTERNAL", Message: "Something went wrong on the server; the log has request " + httpapi.RequestID(c) + "."}
+}
+
+// page wraps a page handler: without a session the browser is sent to the
+// sign-in form, which brings it back here.
+func (h *Handler) page(fn func(c echo.Context, s *Session) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s, err := h.sessionOf(c.Request())
+		if err != nil {
+			return h.toLogin(c, c.Request().URL.RequestURI(), err)
+		}
+		return fn(c, s)
+	}
+}
+
+// form wraps a form handler: the post must be same-origin, come with a
+// session, and carry the session's CSRF token.
+func (h *Handler) form(fn func(c echo.Context, s *Session) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := h.origin.Check(c.Request()); err != nil {
+			return h.render(c, http.StatusForbidden, "error", view{Title: "Forbidden", Error: &httpapi.ErrorDetail{Code: "CROSS_ORIGIN", Message: "Cross-site form posts are refused."}})
+		}
+		s, err := h.sessionOf(c.Request())
+		if err != nil {
+			return h.toLogin(c, refererPath(c.Request()), err)
+		}
+		token := c.FormValue("csrf_token")
+		if s.CSRFToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRFToken)) != 1 {
+			return h.render(c, http.StatusForbidden, "error", view{Title: "Forbidden", Session: s, Error: &httpapi.ErrorDetail{Code: "CSRF_TOKEN_INVALID",
+				Message: "This form is out of date or did not come from this site. Go back, reload the page and try again."}})
+		}
+		return fn(c, s)
+	}
+}
+
+// toLogin sends the browser to the sign-in form, to come back to next. An
+// error other than "not signed in" is shown instead.
+func (h *Handler) toLogin(c echo.Context, next string, err error) error {
+	if de := domain.AsError(err); de == nil || de.Kind != domain.KindUnauthorized {
+		return h.fail(c, nil, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/login?next="+url.QueryEscape(LocalPath(next, "/admin/webhooks")))
+}
+
+// refererPath is where a form was posted from, so a post whose session has
+// ended comes back to that page after sign-in (never to the post's own URL,
+// which has no page).
+func refererPath(r *http.Request) string {
+	ref, err := url.Parse(r.Referer())
+	if err != nil || ref.Host != r.Host {
+		return ""
+	}
+	return ref.RequestURI()
+}
+
+// LocalPath returns next when it is a path on this site ("/admin/tasks?job=1"),
+// else def: the sign-in form must not become an open redirect, so absolute
+// URLs, scheme-relative ones ("//evil.test"), backslash tricks ("/\evil.test")
+// and control characters are refused.
+func LocalPath(next, def string) string {
+	if next == "" || next[0] != '/' || len(next) > 2048 {
+		return def
+	}
+	if strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return def
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return def
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return def
+	}
+	return next
+}
+
+// static serves the embedded CSS and JavaScript.
+func (h *Handler) static(c echo.Context) error {
+	name := path.Clean("static/" + c.Param("*"))
+	if !strings.HasPrefix(name, "static/") {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ct := "application/octet-stream"
+	switch path.Ext(name) {
+	case ".css":
+		ct = "text/css; charset=utf-8"
+	case ".js":
+		ct = "text/javascript; charset=utf-8"
+	case ".svg":
+		ct = "image/svg+xml"
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	return c.Blob(http.StatusOK, ct, b)
+}
+
+// notFound is the answer of a section whose ops this server does not have.
+func notDeclared(name string) error {
+	return domain.NotFound("NOT_AVAILABLE", fmt.Sprintf("this server has no %s operation", name))
+}
+
+// isKind tells whether err is a domain error of kind k.
+func isKind(err error, k domain.Kind) bool {
+	var de *domain.Error
+	return errors.As(err, &de) && de.Kind == k
+}

@@ -1,0 +1,172 @@
+// Package web is the admin web UI: server-rendered html/template pages,
+// embedded in the binary with go:embed, with a little JavaScript that only
+// improves them (copy buttons, live delivery log). Every page works without
+// JavaScript.
+//
+// The UI implements no op of its own. Each page calls the declared ops through
+// the op.Set (Descriptor.Call, with the caller of the request's session),
+// passing arguments as the JSON the REST API and the MCP tools accept and
+// reading results as the JSON they return; what a page shows is therefore
+// exactly the contract's shape. Sign-in, sessions and CSRF tokens come from
+// the owner domain through the functions in Auth.
+//
+// Routes, under /admin: login and logout; Integrations → Webhooks (list,
+// create with a one-time secret, endpoint page with the delivery log, test,
+// redeliver, enable/disable, rotate, delete), Inbound (sources, create with a
+// one-time secret, message log, dead letters and replay) and Events
+// (poisoned events and release). River's own UI at /admin/tasks is mounted by
+// the HTTP server; the login page brings the owner back to it through next.
+package web
+
+import (
+	"embed"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/domain/op"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Session is the admin session a request carries.
+type Session struct {
+	// Caller is who the ops act for.
+	Caller op.Caller
+	// CSRFToken is the token bound to the session that every form posts back
+	// in the csrf_token field.
+	CSRFToken string
+}
+
+// LoginFunc checks email and password and, when they are right, opens a
+// session and sets its cookie on w. A refusal is a domain error
+// (INVALID_CREDENTIALS, RATE_LIMITED, IP_BANNED, …) whose message the form
+// shows.
+type LoginFunc func(w http.ResponseWriter, r *http.Request, email, password string) error
+
+// LogoutFunc ends the request's session, if any, and clears its cookie.
+type LogoutFunc func(w http.ResponseWriter, r *http.Request) error
+
+// SessionFunc returns the session of the request's cookie, or a domain
+// Unauthorized error when there is none or it has ended.
+type SessionFunc func(r *http.Request) (Session, error)
+
+// Auth is what the UI needs from the owner domain's session handling.
+type Auth struct {
+	Login   LoginFunc
+	Logout  LogoutFunc
+	Session SessionFunc
+}
+
+// Deps is what the UI is built from.
+type Deps struct {
+	// Ops are every declared op; pages find theirs by name, and a section
+	// whose ops are not declared is left out of the navigation.
+	Ops    op.Set
+	Auth   Auth
+	Logger *zap.Logger
+}
+
+// Handler serves the admin UI.
+type Handler struct {
+	ops    op.Set
+	auth   Auth
+	logger *zap.Logger
+	pages  *pages
+	// origin rejects cross-site form posts before any token is compared.
+	origin *http.CrossOriginProtection
+}
+
+// New parses the embedded templates and builds the UI.
+func New(d Deps) (*Handler, error) {
+	if d.Logger == nil {
+		d.Logger = zap.NewNop()
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{
+		ops: d.Ops, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		origin: http.NewCrossOriginProtection(),
+	}, nil
+}
+
+var _ httpapi.Mounter = (*Handler)(nil)
+
+// Mount registers the UI's routes.
+func (h *Handler) Mount(e *echo.Echo) {
+	g := e.Group("/admin", h.headers)
+	g.GET("", h.home)
+	g.GET("/", h.home)
+	g.GET("/static/*", h.static)
+	g.GET("/login", h.loginForm)
+	g.POST("/login", h.login)
+	g.POST("/logout", h.form(h.logout))
+
+	g.GET("/webhooks", h.page(h.webhookList))
+	g.GET("/webhooks/new", h.page(h.webhookNew))
+	g.POST("/webhooks", h.form(h.webhookCreate))
+	g.GET("/webhooks/:id", h.page(h.webhookShow))
+	g.POST("/webhooks/:id/test", h.form(h.webhookTest))
+	g.POST("/webhooks/:id/redeliver", h.form(h.webhookRedeliver))
+	g.POST("/webhooks/:id/enable", h.form(h.webhookEnable))
+	g.POST("/webhooks/:id/disable", h.form(h.webhookDisable))
+	g.POST("/webhooks/:id/rotate", h.form(h.webhookRotate))
+	g.GET("/webhooks/:id/delete", h.page(h.webhookDeleteConfirm))
+	g.POST("/webhooks/:id/delete", h.form(h.webhookDelete))
+
+	g.GET("/inbound", h.page(h.inboundList))
+	g.GET("/inbound/new", h.page(h.inboundNew))
+	g.POST("/inbound", h.form(h.inboundCreate))
+	g.GET("/inbound/:id", h.page(h.inboundShow))
+	g.POST("/inbound/:id/rotate", h.form(h.inboundRotate))
+	g.POST("/inbound/:id/enable", h.form(h.inboundEnable))
+	g.POST("/inbound/:id/disable", h.form(h.inboundDisable))
+	g.POST("/inbound/:id/dead-letters/:message_id/replay", h.form(h.deadLetterReplay))
+
+	g.GET("/events/poisoned", h.page(h.poisonedList))
+	g.POST("/events/:id/release", h.form(h.eventRelease))
+}
+
+// headers are the security headers of every UI response: no framing, no
+// inline script, forms post only here, nothing cached (pages show secrets
+// once and owner data always).
+func (h *Handler) headers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		hd := c.Response().Header()
+		hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "+
+			"connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "same-origin")
+		hd.Set("Cache-Control", "no-store")
+		return next(c)
+	}
+}
+
+func (h *Handler) home(c echo.Context) error {
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
+}
+
+// sessionOf returns the request's session.
+func (h *Handler) sessionOf(r *http.Request) (*Session, error) {
+	if h.auth.Session == nil {
+		return nil, errNoAuth
+	}
+	s, err := h.auth.Session(r)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// has tells whether an op is declared (sections without their ops are left
+// out of the navigation and answer 404).
+func (h *Handler) has(name string) bool {
+	_, ok := h.ops.Find(name)
+	return ok
+}

@@ -1,0 +1,92 @@
+// Package webhookhttp posts webhook deliveries through the SSRF-guarded
+// client of infra/httpx: it is the subscriber domain's Poster.
+package webhookhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/standmeet/standmeet/internal/infra/httpx"
+	"github.com/standmeet/standmeet/internal/owner/subscriber"
+)
+
+// Poster sends deliveries. It is safe for concurrent use.
+type Poster struct {
+	client *httpx.Client
+}
+
+var _ subscriber.Poster = (*Poster)(nil)
+
+// Options configure a Poster.
+type Options struct {
+	// Allow lists prefixes reachable although private or loopback
+	// (STANDMEET_EGRESS_ALLOW).
+	Allow []netip.Prefix
+	// Resolver overrides name resolution (tests).
+	Resolver *net.Resolver
+}
+
+// New returns a Poster whose client blocks internal egress at dial time
+// (redirects are not followed, so they cannot reach inside either), never
+// retries, bounds an exchange by subscriber.HTTPTimeout and reads at most
+// subscriber.MaxResponseBytes of a body.
+func New(o Options) *Poster {
+	return &Poster{client: httpx.NewClient(httpx.Options{
+		BlockInternalEgress: true,
+		NoRetry:             true,
+		Timeout:             subscriber.HTTPTimeout,
+		FollowRedirects:     false,
+		Allow:               o.Allow,
+		MaxResponseBytes:    subscriber.MaxResponseBytes,
+		Resolver:            o.Resolver,
+	})}
+}
+
+// Post sends req. The body is read (up to the cap) before Post returns, so
+// the latency covers the whole answer. Errors wrap subscriber.ErrBlocked
+// for a refused target and subscriber.ErrTimeout for a receiver that did
+// not answer in time; any other error is a connection failure.
+func (p *Poster) Post(ctx context.Context, req subscriber.PostRequest) (subscriber.PostResponse, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
+	if err != nil {
+		// A URL that validation let through but net/http refuses will never
+		// work: treat it like a refused target.
+		return subscriber.PostResponse{}, fmt.Errorf("%w: %w", subscriber.ErrBlocked, err)
+	}
+	hreq.Header = req.Header.Clone()
+	start := time.Now()
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		return subscriber.PostResponse{Latency: time.Since(start)}, mapError(err)
+	}
+	// A body that fails half-way (timeout, reset) does not change the
+	// outcome: the receiver answered, so its status decides.
+	body, _, _ := p.client.ReadBody(resp)
+	return subscriber.PostResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Latency: time.Since(start)}, nil
+}
+
+func mapError(err error) error {
+	switch {
+	case errors.Is(err, httpx.ErrBlocked):
+		return fmt.Errorf("%w: %w", subscriber.ErrBlocked, err)
+	case isTimeout(err):
+		return fmt.Errorf("%w: %w", subscriber.ErrTimeout, err)
+	default:
+		return err
+	}
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,808 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+)
+
+// The delivery job as the outbound webhooks part names it; the bench reads
+// River's own rows for snoozes and leftovers.
+const (
+	DeliverKind    = "webhook.deliver"
+	noteEventType  = "corpus.note.changed"
+	noteWriters    = 8
+	deliveryLimit  = 4 * time.Minute
+	inboundWorkers = 32
+)
+
+// ServerBench drives real server processes on one fresh bench database: it
+// owns the database, the sink (loopback receivers that verify every
+// signature) and the child processes.
+type ServerBench struct {
+	o       Options
+	r       *Report
+	DBURL   string
+	Pool    *pgxpool.Pool
+	Opts    ServerOptions
+	Sink    *Sink
+	Servers []*Server
+	rr      atomic.Uint64
+
+	// Ceilings measured before any server runs (River clients of their own
+	// would otherwise compete with the server's for the same queues).
+	riverNoop          float64
+	pickup             *Latencies
+	echoRiver, bareEch LoadResult
+
+	w2Groups []Group
+	w2Rate   float64
+	emails   atomic.Int64
+}
+
+// NewServerBench creates the bench database and the sink. Close releases
+// everything, child processes included.
+func NewServerBench(ctx context.Context, o Options, r *Report) (*ServerBench, error) {
+	b := &ServerBench{o: o, r: r}
+	var err error
+	if b.DBURL, err = FreshDatabase(ctx, o.AdminURL, "standmeet_bench"); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(b.DBURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = 40
+	if b.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if b.Sink, err = StartSink("127.0.0.1:0"); err != nil {
+		b.Pool.Close()
+		return nil, err
+	}
+	logPath := ""
+	if o.LogDir != "" {
+		if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
+			return nil, err
+		}
+		logPath = filepath.Join(o.LogDir, "server.log")
+		_ = os.Remove(logPath)
+	}
+	b.Opts = ServerOptions{
+		Binary:      o.Binary,
+		DatabaseURL: b.DBURL,
+		MasterKey:   NewMasterKey(),
+		// Receivers are on loopback, which the outbound client refuses
+		// unless allowed.
+		// STANDMEET_WEBHOOK_MAX_ENDPOINTS lifts the per-owner endpoint
+		// limit where the server reads it, so the 1,000-endpoint run can
+		// be one owner's.
+		Env:     map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8", "STANDMEET_WEBHOOK_MAX_ENDPOINTS": "2000"},
+		LogPath: logPath,
+	}
+	return b, nil
+}
+
+// Close stops every server, the sink and the pool.
+func (b *ServerBench) Close() {
+	b.StopServers()
+	b.Sink.Close()
+	b.Pool.Close()
+}
+
+// StopServers stops every running server gracefully.
+func (b *ServerBench) StopServers() {
+	for _, s := range b.Servers {
+		_ = s.Stop(30 * time.Second)
+	}
+	b.Servers = nil
+}
+
+// Scale sets how many server processes run (starting or stopping some).
+func (b *ServerBench) Scale(ctx context.Context, n int) error {
+	for len(b.Servers) > n {
+		last := b.Servers[len(b.Servers)-1]
+		b.Servers = b.Servers[:len(b.Servers)-1]
+		_ = last.Stop(30 * time.Second)
+	}
+	for len(b.Servers) < n {
+		s, err := StartServer(ctx, b.Opts)
+		if err != nil {
+			return err
+		}
+		b.Servers = append(b.Servers, s)
+	}
+	return nil
+}
+
+// base picks the next replica, round robin.
+func (b *ServerBench) base() string {
+	i := b.rr.Add(1)
+	return b.Servers[int(i)%len(b.Servers)].URL
+}
+
+// NewOwner creates an owner with an API key and returns an admin client
+// that spreads its calls over the running replicas.
+func (b *ServerBench) NewOwner(ctx context.Context, name string) (*Admin, error) {
+	email := fmt.Sprintf("%s-%d@bench.example.com", name, b.emails.Add(1))
+	key, err := NewOwner(ctx, b.Opts, email)
+	if err != nil {
+		return nil, err
+	}
+	return &Admin{BaseFunc: b.base, Key: key, HTTP: NewClient(64)}, nil
+}
+
+// AddEndpoints registers n sink endpoints named prefix-i with the owner,
+// each for the given globs, and arms their verifiers with the secrets.
+func (b *ServerBench) AddEndpoints(ctx context.Context, a *Admin, prefix string, n int, globs func(i int) []string, respond Respond) ([]*SinkEndpoint, error) {
+	eps := make([]*SinkEndpoint, n)
+	for i := range eps {
+		ep := b.Sink.Endpoint(fmt.Sprintf("%s-%d", prefix, i), respond)
+		created, err := a.CreateWebhook(ctx, ep.URL, globs(i))
+		if err != nil {
+			return nil, err
+		}
+		if err := ep.SetSecret(created.Secret); err != nil {
+			return nil, err
+		}
+		ep.ServerID = created.ID
+		eps[i] = ep
+	}
+	return eps, nil
+}
+
+// Group is one owner and the endpoints registered under it.
+type Group struct {
+	Admin *Admin
+	// Endpoints all of the owner's endpoints; Matching those whose globs
+	// match corpus.note.changed.
+	Endpoints, Matching []*SinkEndpoint
+}
+
+// EndpointGroups registers n endpoints named prefix-i (globs(i) each;
+// matches(i) says whether they match corpus.note.changed). They go to one
+// owner until the server's per-owner endpoint limit (ENDPOINT_LIMIT) stops
+// it, then to further owners. Raise the limit where the server allows it
+// (STANDMEET_WEBHOOK_MAX_ENDPOINTS) to keep them under one owner.
+func (b *ServerBench) EndpointGroups(ctx context.Context, prefix string, n int, globs func(i int) []string, matches func(i int) bool) ([]Group, error) {
+	var groups []Group
+	var cur *Group
+	for i := 0; i < n; i++ {
+		if cur == nil {
+			a, err := b.NewOwner(ctx, prefix)
+			if err != nil {
+				return nil, err
+			}
+			groups = append(groups, Group{Admin: a})
+			cur = &groups[len(groups)-1]
+		}
+		ep := b.Sink.Endpoint(fmt.Sprintf("%s-%d", prefix, i), nil)
+		created, err := cur.Admin.CreateWebhook(ctx, ep.URL, globs(i))
+		var se *StatusError
+		if errors.As(err, &se) && se.Status == http.StatusConflict && strings.Contains(se.Body, "ENDPOINT_LIMIT") && len(cur.Endpoints) > 0 {
+			cur = nil
+			i--
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := ep.SetSecret(created.Secret); err != nil {
+			return nil, err
+		}
+		ep.ServerID = created.ID
+		cur.Endpoints = append(cur.Endpoints, ep)
+		if matches(i) {
+			cur.Matching = append(cur.Matching, ep)
+		}
+	}
+	return groups, nil
+}
+
+func matchingOf(groups []Group) []*SinkEndpoint {
+	var out []*SinkEndpoint
+	for _, g := range groups {
+		out = append(out, g.Matching...)
+	}
+	return out
+}
+
+func adminsOf(groups []Group) []*Admin {
+	out := make([]*Admin, len(groups))
+	for i, g := range groups {
+		out[i] = g.Admin
+	}
+	return out
+}
+
+// Commits maps a note's URI (the event's subject) to when its POST's 201
+// arrived: the commit as the client sees it.
+type Commits struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func newCommits() *Commits { return &Commits{at: map[string]time.Time{}} }
+
+func (c *Commits) add(uri string, at time.Time) {
+	c.mu.Lock()
+	c.at[uri] = at
+	c.mu.Unlock()
+}
+
+// Get returns the commit time of a subject.
+func (c *Commits) Get(uri string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[uri]
+	return t, ok
+}
+
+// Len is how many notes were written.
+func (c *Commits) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.at)
+}
+
+// Times returns the commit times, sorted.
+func (c *Commits) Times() []time.Time {
+	c.mu.Lock()
+	out := make([]time.Time, 0, len(c.at))
+	for _, t := range c.at {
+		out = append(out, t)
+	}
+	c.mu.Unlock()
+	sortTimes(out)
+	return out
+}
+
+// First returns the earliest commit.
+func (c *Commits) First() time.Time {
+	ts := c.Times()
+	if len(ts) == 0 {
+		return time.Time{}
+	}
+	return ts[0]
+}
+
+// WriteNotes writes n published notes (slugs prefix-i) through the admin
+// API with concurrency writers, owner admins[i % len(admins)], and returns
+// their commit times. It stops at the first error.
+func WriteNotes(ctx context.Context, admins []*Admin, prefix string, n, concurrency int, into *Commits) error {
+	var next atomic.Int64
+	next.Store(-1)
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for w := 0; w < concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1))
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := writeNote(ctx, admins[i%len(admins)], prefix, i, into); err != nil {
+					once.Do(func() { firstErr = err })
+					next.Store(int64(n))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func writeNote(ctx context.Context, a *Admin, prefix string, i int, into *Commits) error {
+	slug := fmt.Sprintf("%s-%d", prefix, i)
+	n, at, err := a.CreateNote(ctx, slug, slug)
+	if err != nil {
+		return err
+	}
+	into.add(n.URI, at)
+	return nil
+}
+
+// WaitOK waits until every endpoint has answered want[i] verified 2xx
+// requests in all, or limit passes (an error naming the shortfall).
+func WaitOK(ctx context.Context, eps []*SinkEndpoint, want []int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		short, missing := 0, int64(0)
+		for i, ep := range eps {
+			if d := want[i] - ep.OK(); d > 0 {
+				short++
+				missing += d
+			}
+		}
+		if short == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%d deliveries to %d endpoints still missing after %s", missing, short, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Outcome summarises what some endpoints received for the notes in commits.
+type Outcome struct {
+	// Latency: commit-to-receipt of each (endpoint, event)'s first
+	// verified 2xx.
+	Latency *Latencies
+	// Delivered counts (endpoint, event) pairs; Duplicates the verified 2xx
+	// arrivals beyond the first per pair (by webhook-id).
+	Delivered, Duplicates int
+	// Last is the latest first-delivery arrival.
+	Last time.Time
+	// MaxInFlight is the most concurrent requests any endpoint saw.
+	MaxInFlight int64
+	// Invalid counts requests whose signature did not verify.
+	Invalid int
+}
+
+// Tally computes the outcome of the notes in commits at eps.
+func Tally(eps []*SinkEndpoint, commits *Commits) Outcome {
+	out := Outcome{Latency: &Latencies{}}
+	for _, ep := range eps {
+		out.MaxInFlight = max(out.MaxInFlight, ep.MaxInFlight())
+		seen := map[string]bool{}
+		for _, a := range ep.Arrivals() {
+			if !a.Valid {
+				out.Invalid++
+				continue
+			}
+			at, ok := commits.Get(a.Subject)
+			if !ok || a.Status/100 != 2 {
+				continue
+			}
+			if seen[a.ID] {
+				out.Duplicates++
+				continue
+			}
+			seen[a.ID] = true
+			out.Delivered++
+			out.Latency.Add(a.At.Sub(at))
+			if a.At.After(out.Last) {
+				out.Last = a.At
+			}
+		}
+	}
+	return out
+}
+
+// Snoozes returns how many delivery jobs River holds for the endpoints and
+// the snoozes they took (metadata.snoozes, which River keeps per job).
+func (b *ServerBench) Snoozes(ctx context.Context, endpointIDs []string) (jobs, snoozes int64, err error) {
+	err = b.Pool.QueryRow(ctx, `SELECT count(*), coalesce(sum((metadata->>'snoozes')::bigint), 0)
+		FROM river_job WHERE kind = $1 AND args->>'endpoint_id' = ANY($2)`, DeliverKind, endpointIDs).Scan(&jobs, &snoozes)
+	return jobs, snoozes, err
+}
+
+// Unfinished counts River jobs not yet finalized (available, scheduled,
+// retryable, running, pending).
+func (b *ServerBench) Unfinished(ctx context.Context) (int64, error) {
+	var n int64
+	err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE finalized_at IS NULL`).Scan(&n)
+	return n, err
+}
+
+func serverIDs(eps []*SinkEndpoint) []string {
+	ids := make([]string, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.ServerID
+	}
+	return ids
+}
+
+func wantMore(eps []*SinkEndpoint, each int64) []int64 {
+	want := make([]int64, len(eps))
+	for i, ep := range eps {
+		want[i] = ep.OK() + each
+	}
+	return want
+}
+
+// runCeilings measures, on the bench database and before any server
+// starts, River's raw no-op throughput, its insert-to-work-start latency at
+// the W3 pace, and the two W4 handlers.
+func (b *ServerBench) runCeilings(ctx context.Context) error {
+	cfg := DefaultRiverSettings()
+	var err error
+	if b.riverNoop, err = RiverNoop(ctx, b.Pool, cfg, b.o.scale(20000)); err != nil {
+		return fmt.Errorf("river no-op: %w", err)
+	}
+	b.r.Note("ceiling: River no-op jobs (insert + work), %d workers, fetch cooldown %s, poll %s: %.0f jobs/s",
+		cfg.MaxWorkers, cfg.FetchCooldown, cfg.FetchPollInterval, b.riverNoop)
+	if b.pickup, err = RiverPickup(ctx, b.Pool, cfg, 200, b.w3Duration()); err != nil {
+		return fmt.Errorf("river pickup: %w", err)
+	}
+	b.r.Note("ceiling: River insert-to-work-start at 200 jobs/s: p50 %.1f ms, p99 %.1f ms", Ms(b.pickup.Percentile(50)), Ms(b.pickup.Percentile(99)))
+
+	handler, stop, err := EchoRiverHandler(b.Pool, zap.NewNop())
+	if err != nil {
+		return err
+	}
+	defer stop()
+	n := b.o.scale(20000)
+	url, closeEcho, err := ServeEcho(handler)
+	if err != nil {
+		return err
+	}
+	b.echoRiver = Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, postBuilder(url))
+	closeEcho()
+	url, closeBare, err := ServeEcho(func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	if err != nil {
+		return err
+	}
+	b.bareEch = Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, postBuilder(url))
+	closeBare()
+	b.r.Note("ceiling: Echo handler committing one River job per request: %.0f/s (p99 %.1f ms); bare Echo 204: %.0f/s",
+		b.echoRiver.PerSecond(), Ms(b.echoRiver.Latency.Percentile(99)), b.bareEch.PerSecond())
+	// The ceilings' rows must not look like the server's work.
+	if _, err := b.Pool.Exec(ctx, `DELETE FROM river_job WHERE kind = 'bench.noop'`); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (b *ServerBench) w3Duration() time.Duration {
+	if b.o.Quick {
+		return 3 * time.Second
+	}
+	return 30 * time.Second
+}
+
+func postBuilder(url string) func(int) (*http.Request, error) {
+	return func(i int) (*http.Request, error) {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"n":%d}`, i)))
+		if err == nil {
+			req.Header.Set("content-type", "application/json")
+		}
+		return req, err
+	}
+}
+
+// runW1 is the burst to one endpoint: 5,000 notes written as fast as 8
+// writers can, each a corpus.note.changed delivered to the one endpoint.
+func (b *ServerBench) runW1(ctx context.Context) error {
+	a, err := b.NewOwner(ctx, "w1")
+	if err != nil {
+		return err
+	}
+	eps, err := b.AddEndpoints(ctx, a, "w1", 1, func(int) []string { return []string{noteEventType} }, nil)
+	if err != nil {
+		return err
+	}
+	n := b.o.scale(5000)
+	commits := newCommits()
+	want := wantMore(eps, int64(n))
+	if err := WriteNotes(ctx, []*Admin{a}, "w1", n, noteWriters, commits); err != nil {
+		return err
+	}
+	if err := WaitOK(ctx, eps, want, deliveryLimit); err != nil {
+		return err
+	}
+	out := Tally(eps, commits)
+	rate := float64(out.Delivered) / out.Last.Sub(commits.First()).Seconds()
+
+	// The ceiling: the same bodies, signed and POSTed one at a time by a
+	// loop to a sink endpoint that verifies them the same way.
+	ceil := b.Sink.Endpoint("w1-ceiling", nil)
+	secret, _ := standardwebhooks.NewSecret()
+	if err := ceil.SetSecret(secret); err != nil {
+		return err
+	}
+	var msgs []Message
+	for _, ar := range eps[0].Arrivals() {
+		msgs = append(msgs, Message{ID: ar.ID, Body: ar.Body})
+	}
+	serialRate, serialLat, err := SerialSign(ctx, ceil.URL, secret, msgs)
+	if err != nil {
+		return err
+	}
+	queue := SerialQueue(commits.Times(), serialLat.Values())
+	jobs, snoozes, err := b.Snoozes(ctx, serverIDs(eps))
+	if err != nil {
+		return err
+	}
+	b.r.Add(Figure{Key: "w1_deliveries_per_s", Label: "W1 burst, 1 endpoint: deliveries", Unit: "/s",
+		Value: rate, Ceiling: "serial sign+POST loop, same bodies", CeilingValue: serialRate})
+	b.r.Add(Figure{Key: "w1_p50_ms", Label: "W1 commit-to-receipt p50", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(out.Latency.Percentile(50)), Ceiling: "serial loop fed at the same commit times", CeilingValue: Ms(queue.Percentile(50))})
+	b.r.Add(Figure{Key: "w1_p99_ms", Label: "W1 commit-to-receipt p99", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(out.Latency.Percentile(99)), Ceiling: "serial loop fed at the same commit times", CeilingValue: Ms(queue.Percentile(99))})
+	b.r.Extra["w1_snoozes_per_delivery"] = Ratio(float64(snoozes), float64(jobs))
+	b.r.Extra["w1_duplicates"] = float64(out.Duplicates)
+	b.r.Extra["w1_max_in_flight"] = float64(out.MaxInFlight)
+	b.r.Note("W1: %d deliveries, %d snoozes over %d delivery jobs (%.3f per delivery, from River's metadata.snoozes), %d duplicates, max %d in flight",
+		out.Delivered, snoozes, jobs, Ratio(float64(snoozes), float64(jobs)), out.Duplicates, out.MaxInFlight)
+	b.r.Series = append(b.r.Series, out.Latency.Series("W1 burst 1 endpoint"), queue.Series("W1 ceiling: serial loop"))
+	return b.checkClean("W1", out)
+}
+
+// checkClean turns a bad signature or a broken lease into an error: the
+// bench's figures mean nothing if the deliveries were wrong.
+func (b *ServerBench) checkClean(name string, out Outcome) error {
+	if out.Invalid > 0 {
+		return fmt.Errorf("%s: %d requests failed signature verification", name, out.Invalid)
+	}
+	if out.MaxInFlight > 1 {
+		b.r.Note("%s: WARNING: an endpoint saw %d requests in flight at once", name, out.MaxInFlight)
+	}
+	return nil
+}
+
+// runFanout has every group's owner write events notes and waits until
+// each matching endpoint has them all; it returns the outcome and the
+// deliveries per second, first commit to last receipt.
+func (b *ServerBench) runFanout(ctx context.Context, groups []Group, prefix string, events int) (Outcome, float64, error) {
+	commits := newCommits()
+	eps := matchingOf(groups)
+	want := wantMore(eps, int64(events))
+	if err := WriteNotes(ctx, adminsOf(groups), prefix, events*len(groups), noteWriters, commits); err != nil {
+		return Outcome{}, 0, err
+	}
+	if err := WaitOK(ctx, eps, want, deliveryLimit); err != nil {
+		return Outcome{}, 0, err
+	}
+	out := Tally(eps, commits)
+	return out, float64(out.Delivered) / out.Last.Sub(commits.First()).Seconds(), nil
+}
+
+// groupsNote says how endpoints were spread over owners when the server's
+// per-owner limit forced it.
+func (b *ServerBench) groupsNote(name string, groups []Group, events int) {
+	if len(groups) > 1 {
+		b.r.Note("%s: the server's per-owner endpoint limit spread the endpoints over %d owners; each owner wrote %d events (%d in all)",
+			name, len(groups), events, events*len(groups))
+	}
+	b.r.Extra[strings.ToLower(strings.ReplaceAll(name, " ", "_"))+"_owners"] = float64(len(groups))
+}
+
+// runW2 is the fan-out: 100 endpoints × 200 events.
+func (b *ServerBench) runW2(ctx context.Context) error {
+	groups, err := b.EndpointGroups(ctx, "w2", 100, func(int) []string { return []string{noteEventType} }, func(int) bool { return true })
+	if err != nil {
+		return err
+	}
+	b.w2Groups = groups
+	events := b.o.scale(200)
+	b.groupsNote("W2", groups, events)
+	out, rate, err := b.runFanout(ctx, groups, "w2", events)
+	if err != nil {
+		return err
+	}
+	b.w2Rate = rate
+	b.r.Add(Figure{Key: "w2_deliveries_per_s", Label: fmt.Sprintf("W2 fan-out %d endpoints x %d events", len(matchingOf(groups)), events), Unit: "/s",
+		Value: rate, Ceiling: "River no-op jobs (insert + work)", CeilingValue: b.riverNoop})
+	b.r.Extra["w2_p50_ms"] = Ms(out.Latency.Percentile(50))
+	b.r.Extra["w2_p99_ms"] = Ms(out.Latency.Percentile(99))
+	b.r.Extra["w2_duplicates"] = float64(out.Duplicates)
+	b.r.Extra["w2_max_in_flight"] = float64(out.MaxInFlight)
+	b.r.Note("W2: %d deliveries, commit-to-receipt p50 %.0f ms, p99 %.0f ms, %d duplicates, max %d in flight per endpoint",
+		out.Delivered, Ms(out.Latency.Percentile(50)), Ms(out.Latency.Percentile(99)), out.Duplicates, out.MaxInFlight)
+	b.r.Series = append(b.r.Series, out.Latency.Series("W2 fan-out 100 endpoints"))
+	return b.checkClean("W2", out)
+}
+
+// runW3 paces 200 events/s for 30 s over 10 endpoints: ten owners with one
+// endpoint each, notes written round robin, so each event is one delivery
+// and the pace of deliveries equals the pace of River's ceiling run.
+func (b *ServerBench) runW3(ctx context.Context) error {
+	const owners = 10
+	admins := make([]*Admin, owners)
+	var eps []*SinkEndpoint
+	for i := range admins {
+		a, err := b.NewOwner(ctx, "w3")
+		if err != nil {
+			return err
+		}
+		ep, err := b.AddEndpoints(ctx, a, fmt.Sprintf("w3-%d", i), 1, func(int) []string { return []string{noteEventType} }, nil)
+		if err != nil {
+			return err
+		}
+		admins[i], eps = a, append(eps, ep...)
+	}
+	commits := newCommits()
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	sent := Pace(ctx, 200, b.w3Duration(), func(i int) {
+		if err := writeNote(ctx, admins[i%owners], "w3", i, commits); err != nil {
+			failed.Add(1)
+			firstErr.CompareAndSwap(nil, err)
+		}
+	})
+	if f := failed.Load(); f > 0 {
+		return fmt.Errorf("W3: %d of %d note writes failed: %v", f, sent, firstErr.Load())
+	}
+	want := make([]int64, owners)
+	for i := 0; i < sent; i++ {
+		want[i%owners]++
+	}
+	if err := WaitOK(ctx, eps, want, deliveryLimit); err != nil {
+		return err
+	}
+	out := Tally(eps, commits)
+	b.r.Add(Figure{Key: "w3_p50_ms", Label: "W3 paced 200/s, 10 endpoints: p50", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(out.Latency.Percentile(50)), Ceiling: "River insert-to-work-start at 200/s", CeilingValue: Ms(b.pickup.Percentile(50))})
+	b.r.Add(Figure{Key: "w3_p99_ms", Label: "W3 paced 200/s, 10 endpoints: p99", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(out.Latency.Percentile(99)), Ceiling: "River insert-to-work-start at 200/s", CeilingValue: Ms(b.pickup.Percentile(99))})
+	b.r.Extra["w3_events"] = float64(sent)
+	b.r.Extra["w3_duplicates"] = float64(out.Duplicates)
+	b.r.Series = append(b.r.Series, out.Latency.Series("W3 paced 200/s"), b.pickup.Series("W3 ceiling: River pickup"))
+	return b.checkClean("W3", out)
+}
+
+// runW4 sends 20,000 Standard-Webhooks-signed requests to one inbound
+// source at concurrency 32.
+func (b *ServerBench) runW4(ctx context.Context) error {
+	a, err := b.NewOwner(ctx, "w4")
+	if err != nil {
+		return err
+	}
+	src, err := a.CreateInboundSource(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	key, err := standardwebhooks.ParseSecret(src.Secret)
+	if err != nil {
+		return err
+	}
+	n := b.o.scale(20000)
+	url := b.Servers[0].URL + "/hooks/" + src.ID
+	res := Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, func(i int) (*http.Request, error) {
+		id := fmt.Sprintf("msg_w4_%d", i)
+		body := []byte(fmt.Sprintf(`{"type":"bench.ping","n":%d}`, i))
+		req, err := http.NewRequest(http.MethodPost, url, bytesReader(body))
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		req.Header.Set("content-type", "application/json")
+		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
+		req.Header.Set("webhook-signature", standardwebhooks.Sign(key, id, now, body))
+		return req, nil
+	})
+	accepted := res.Statuses[http.StatusAccepted]
+	rate := float64(accepted) / res.Elapsed.Seconds()
+	b.r.Add(Figure{Key: "w4_accepted_per_s", Label: "W4 inbound, concurrency 32: accepted", Unit: "/s",
+		Value: rate, Ceiling: "Echo handler committing 1 River job", CeilingValue: b.echoRiver.PerSecond()})
+	b.r.Add(Figure{Key: "w4_accepted_per_s_vs_bare", Label: "W4 inbound accepted (vs bare handler)", Unit: "/s",
+		Value: rate, Ceiling: "bare Echo 204 handler", CeilingValue: b.bareEch.PerSecond()})
+	b.r.Add(Figure{Key: "w4_p99_ms", Label: "W4 inbound p99", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(res.Latency.Percentile(99)), Ceiling: "Echo handler committing 1 River job", CeilingValue: Ms(b.echoRiver.Latency.Percentile(99))})
+	b.r.Extra["w4_accepted"] = float64(accepted)
+	b.r.Extra["w4_p50_ms"] = Ms(res.Latency.Percentile(50))
+	b.r.Series = append(b.r.Series, res.Latency.Series("W4 inbound"), b.echoRiver.Latency.Series("W4 ceiling: Echo + River job"))
+	if accepted != n {
+		return fmt.Errorf("W4: %d of %d accepted (statuses %v, %d transport errors)", accepted, n, res.Statuses, res.Errors)
+	}
+	return nil
+}
+
+// runMemory reads the first server's peak RSS and, once River has nothing
+// left to do, its goroutines at rest.
+func (b *ServerBench) runMemory(ctx context.Context) error {
+	s := b.Servers[0]
+	peak, err := s.PeakRSS()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		n, err := b.Unfinished(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Idle HTTP and database connections close on their own timers; give
+	// the process a moment to reach its resting state.
+	time.Sleep(3 * time.Second)
+	g, err := s.Metric(ctx, "go_goroutines")
+	if err != nil {
+		return err
+	}
+	b.r.Extra["server_peak_rss_mb"] = float64(peak) / (1 << 20)
+	b.r.Extra["server_goroutines_at_rest"] = g
+	b.r.Note("memory: peak RSS of the server process over W1-W4 %.0f MB (VmHWM); %v goroutines at rest (go_goroutines)", float64(peak)/(1<<20), g)
+	return nil
+}
+
+// runManyEndpoints is W2 with 1,000 endpoints configured of which 100
+// match: the cost of glob filtering in the fan-out.
+func (b *ServerBench) runManyEndpoints(ctx context.Context) error {
+	total, matching := 1000, 100
+	if b.o.Quick {
+		total, matching = 100, 10
+	}
+	match := []string{noteEventType, "corpus.*", "*.changed", "corpus.note.*", "*"}
+	var other []string
+	for _, t := range domain.WebhookEventTypes() {
+		if !domain.MatchGlob(t.Name, noteEventType) {
+			other = append(other, t.Name)
+		}
+	}
+	if len(other) == 0 {
+		return errors.New("no webhook event type other than corpus.note.changed to subscribe the non-matching endpoints to")
+	}
+	every := total / matching
+	isMatch := func(i int) bool { return i%every == 0 }
+	groups, err := b.EndpointGroups(ctx, "w2k", total, func(i int) []string {
+		if isMatch(i) {
+			return []string{match[(i/every)%len(match)]}
+		}
+		return []string{other[i%len(other)], other[(i+1)%len(other)]}
+	}, isMatch)
+	if err != nil {
+		return err
+	}
+	events := b.o.scale(200)
+	b.groupsNote("W2 1000 endpoints", groups, events)
+	out, rate, err := b.runFanout(ctx, groups, "w2k", events)
+	if err != nil {
+		return err
+	}
+	stray := int64(0)
+	for _, g := range groups {
+		for _, ep := range g.Endpoints {
+			if !slices.Contains(g.Matching, ep) {
+				stray += ep.Requests()
+			}
+		}
+	}
+	b.r.Add(Figure{Key: "w2_1000_endpoints_deliveries_per_s", Label: fmt.Sprintf("W2, %d endpoints of which %d match", total, matching), Unit: "/s",
+		Value: rate, Ceiling: "River no-op jobs (insert + work)", CeilingValue: b.riverNoop})
+	b.r.Extra["w2_1000_endpoints_vs_w2_ratio"] = Ratio(rate, b.w2Rate)
+	b.r.Extra["w2_1000_endpoints_stray_requests"] = float64(stray)
+	b.r.Note("W2 with %d endpoints (%d match): %.0f deliveries/s, %.2f of W2's rate; %d requests to non-matching endpoints",
+		total, matching, rate, Ratio(rate, b.w2Rate), stray)
+	if stray > 0 {
+		return fmt.Errorf("%d deliveries reached endpoints whose globs do not match", stray)
+	}
+	return b.checkClean("W2 1,000 endpoints", out)
+}
+
+// runReplicas is W2 (the same 100 endpoints, 200 new events) on n server
+// processes sharing the database; note writes are spread over them.
+func (b *ServerBench) runReplicas(ctx context.Context, n int) error {
+	if err := b.Scale(ctx, n); err != nil {
+		return err
+	}
+	events := b.o.scale(200)
+	out, rate, err := b.runFanout(ctx, b.w2Groups, fmt.Sprintf("w2r%d", n), events)
+	if err != nil {
+		return err
+	}
+	b.r.Add(Figure{Key: fmt.Sprintf("w2_replicas_%d_deliveries_per_s", n), Label: fmt.Sprintf("W2 on %d server processes", n), Unit: "/s",
+		Value: rate, Ceiling: "River no-op jobs (1 client)", CeilingValue: b.riverNoop})
+	b.r.Extra[fmt.Sprintf("w2_replicas_%d_vs_1_ratio", n)] = Ratio(rate, b.w2Rate)
+	b.r.Extra[fmt.Sprintf("w2_replicas_%d_max_in_flight", n)] = float64(out.MaxInFlight)
+	b.r.Extra[fmt.Sprintf("w2_replicas_%d_duplicates", n)] = float64(out.Duplicates)
+	b.r.Note("W2 on %d processes: %.0f deliveries/s (%.2f x one process), p99 %.0f ms, %d duplicates, max %d in flight per endpoint",
+		n, rate, Ratio(rate, b.w2Rate), Ms(out.Latency.Percentile(99)), out.Duplicates, out.MaxInFlight)
+	return b.checkClean(fmt.Sprintf("W2 on %d processes", n), out)
+}

@@ -1,0 +1,503 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/bench"
+)
+
+// full reports whether the full fault tests run (make test-faults sets
+// STANDMEET_FAULTS=full); otherwise go test runs the bounded version.
+func full() bool { return os.Getenv("STANDMEET_FAULTS") != "" }
+
+// size picks the bounded or the full size of a workload.
+func size(bounded, fullSize int) int {
+	if full() {
+		return fullSize
+	}
+	return bounded
+}
+
+// skipUnlessFull skips the heaviest tests in the bounded run, saying how to
+// run them.
+func skipUnlessFull(t *testing.T, why string) {
+	t.Helper()
+	if !full() {
+		t.Skipf("%s; run the full fault tests with `make test-faults` (STANDMEET_FAULTS=full)", why)
+	}
+}
+
+// binDir holds the server binary built for this test process.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// serverBinary returns STANDMEET_BIN, or builds ./cmd/server once per test
+// process. A scratch binary (say, with the lease broken on purpose) is
+// tested by pointing STANDMEET_BIN at it.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("STANDMEET_BIN"); b != "" {
+		return b
+	}
+	buildOnce.Do(func() {
+		root, err := bench.ModuleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if binDir, err = os.MkdirTemp("", "standmeet-faults-bin"); err != nil {
+			buildErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		builtBin, buildErr = bench.BuildServer(ctx, root, binDir)
+	})
+	require.NoError(t, buildErr)
+	return builtBin
+}
+
+// fleet is a set of server replicas on one database, a sink of receivers
+// and a pool for looking at River's and the bus's rows.
+type fleet struct {
+	t    *testing.T
+	opts bench.ServerOptions
+	Sink *bench.Sink
+	Pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	servers []*bench.Server // nil while a replica is down
+	rr      atomic.Uint64
+	emails  atomic.Int64
+}
+
+// startFleet starts replicas server processes on dbURL with env added to
+// their configuration. Everything stops when the test ends.
+func startFleet(t *testing.T, dbURL string, replicas int, env map[string]string) *fleet {
+	t.Helper()
+	ctx := context.Background()
+	sink, err := bench.StartSink("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(sink.Close)
+	pool, err := pgxpool.New(ctx, dbURL)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	e := map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8"}
+	for k, v := range env {
+		e[k] = v
+	}
+	f := &fleet{t: t, Sink: sink, Pool: pool, opts: bench.ServerOptions{
+		Binary:      serverBinary(t),
+		DatabaseURL: dbURL,
+		MasterKey:   bench.NewMasterKey(),
+		Env:         e,
+		LogPath:     logPath(t),
+	}}
+	f.servers = make([]*bench.Server, replicas)
+	for i := range f.servers {
+		s, err := bench.StartServer(ctx, f.opts)
+		require.NoError(t, err)
+		f.servers[i] = s
+	}
+	t.Cleanup(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, s := range f.servers {
+			if s != nil {
+				_ = s.Kill()
+			}
+		}
+	})
+	return f
+}
+
+// logPath keeps the server logs of a failed test where one can read them.
+func logPath(t *testing.T) string {
+	dir := os.Getenv("STANDMEET_FAULTS_LOGS")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	p := fmt.Sprintf("%s/standmeet-faults-%s.log", dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	_ = os.Remove(p)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server logs: %s", p)
+		} else {
+			_ = os.Remove(p)
+		}
+	})
+	return p
+}
+
+// live returns the running replicas.
+func (f *fleet) live() []*bench.Server {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*bench.Server
+	for _, s := range f.servers {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// base picks a live replica, round robin.
+func (f *fleet) base() string {
+	live := f.live()
+	if len(live) == 0 {
+		return "http://127.0.0.1:1"
+	}
+	return live[int(f.rr.Add(1))%len(live)].URL
+}
+
+// kill sends kill -9 to replica i and leaves it down.
+func (f *fleet) kill(i int) {
+	f.mu.Lock()
+	s := f.servers[i]
+	f.servers[i] = nil
+	f.mu.Unlock()
+	if s != nil {
+		_ = s.Kill()
+	}
+}
+
+// restart starts replica i again (a new process, a new port).
+func (f *fleet) restart(ctx context.Context, i int) error {
+	s, err := bench.StartServer(ctx, f.opts)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.servers[i] = s
+	f.mu.Unlock()
+	return nil
+}
+
+// tenant is an owner: its admin client, its id and the sink endpoints it
+// registered. Events reach only their owner's endpoints, so what must
+// arrive is counted per tenant.
+type tenant struct {
+	*bench.Admin
+	ID  string
+	Eps []*bench.SinkEndpoint
+	f   *fleet
+}
+
+// owner creates an owner and an admin client spread over live replicas.
+func (f *fleet) owner(t *testing.T) *tenant {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	email := fmt.Sprintf("faults-%d@example.com", f.emails.Add(1))
+	key, err := bench.NewOwner(ctx, f.opts, email)
+	require.NoError(t, err)
+	var id string
+	require.NoError(t, f.Pool.QueryRow(ctx, `SELECT id::text FROM owners WHERE lower(email) = lower($1)`, email).Scan(&id))
+	return &tenant{Admin: &bench.Admin{BaseFunc: f.base, Key: key, HTTP: bench.NewClient(16)}, ID: id, f: f}
+}
+
+// endpoints registers n sink endpoints answering with respond.
+func (tn *tenant) endpoints(t *testing.T, prefix string, n int, respond bench.Respond) []*bench.SinkEndpoint {
+	t.Helper()
+	eps := make([]*bench.SinkEndpoint, n)
+	for i := range eps {
+		eps[i] = tn.endpoint(t, fmt.Sprintf("%s-%d", prefix, i), respond)
+	}
+	return eps
+}
+
+// endpoint registers one sink endpoint for corpus.note.changed.
+func (tn *tenant) endpoint(t *testing.T, name string, respond bench.Respond) *bench.SinkEndpoint {
+	t.Helper()
+	ep := tn.f.Sink.Endpoint(name, respond)
+	created, err := tn.CreateWebhook(context.Background(), ep.URL, []string{"corpus.note.changed"})
+	require.NoError(t, err)
+	require.NoError(t, ep.SetSecret(created.Secret))
+	ep.ServerID = created.ID
+	tn.Eps = append(tn.Eps, ep)
+	return ep
+}
+
+// tenants creates owners with n endpoints in all, at most perOwner each
+// (the server's per-owner endpoint limit is 50).
+func (f *fleet) tenants(t *testing.T, prefix string, n, perOwner int, respond bench.Respond) []*tenant {
+	t.Helper()
+	var out []*tenant
+	for i := 0; i < n; i += perOwner {
+		tn := f.owner(t)
+		tn.endpoints(t, fmt.Sprintf("%s-%d", prefix, i/perOwner), min(perOwner, n-i), respond)
+		out = append(out, tn)
+	}
+	return out
+}
+
+// writeNotes writes n published notes through the admin API with a few
+// writers, stepping to another replica when one is down. A POST whose
+// answer was lost may have committed: retrying it can add a note, which is
+// fine because the events table, not this count, is what must arrive.
+func writeNotes(t *testing.T, a *tenant, prefix string, n int) {
+	t.Helper()
+	require.NoError(t, tryWriteNotes(a, prefix, n))
+}
+
+// tryWriteNotes is writeNotes for goroutines other than the test's.
+func tryWriteNotes(a *tenant, prefix string, n int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var next atomic.Int64
+	next.Store(-1)
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1))
+				if i >= n {
+					return
+				}
+				slug := fmt.Sprintf("%s-%d", prefix, i)
+				var err error
+				// Long enough to ride out a killed replica or a database
+				// restart.
+				for until := time.Now().Add(time.Minute); ; {
+					if _, _, err = a.CreateNote(ctx, slug, slug); err == nil || isConflict(err) {
+						err = nil
+						break
+					}
+					if time.Now().After(until) {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if err != nil {
+					errs <- err
+					next.Store(int64(n))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func isConflict(err error) bool {
+	var se *bench.StatusError
+	return errors.As(err, &se) && se.Status == 409
+}
+
+// eventIDs lists the owner's corpus.note.changed events: what must arrive
+// at each of its endpoints.
+func eventIDs(t *testing.T, pool *pgxpool.Pool, ownerID string) []string {
+	t.Helper()
+	var ids []string
+	// A connection may have died with a database restart: try again.
+	err := retry(func() error {
+		ids = ids[:0]
+		rows, err := pool.Query(context.Background(),
+			`SELECT id::text FROM events WHERE type = 'corpus.note.changed' AND owner_id = $1 ORDER BY seq`, ownerID)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	require.NoError(t, err)
+	return ids
+}
+
+// retry runs f until it succeeds, up to 5 times over a few seconds.
+func retry(f func() error) error {
+	var err error
+	for i := 0; i < 5; i++ {
+		if err = f(); err == nil {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return err
+}
+
+// tally compares the events with what the endpoints received.
+type tally struct {
+	Expected, Lost, Duplicates, Invalid int
+	MaxInFlight                         int64
+	LostSample                          []string
+}
+
+func (tl tally) String() string {
+	return fmt.Sprintf("expected %d (endpoint, event) pairs, lost %d, duplicates %d, bad signatures %d, max in flight per endpoint %d",
+		tl.Expected, tl.Lost, tl.Duplicates, tl.Invalid, tl.MaxInFlight)
+}
+
+func count(events []string, eps []*bench.SinkEndpoint) tally {
+	var tl tally
+	for _, ep := range eps {
+		tl.MaxInFlight = max(tl.MaxInFlight, ep.MaxInFlight())
+		ok := map[string]int{}
+		for _, a := range ep.Arrivals() {
+			if !a.Valid {
+				tl.Invalid++
+				continue
+			}
+			if a.Status/100 == 2 {
+				ok[a.ID]++
+			}
+		}
+		for _, id := range events {
+			tl.Expected++
+			switch n := ok[id]; {
+			case n == 0:
+				tl.Lost++
+				if len(tl.LostSample) < 5 {
+					tl.LostSample = append(tl.LostSample, ep.Name+"/"+id)
+				}
+			case n > 1:
+				tl.Duplicates += n - 1
+			}
+		}
+	}
+	return tl
+}
+
+// waitDelivered waits until every tenant's events reached every one of
+// its endpoints (or limit passes) and returns the final tally.
+func waitDelivered(t *testing.T, pool *pgxpool.Pool, tenants []*tenant, wantEvents int, limit time.Duration) tally {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		tl, short := countAll(t, pool, tenants, wantEvents)
+		if (tl.Lost == 0 && short == 0) || time.Now().After(deadline) {
+			if short > 0 {
+				t.Errorf("%d tenants recorded fewer than %d events", short, wantEvents)
+			}
+			return tl
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// countAll tallies every tenant; short counts tenants with fewer than
+// wantEvents events recorded.
+func countAll(t *testing.T, pool *pgxpool.Pool, tenants []*tenant, wantEvents int) (tl tally, short int) {
+	t.Helper()
+	for _, tn := range tenants {
+		events := eventIDs(t, pool, tn.ID)
+		if len(events) < wantEvents {
+			short++
+		}
+		one := count(events, tn.Eps)
+		tl.Expected += one.Expected
+		tl.Lost += one.Lost
+		tl.Duplicates += one.Duplicates
+		tl.Invalid += one.Invalid
+		tl.MaxInFlight = max(tl.MaxInFlight, one.MaxInFlight)
+		if len(tl.LostSample) < 5 {
+			tl.LostSample = append(tl.LostSample, one.LostSample...)
+		}
+	}
+	return tl, short
+}
+
+// jobStates counts River jobs by state.
+func jobStates(t *testing.T, pool *pgxpool.Pool) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	err := retry(func() error {
+		clear(out)
+		rows, err := pool.Query(context.Background(), `SELECT state::text, count(*) FROM river_job GROUP BY state`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var s string
+			var n int
+			if err := rows.Scan(&s, &n); err != nil {
+				return err
+			}
+			out[s] = n
+		}
+		return rows.Err()
+	})
+	require.NoError(t, err)
+	return out
+}
+
+// requireNothingRunning waits (up to limit, for River's rescuer) until no
+// job is left running.
+func requireNothingRunning(t *testing.T, pool *pgxpool.Pool, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		states := jobStates(t, pool)
+		if states["running"] == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			require.Failf(t, "jobs left running", "after %s: %v", limit, states)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// countingListener accepts TCP connections on a loopback address and counts
+// them: a target the server must never dial.
+type countingListener struct {
+	ln    net.Listener
+	Addr  string
+	conns atomic.Int64
+}
+
+func listenCounting(t *testing.T, addr string) *countingListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	c := &countingListener{ln: ln, Addr: ln.Addr().String()}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.conns.Add(1)
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close() })
+	return c
+}

@@ -1,0 +1,151 @@
+package owner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
+)
+
+// APIKeyPrefix starts every API key, so a leaked key is recognisable (secret
+// scanners, logs) and a bearer token can be routed without a lookup.
+const APIKeyPrefix = "smk_"
+
+// apiKeyRandomBytes is the key's entropy: 256 bits.
+const apiKeyRandomBytes = 32
+
+// listedPrefixLen is how much of a key is kept for listings: "smk_" and
+// eight random characters.
+const listedPrefixLen = len(APIKeyPrefix) + 8
+
+// MaxAPIKeyNameLen bounds a key's name.
+const MaxAPIKeyNameLen = 100
+
+// IssuedAPIKey is a newly issued key: Key is the secret, returned this once.
+type IssuedAPIKey struct {
+	APIKey
+	Key string
+}
+
+// IssueAPIKey issues a key named name to the owner and records
+// api_key.issued in the same transaction. Only the key's digest and prefix
+// are stored; the key itself is in the result, once.
+func (s *Service) IssueAPIKey(ctx context.Context, ownerID uuid.UUID, name string) (IssuedAPIKey, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > MaxAPIKeyNameLen || !utf8.ValidString(name) {
+		return IssuedAPIKey{}, domain.Validation(CodeInvalidName, fmt.Sprintf("name must have 1 to %d characters", MaxAPIKeyNameLen)).WithField("name")
+	}
+	random, err := s.tokens.Token(apiKeyRandomBytes)
+	if err != nil {
+		return IssuedAPIKey{}, fmt.Errorf("issue api key: %w", err)
+	}
+	key := APIKeyPrefix + random
+	id, err := newID()
+	if err != nil {
+		return IssuedAPIKey{}, err
+	}
+	k := APIKey{ID: id, OwnerID: ownerID, Name: name, Prefix: key[:listedPrefixLen], KeyHash: DigestOf(key), CreatedAt: s.now()}
+	err = s.uow.Do(ctx, func(tx Tx) error {
+		if err := tx.APIKeys().Create(ctx, k); err != nil {
+			return err
+		}
+		_, err := tx.Recorder().Record(ctx, ownerID, domain.EventAPIKeyIssued, subjectAPIKey(k.ID), map[string]any{
+			"api_key_id": k.ID,
+			"name":       k.Name,
+			"prefix":     k.Prefix,
+		})
+		return err
+	})
+	if err != nil {
+		return IssuedAPIKey{}, fmt.Errorf("issue api key: %w", err)
+	}
+	return IssuedAPIKey{APIKey: k, Key: key}, nil
+}
+
+// IssueAPIKeyForEmail issues a key to the owner with that email (the CLI's
+// `api-key issue`); OWNER_NOT_FOUND when there is none.
+func (s *Service) IssueAPIKeyForEmail(ctx context.Context, email, name string) (IssuedAPIKey, error) {
+	o, err := s.ownerByEmail(ctx, email)
+	if err != nil {
+		return IssuedAPIKey{}, err
+	}
+	return s.IssueAPIKey(ctx, o.ID, name)
+}
+
+// ListAPIKeys returns the owner's keys, revoked ones included, newest
+// first.
+func (s *Service) ListAPIKeys(ctx context.Context, ownerID uuid.UUID) ([]APIKey, error) {
+	var keys []APIKey
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		keys, err = tx.APIKeys().List(ctx, ownerID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return keys, nil
+}
+
+// RevokeAPIKey revokes the owner's key and records api_key.revoked in the
+// same transaction. Revoking a revoked key changes and records nothing;
+// another owner's key is NOT_FOUND.
+func (s *Service) RevokeAPIKey(ctx context.Context, ownerID, id uuid.UUID) error {
+	now := s.now()
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		k, err := tx.APIKeys().Get(ctx, ownerID, id)
+		if err != nil {
+			return err
+		}
+		if k.RevokedAt != nil {
+			return nil
+		}
+		if err := tx.APIKeys().Revoke(ctx, ownerID, id, now); err != nil {
+			return err
+		}
+		_, err = tx.Recorder().Record(ctx, ownerID, domain.EventAPIKeyRevoked, subjectAPIKey(id), map[string]any{
+			"api_key_id": id,
+			"name":       k.Name,
+			"prefix":     k.Prefix,
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("revoke api key: %w", err)
+	}
+	return nil
+}
+
+// AuthenticateAPIKey returns the unrevoked key key is, or an Unauthorized
+// error, and notes its use (at most once per APIKeyTouchInterval).
+func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (APIKey, error) {
+	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > 256 {
+		return APIKey{}, domain.Unauthorized(CodeInvalidAPIKey, "the API key is not valid")
+	}
+	now := s.now()
+	var k APIKey
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		k, err = tx.APIKeys().ByHash(ctx, DigestOf(key))
+		if err != nil || k.RevokedAt != nil {
+			return err
+		}
+		if k.LastUsedAt == nil || !k.LastUsedAt.After(now.Add(-s.limits.APIKeyTouchInterval)) {
+			return tx.APIKeys().Touch(ctx, k.ID, now, now.Add(-s.limits.APIKeyTouchInterval))
+		}
+		return nil
+	})
+	switch {
+	case isNotFound(err):
+		return APIKey{}, domain.Unauthorized(CodeInvalidAPIKey, "the API key is not valid")
+	case err != nil:
+		return APIKey{}, fmt.Errorf("authenticate api key: %w", err)
+	case k.RevokedAt != nil:
+		return APIKey{}, domain.Unauthorized(CodeInvalidAPIKey, "the API key is not valid")
+	}
+	return k, nil
+}

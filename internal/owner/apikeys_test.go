@@ -1,0 +1,136 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
+)
+
+func TestIssueAPIKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+
+	k, err := b.svc.IssueAPIKey(ctx, a.ID, "  ci deploys ")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(k.Key, "smk_"))
+	require.Equal(t, "ci deploys", k.Name)
+	require.Equal(t, k.Key[:12], k.Prefix)
+	require.Equal(t, DigestOf(k.Key), k.KeyHash)
+
+	evs := b.eventsOf(domain.EventAPIKeyIssued)
+	require.Len(t, evs, 1)
+	require.Equal(t, a.ID, evs[0].OwnerID)
+	require.Equal(t, "api_key/"+k.ID.String(), evs[0].Subject)
+	require.NotContains(t, string(evs[0].Data), k.Key, "the key never reaches an event")
+
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Equal(t, k.APIKey, keys[0])
+
+	for _, name := range []string{"", "   ", strings.Repeat("n", MaxAPIKeyNameLen+1)} {
+		_, err := b.svc.IssueAPIKey(ctx, a.ID, name)
+		requireCode(t, err, domain.KindValidation, CodeInvalidName)
+	}
+}
+
+func TestIssueAPIKeyForEmail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	k, err := b.svc.IssueAPIKeyForEmail(ctx, "A@example.com", "cli")
+	require.NoError(t, err)
+	require.Equal(t, a.ID, k.OwnerID)
+	_, err = b.svc.IssueAPIKeyForEmail(ctx, "nobody@example.com", "cli")
+	requireCode(t, err, domain.KindNotFound, CodeOwnerNotFound)
+}
+
+func TestIssueAPIKeyRollsBackWhenRecordFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	b.mem.RecordErrFunc = func(string) error { return errors.New("recorder down") }
+	_, err := b.svc.IssueAPIKey(ctx, a.ID, "ci")
+	require.Error(t, err)
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Empty(t, keys)
+	_, err = b.svc.AuthenticateAPIKey(ctx, "smk_"+b.tokens.lastToken())
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidAPIKey)
+}
+
+func TestAuthenticateAPIKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	k, err := b.svc.IssueAPIKey(ctx, a.ID, "ci")
+	require.NoError(t, err)
+
+	got, err := b.svc.AuthenticateAPIKey(ctx, k.Key)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, got.OwnerID)
+	first := b.clock.Now()
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, &first, keys[0].LastUsedAt)
+
+	// Within the interval the use is not written again; after it, it is.
+	b.clock.Advance(30 * time.Second)
+	_, err = b.svc.AuthenticateAPIKey(ctx, k.Key)
+	require.NoError(t, err)
+	keys, err = b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, &first, keys[0].LastUsedAt)
+	b.clock.Advance(31 * time.Second)
+	_, err = b.svc.AuthenticateAPIKey(ctx, k.Key)
+	require.NoError(t, err)
+	keys, err = b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	later := b.clock.Now()
+	require.Equal(t, &later, keys[0].LastUsedAt)
+
+	for _, bad := range []string{"", "smk_", "smk_nope", k.Key + "x", strings.TrimPrefix(k.Key, "smk_"), "Bearer " + k.Key} {
+		_, err := b.svc.AuthenticateAPIKey(ctx, bad)
+		requireCode(t, err, domain.KindUnauthorized, CodeInvalidAPIKey)
+	}
+}
+
+func TestRevokeAPIKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	other := b.newOwner(t, "b@example.com")
+	k, err := b.svc.IssueAPIKey(ctx, a.ID, "ci")
+	require.NoError(t, err)
+
+	requireCode(t, b.svc.RevokeAPIKey(ctx, other.ID, k.ID), domain.KindNotFound, "NOT_FOUND")
+	_, err = b.svc.AuthenticateAPIKey(ctx, k.Key)
+	require.NoError(t, err, "another owner cannot revoke it")
+	otherKeys, err := b.svc.ListAPIKeys(ctx, other.ID)
+	require.NoError(t, err)
+	require.Empty(t, otherKeys)
+
+	require.NoError(t, b.svc.RevokeAPIKey(ctx, a.ID, k.ID))
+	require.NoError(t, b.svc.RevokeAPIKey(ctx, a.ID, k.ID), "revoking twice is fine")
+	evs := b.eventsOf(domain.EventAPIKeyRevoked)
+	require.Len(t, evs, 1, "and records once")
+	require.Equal(t, a.ID, evs[0].OwnerID)
+
+	_, err = b.svc.AuthenticateAPIKey(ctx, k.Key)
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidAPIKey)
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.NotNil(t, keys[0].RevokedAt)
+}

@@ -1,0 +1,37 @@
+// Package inbound receives webhooks from outside services and processes them
+// like the instance's own jobs: durably, with retries and dead letters. It is
+// the Go form of seed 001's inbound pipeline, on PostgreSQL and River.
+//
+// # The pipeline
+//
+//	POST /hooks/{source_id}
+//	  → Gateway.Receive: source (404 unknown or disabled) → body limit (413)
+//	    → verify (verifier package: 401 signature, 400 malformed or stale)
+//	    → one transaction: replay store registration, idempotent inbox insert,
+//	      processing job enqueued → 202 new / 200 duplicate / 409 same id with
+//	      another payload
+//	  → Processor.Process (the River worker): the inbox row is marked
+//	    processing, every Handler routed to the source's kind and the
+//	    message's event type runs, and the outcome is mirrored on the row:
+//	    done, received again with the next attempt's time, or dead.
+//	  → dead letters are listed per source and replayed one by one or all at
+//	    once, optionally with their attempts reset (Service).
+//
+// # Guarantees
+//
+// A 2xx answer means the message and its processing job are committed
+// together, so nothing accepted is lost. Delivery to handlers is at least
+// once: River may run a job twice (a crash between the handler and the
+// completion), so every Handler must be idempotent. Duplicates of an accepted
+// message (same source and message id, or for kinds whose id is not signed,
+// same body) are answered 200 and processed nothing again; the uniqueness is
+// held by the inbox table itself, so it outlives River's job retention.
+//
+// # Retries
+//
+// River owns the retries; RetryPolicy only decides them (seed 001's
+// ExponentialWebhookRetryPolicy): 5 attempts, 5 s initial delay doubling up to
+// 1 h, a handler's Retry-After hint wins when it is longer, and a failure the
+// handler marks Permanent goes to the dead letters at once without spending
+// the remaining attempts.
+package inbound

@@ -1,0 +1,254 @@
+package inbound
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
+)
+
+// Errors of the gateway (the verifier's errors pass through unchanged:
+// 401 for signatures, 400 for malformed or stale requests).
+var (
+	// ErrSourceNotFound (404): no such source, or it is disabled. The two are
+	// not told apart, so a sender cannot probe which ids exist.
+	ErrSourceNotFound = domain.NotFound("INBOUND_SOURCE_NOT_FOUND", "no such inbound source")
+	// ErrBodyTooLarge (413): the body is over the source's limit.
+	ErrBodyTooLarge = domain.TooLarge("PAYLOAD_TOO_LARGE", "request body is over the source's limit")
+	// ErrBodyUnreadable (400): the body could not be read to its end.
+	ErrBodyUnreadable = domain.Validation("BODY_UNREADABLE", "cannot read the request body")
+	// ErrMessageConflict (409): a message with this id and another payload
+	// was accepted before. It is refused, never overwritten.
+	ErrMessageConflict = domain.Conflict("MESSAGE_ID_CONFLICT", "a message with this id and a different payload was already received")
+)
+
+// Request is an inbound HTTP request as the gateway needs it.
+type Request struct {
+	Headers http.Header
+	// Body is read up to the source's limit; the caller closes it.
+	Body io.Reader
+	// ContentLength is the declared length, -1 when unknown.
+	ContentLength int64
+}
+
+// ReceiptStatus says what the gateway did with a verified message.
+type ReceiptStatus int
+
+const (
+	// Accepted: a new message is in the inbox with its job (202).
+	Accepted ReceiptStatus = iota + 1
+	// Duplicate: the message was accepted before; nothing was done (200).
+	Duplicate
+)
+
+// Receipt is the gateway's answer to a verified message.
+type Receipt struct {
+	Status ReceiptStatus
+	// ID is the inbox row's id (the earlier one for a duplicate).
+	ID uuid.UUID
+	// MessageID is the sender's id.
+	MessageID string
+}
+
+// GatewayDeps are what the gateway is built from.
+type GatewayDeps struct {
+	Sources   SourceLookup
+	UoW       UnitOfWork
+	Verifiers *verifier.Registry
+	Unseal    UnsealFunc
+	Clock     domain.Clock
+	Policy    RetryPolicy
+}
+
+// Gateway is seed 001's IWebhookGateway: it verifies a request and writes it
+// into the inbox atomically, and answers with a status instead of failing on
+// bad input.
+type Gateway struct {
+	d GatewayDeps
+}
+
+// NewGateway builds the gateway.
+func NewGateway(d GatewayDeps) *Gateway {
+	if d.Clock == nil {
+		d.Clock = domain.SystemClock{}
+	}
+	if d.Policy.MaxAttempts == 0 {
+		d.Policy = DefaultRetryPolicy()
+	}
+	return &Gateway{d: d}
+}
+
+// Receive runs the pipeline for one request to sourceID: source (404) →
+// body limit (413) → verify (401/400) → one transaction registering the
+// replay key, inserting the inbox row and enqueuing its job. It returns a
+// Receipt (Accepted or Duplicate) or a domain error; an error of kind
+// Internal means storage or stored configuration failed, never the input.
+func (g *Gateway) Receive(ctx context.Context, sourceID uuid.UUID, req Request) (Receipt, error) {
+	src, err := g.d.Sources.Lookup(ctx, sourceID)
+	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			return Receipt{}, ErrSourceNotFound
+		}
+		return Receipt{}, fmt.Errorf("look up inbound source %s: %w", sourceID, err)
+	}
+	if !src.Enabled {
+		return Receipt{}, ErrSourceNotFound
+	}
+	body, err := readLimited(req.Body, req.ContentLength, src.BodyLimit)
+	if err != nil {
+		return Receipt{}, err
+	}
+	factory, err := g.d.Verifiers.Lookup(src.Verifier)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("inbound source %s: %w", src.ID, verifier.ErrMisconfigured)
+	}
+	v, err := factory.New(src.Options)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("inbound source %s: build verifier: %w: %v", src.ID, verifier.ErrMisconfigured, err)
+	}
+	secret, err := g.d.Unseal(src.SealedSecret, src.ID[:])
+	if err != nil {
+		return Receipt{}, fmt.Errorf("inbound source %s: unseal secret: %w", src.ID, err)
+	}
+	now := g.d.Clock.Now()
+	res, err := v.Verify(verifier.Request{Headers: req.Headers, Body: body}, secret, now)
+	if err != nil {
+		return Receipt{}, err
+	}
+
+	env := Envelope{
+		ID:              newID(),
+		OwnerID:         src.OwnerID,
+		SourceID:        src.ID,
+		MessageID:       res.MessageID,
+		MessageIDSigned: res.MessageIDSigned,
+		EventType:       res.EventType,
+		Digest:          DigestOf(body),
+		Body:            body,
+		Headers:         keptHeaders(req.Headers),
+		SignedAt:        res.Timestamp,
+		ReceivedAt:      now,
+	}
+	receipt := Receipt{Status: Accepted, ID: env.ID, MessageID: env.MessageID}
+	err = g.d.UoW.Do(ctx, func(tx Tx) error {
+		outcome, err := tx.Replays().Register(ctx, ReplayKey{SourceID: src.ID, MessageID: env.MessageID}, env.Digest, now, replayExpiry(src, res.Timestamp, now))
+		if err != nil {
+			return err
+		}
+		if outcome == ReplayConflict {
+			return conflict(src.ID, env.MessageID)
+		}
+		// A live duplicate key still goes through the inbox insert, which
+		// finds the row (so the answer names it) and would restore a missing
+		// one rather than lose the message.
+		ins, err := tx.Inbox().Insert(ctx, env)
+		if err != nil {
+			return err
+		}
+		if !ins.Inserted {
+			if ins.SameMessageID && ins.ExistingDigest != env.Digest {
+				return conflict(src.ID, env.MessageID)
+			}
+			receipt = Receipt{Status: Duplicate, ID: ins.ExistingID, MessageID: env.MessageID}
+			return nil
+		}
+		return tx.Jobs().EnqueueProcess(ctx, ProcessJob{MessageID: env.ID, MaxAttempts: g.d.Policy.MaxAttempts})
+	})
+	if err != nil {
+		if errors.Is(err, ErrMessageConflict) {
+			return Receipt{}, err
+		}
+		return Receipt{}, fmt.Errorf("store inbound message %q of source %s: %w", env.MessageID, src.ID, err)
+	}
+	return receipt, nil
+}
+
+// conflict wraps ErrMessageConflict with what an operator needs in the log;
+// the HTTP answer shows only the sentinel's message.
+func conflict(sourceID uuid.UUID, messageID string) error {
+	return fmt.Errorf("source %s: message id %q received before with another payload: %w", sourceID, messageID, ErrMessageConflict)
+}
+
+// readLimited reads the whole body when it fits in limit bytes.
+func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
+	if declared > limit {
+		return nil, ErrBodyTooLarge
+	}
+	if r == nil {
+		return []byte{}, nil
+	}
+	var buf bytes.Buffer
+	if declared > 0 {
+		buf.Grow(int(declared))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, ErrBodyTooLarge
+		}
+		return nil, ErrBodyUnreadable
+	}
+	if n > limit {
+		return nil, ErrBodyTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+// replayExpiry keeps a key for as long as the verifier would still accept
+// its timestamp, plus a margin; kinds without a signed timestamp get
+// UntimedReplayWindow.
+func replayExpiry(src Source, signedAt, now time.Time) time.Time {
+	if signedAt.IsZero() {
+		return now.Add(UntimedReplayWindow)
+	}
+	base := signedAt
+	if now.After(base) {
+		base = now
+	}
+	return base.Add(time.Duration(src.ToleranceSeconds)*time.Second + replayMargin)
+}
+
+// dropHeader reports whether a canonical header name is a credential or a
+// hop-by-hop header, which handlers have no business reading and the inbox
+// should not keep.
+func dropHeader(name string) bool {
+	switch name {
+	case "Authorization", "Proxy-Authorization", "Cookie",
+		"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Proxy-Connection":
+		return true
+	}
+	return false
+}
+
+func keptHeaders(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := http.CanonicalHeaderKey(k)
+		if dropHeader(ck) {
+			continue
+		}
+		for _, v := range vs {
+			out[ck] = append(out[ck], cleanText(v, 0))
+		}
+	}
+	return out
+}
+
+// newID returns a time-ordered id (UUIDv7), so inbox inserts append to the
+// primary key index instead of splitting random pages.
+func newID() uuid.UUID {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.New()
+	}
+	return id
+}

@@ -1,0 +1,200 @@
+package inbound_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
+)
+
+func TestGatewayAcceptsThenAnswersDuplicate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+
+	req := signed(key, "msg_1", b.clock.Now(), `{"type":"order.created","n":1}`)
+	req.Headers.Set("Authorization", "Bearer not-for-handlers")
+	r, err := b.gw.Receive(ctx, src.ID, req)
+	require.NoError(t, err)
+	require.Equal(t, inbound.Accepted, r.Status)
+	require.Equal(t, "msg_1", r.MessageID)
+
+	rec, ok := b.mem.Message(r.ID)
+	require.True(t, ok)
+	require.Equal(t, b.owner, rec.OwnerID)
+	require.Equal(t, src.ID, rec.SourceID)
+	require.Equal(t, inbound.StateReceived, rec.State)
+	require.Equal(t, "order.created", rec.EventType)
+	require.True(t, rec.MessageIDSigned)
+	require.Equal(t, inbound.DigestOf([]byte(`{"type":"order.created","n":1}`)), rec.Digest)
+	require.Equal(t, b.clock.Now().Unix(), rec.SignedAt.Unix())
+	require.Empty(t, rec.Headers.Get("Authorization"), "credentials are not kept")
+	require.Equal(t, "application/json", rec.Headers.Get("Content-Type"))
+	jobs := b.mem.Jobs()
+	require.Len(t, jobs, 1)
+	require.Equal(t, r.ID, jobs[0].MessageID)
+	require.Equal(t, 5, jobs[0].MaxAttempts)
+
+	again, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"type":"order.created","n":1}`))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Duplicate, again.Status)
+	require.Len(t, b.mem.Messages(), 1)
+	require.Len(t, b.mem.Jobs(), 1, "a duplicate enqueues nothing")
+}
+
+func TestGatewayRefusesSameIDWithAnotherPayload(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+	_, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"n":1}`))
+	require.NoError(t, err)
+
+	_, err = b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"n":2}`))
+	require.ErrorIs(t, err, inbound.ErrMessageConflict)
+	requireKind(t, err, domain.KindConflict)
+	require.Len(t, b.mem.Messages(), 1)
+	require.Equal(t, inbound.DigestOf([]byte(`{"n":1}`)), b.mem.Messages()[0].Digest, "the first payload is kept")
+
+	// After the replay key expired, the inbox's own uniqueness still holds.
+	b.clock.Advance(time.Hour)
+	later := b.clock.Now()
+	_, err = b.gw.Receive(ctx, src.ID, signed(key, "msg_1", later, `{"n":2}`))
+	require.ErrorIs(t, err, inbound.ErrMessageConflict)
+	r, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", later, `{"n":1}`))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Duplicate, r.Status)
+	require.Equal(t, b.mem.Messages()[0].ID, r.ID)
+	require.Len(t, b.mem.Jobs(), 1)
+}
+
+func TestGatewayStatuses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t, func(in *inbound.CreateSourceInput) { in.BodyLimitBytes = 64 })
+	disabled, dkey := b.swSource(t, func(in *inbound.CreateSourceInput) { f := false; in.Enabled = &f })
+	now := b.clock.Now()
+	body := `{"ok":true}`
+	big := `{"pad":"` + strings.Repeat("x", 80) + `"}`
+
+	cases := []struct {
+		name     string
+		source   uuid.UUID
+		req      func() inbound.Request
+		wantKind domain.Kind
+		wantErr  error
+	}{
+		{"unknown source", uuid.New(), func() inbound.Request { return signed(key, "a", now, body) }, domain.KindNotFound, inbound.ErrSourceNotFound},
+		{"disabled source", disabled.ID, func() inbound.Request { return signed(dkey, "a", now, body) }, domain.KindNotFound, inbound.ErrSourceNotFound},
+		{"declared length over the limit", src.ID, func() inbound.Request { return signed(key, "a", now, big) }, domain.KindTooLarge, inbound.ErrBodyTooLarge},
+		{"streamed body over the limit", src.ID, func() inbound.Request {
+			r := signed(key, "a", now, big)
+			r.ContentLength = -1
+			return r
+		}, domain.KindTooLarge, inbound.ErrBodyTooLarge},
+		{"unreadable body", src.ID, func() inbound.Request {
+			r := signed(key, "a", now, body)
+			r.Body, r.ContentLength = iotest.ErrReader(iotest.ErrTimeout), -1
+			return r
+		}, domain.KindValidation, inbound.ErrBodyUnreadable},
+		{"wrong key", src.ID, func() inbound.Request { return signed(dkey, "a", now, body) }, domain.KindUnauthorized, verifier.ErrUnauthorized},
+		{"altered body", src.ID, func() inbound.Request {
+			r := signed(key, "a", now, body)
+			r.Body = strings.NewReader(`{"ok":false}`)
+			return r
+		}, domain.KindUnauthorized, verifier.ErrUnauthorized},
+		{"missing signature", src.ID, func() inbound.Request {
+			r := signed(key, "a", now, body)
+			r.Headers.Del(standardwebhooks.HeaderSignature)
+			return r
+		}, domain.KindUnauthorized, verifier.ErrUnauthorized},
+		{"missing id", src.ID, func() inbound.Request {
+			r := signed(key, "a", now, body)
+			r.Headers.Del(standardwebhooks.HeaderID)
+			return r
+		}, domain.KindValidation, verifier.ErrMalformed},
+		{"stale timestamp", src.ID, func() inbound.Request { return signed(key, "a", now.Add(-6*time.Minute), body) }, domain.KindValidation, verifier.ErrStale},
+		{"future timestamp", src.ID, func() inbound.Request { return signed(key, "a", now.Add(6*time.Minute), body) }, domain.KindValidation, verifier.ErrStale},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := b.gw.Receive(ctx, c.source, c.req())
+			requireKind(t, err, c.wantKind)
+			require.ErrorIs(t, err, c.wantErr)
+		})
+	}
+	require.Empty(t, b.mem.Messages(), "nothing refused reaches the inbox")
+	require.Empty(t, b.mem.Jobs())
+}
+
+func TestGatewayDeduplicatesUnsignedIDsByBody(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	secret := "github-webhook-secret-0123456789"
+	src, err := b.svc.CreateSource(ctx, b.owner, inbound.CreateSourceInput{Name: "gh", Verifier: verifier.KindGitHub, Secret: secret})
+	require.NoError(t, err)
+	require.Empty(t, src.Secret, "a pasted secret is never echoed")
+
+	gh := func(delivery, body string) inbound.Request {
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(body))
+		h := http.Header{}
+		h.Set(verifier.HeaderGitHubSignature, "sha256="+hex.EncodeToString(m.Sum(nil)))
+		h.Set(verifier.HeaderGitHubDelivery, delivery)
+		h.Set(verifier.HeaderGitHubEvent, "push")
+		return inbound.Request{Headers: h, Body: strings.NewReader(body), ContentLength: -1}
+	}
+	first, err := b.gw.Receive(ctx, src.ID, gh("d-1", `{"ref":"main"}`))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Accepted, first.Status)
+	rec, _ := b.mem.Message(first.ID)
+	require.Equal(t, "push", rec.EventType)
+	require.False(t, rec.MessageIDSigned)
+
+	// A captured request resent under a fresh, unsigned delivery id.
+	replayed, err := b.gw.Receive(ctx, src.ID, gh("d-forged", `{"ref":"main"}`))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Duplicate, replayed.Status)
+	require.Equal(t, first.ID, replayed.ID)
+
+	other, err := b.gw.Receive(ctx, src.ID, gh("d-2", `{"ref":"dev"}`))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Accepted, other.Status)
+	require.Len(t, b.mem.Messages(), 2)
+	require.Len(t, b.mem.Jobs(), 2)
+}
+
+func TestGatewayUnsealsWithTheSourceID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+	other, _ := b.swSource(t)
+	// Move the sealed secret onto another row: it must not open there.
+	moved, err := b.mem.Lookup(ctx, other.ID)
+	require.NoError(t, err)
+	orig, err := b.mem.Lookup(ctx, src.ID)
+	require.NoError(t, err)
+	moved.SealedSecret = orig.SealedSecret
+	b.mem.PutSource(moved)
+
+	_, err = b.gw.Receive(ctx, other.ID, signed(key, "m", b.clock.Now(), `{}`))
+	require.ErrorIs(t, err, errWrongAD)
+	require.Nil(t, domain.AsError(err), "a storage failure is not the sender's fault (500)")
+}

@@ -1,0 +1,452 @@
+// Package inboundtest provides an in-memory implementation of the inbound
+// domain's storage ports, for unit tests, fuzzing and the contract test that
+// runs the same cases against it and the PostgreSQL adapter (so the two
+// cannot drift).
+package inboundtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+)
+
+// Memory implements inbound.UnitOfWork and inbound.SourceLookup in memory.
+// Transactions are serialized by one lock and rolled back by restoring a
+// snapshot, which is plenty for tests.
+type Memory struct {
+	mu      sync.Mutex
+	st      state
+	nextJob int64
+	// InUseFunc, when set, tells Delete that a supplier connection uses a
+	// source.
+	InUseFunc func(sourceID uuid.UUID) bool
+}
+
+type replay struct {
+	digest    inbound.Digest
+	expiresAt time.Time
+}
+
+type state struct {
+	sources map[uuid.UUID]inbound.Source
+	replays map[inbound.ReplayKey]replay
+	inbox   map[uuid.UUID]inbound.Record
+	jobs    []EnqueuedJob
+}
+
+// EnqueuedJob is a processing job the memory queue holds.
+type EnqueuedJob struct {
+	ID int64
+	inbound.ProcessJob
+}
+
+// NewMemory returns an empty store.
+func NewMemory() *Memory {
+	return &Memory{st: state{
+		sources: map[uuid.UUID]inbound.Source{},
+		replays: map[inbound.ReplayKey]replay{},
+		inbox:   map[uuid.UUID]inbound.Record{},
+	}}
+}
+
+var (
+	_ inbound.UnitOfWork   = (*Memory)(nil)
+	_ inbound.SourceLookup = (*Memory)(nil)
+)
+
+func (s state) clone() state {
+	return state{
+		sources: maps.Clone(s.sources),
+		replays: maps.Clone(s.replays),
+		inbox:   maps.Clone(s.inbox),
+		jobs:    append([]EnqueuedJob(nil), s.jobs...),
+	}
+}
+
+// Do runs fn holding the store; an error restores the state from before.
+func (m *Memory) Do(ctx context.Context, fn func(tx inbound.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	before := m.st.clone()
+	tx := &memTx{m: m}
+	err := fn(tx)
+	tx.done = true
+	if err != nil {
+		m.st = before
+	}
+	return err
+}
+
+// States returns the inbox's state changes, each in a transaction of its own.
+func (m *Memory) States() inbound.InboxStates { return states{m} }
+
+type states struct{ m *Memory }
+
+func (s states) Begin(ctx context.Context, id uuid.UUID, jobID int64, now time.Time) (r inbound.Record, ok bool, err error) {
+	err = s.m.Do(ctx, func(tx inbound.Tx) error {
+		r, ok, err = tx.Inbox().Begin(ctx, id, jobID, now)
+		return err
+	})
+	return r, ok, err
+}
+
+func (s states) MarkDone(ctx context.Context, id uuid.UUID, now time.Time) error {
+	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().MarkDone(ctx, id, now) })
+}
+
+func (s states) MarkRetry(ctx context.Context, id uuid.UUID, lastError string, now, next time.Time) error {
+	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().MarkRetry(ctx, id, lastError, now, next) })
+}
+
+func (s states) MarkDead(ctx context.Context, id uuid.UUID, lastError string, now time.Time) error {
+	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().MarkDead(ctx, id, lastError, now) })
+}
+
+// Lookup reads a source by id.
+func (m *Memory) Lookup(_ context.Context, id uuid.UUID) (inbound.Source, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.st.sources[id]
+	if !ok {
+		return inbound.Source{}, fmt.Errorf("look up inbound source: %w", domain.ErrNotFound)
+	}
+	return s, nil
+}
+
+// Jobs returns the processing jobs enqueued by committed transactions.
+func (m *Memory) Jobs() []EnqueuedJob {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]EnqueuedJob(nil), m.st.jobs...)
+}
+
+// Message returns an inbox row by id.
+func (m *Memory) Message(id uuid.UUID) (inbound.Record, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.st.inbox[id]
+	return r, ok
+}
+
+// Messages returns every inbox row, oldest first.
+func (m *Memory) Messages() []inbound.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]inbound.Record, 0, len(m.st.inbox))
+	for _, r := range m.st.inbox {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[j].ReceivedAt, out[j].ID, out[i].ReceivedAt, out[i].ID) })
+	return out
+}
+
+// PutSource stores a source directly (test set-up).
+func (m *Memory) PutSource(s inbound.Source) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.st.sources[s.ID] = s
+}
+
+type memTx struct {
+	m    *Memory
+	done bool
+}
+
+func (t *memTx) check() error {
+	if t.done {
+		return errors.New("inboundtest: transaction has ended")
+	}
+	return nil
+}
+
+func (t *memTx) Sources() inbound.SourceStore { return sources{t} }
+func (t *memTx) Replays() inbound.ReplayStore { return replays{t} }
+func (t *memTx) Inbox() inbound.InboxStore    { return inbox{t} }
+func (t *memTx) Jobs() inbound.JobQueue       { return jobs{t} }
+
+type sources struct{ t *memTx }
+
+func (s sources) Insert(_ context.Context, src inbound.Source) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	if _, dup := s.t.m.st.sources[src.ID]; dup {
+		return errors.New("insert inbound source: duplicate id")
+	}
+	s.t.m.st.sources[src.ID] = src
+	return nil
+}
+
+func (s sources) Get(_ context.Context, ownerID, id uuid.UUID, _ bool) (inbound.Source, error) {
+	if err := s.t.check(); err != nil {
+		return inbound.Source{}, err
+	}
+	src, ok := s.t.m.st.sources[id]
+	if !ok || src.OwnerID != ownerID {
+		return inbound.Source{}, fmt.Errorf("get inbound source: %w", domain.ErrNotFound)
+	}
+	return src, nil
+}
+
+func (s sources) List(_ context.Context, ownerID uuid.UUID, q inbound.PageQuery) ([]inbound.Source, error) {
+	if err := s.t.check(); err != nil {
+		return nil, err
+	}
+	var out []inbound.Source
+	for _, src := range s.t.m.st.sources {
+		if src.OwnerID == ownerID && (q.After == nil || less(src.CreatedAt, src.ID, q.After.At, q.After.ID)) {
+			out = append(out, src)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[j].CreatedAt, out[j].ID, out[i].CreatedAt, out[i].ID) })
+	return limit(out, q.Limit+1), nil
+}
+
+func (s sources) Update(_ context.Context, src inbound.Source) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	cur, ok := s.t.m.st.sources[src.ID]
+	if !ok || cur.OwnerID != src.OwnerID {
+		return fmt.Errorf("update inbound source: %w", domain.ErrNotFound)
+	}
+	src.CreatedAt = cur.CreatedAt
+	s.t.m.st.sources[src.ID] = src
+	return nil
+}
+
+func (s sources) Delete(_ context.Context, ownerID, id uuid.UUID) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	cur, ok := s.t.m.st.sources[id]
+	if !ok || cur.OwnerID != ownerID {
+		return fmt.Errorf("delete inbound source: %w", domain.ErrNotFound)
+	}
+	if s.t.m.InUseFunc != nil && s.t.m.InUseFunc(id) {
+		return inbound.ErrSourceInUse
+	}
+	delete(s.t.m.st.sources, id)
+	for k := range s.t.m.st.replays {
+		if k.SourceID == id {
+			delete(s.t.m.st.replays, k)
+		}
+	}
+	for k, r := range s.t.m.st.inbox {
+		if r.SourceID == id {
+			delete(s.t.m.st.inbox, k)
+		}
+	}
+	return nil
+}
+
+type replays struct{ t *memTx }
+
+func (r replays) Register(_ context.Context, key inbound.ReplayKey, digest inbound.Digest, now, expiresAt time.Time) (inbound.ReplayOutcome, error) {
+	if err := r.t.check(); err != nil {
+		return 0, err
+	}
+	if _, ok := r.t.m.st.sources[key.SourceID]; !ok {
+		return 0, errors.New("register replay key: no such source")
+	}
+	cur, ok := r.t.m.st.replays[key]
+	switch {
+	case ok && cur.expiresAt.After(now) && cur.digest == digest:
+		return inbound.ReplayDuplicate, nil
+	case ok && cur.expiresAt.After(now):
+		return inbound.ReplayConflict, nil
+	}
+	r.t.m.st.replays[key] = replay{digest: digest, expiresAt: expiresAt}
+	return inbound.ReplayNew, nil
+}
+
+func (r replays) PurgeExpired(_ context.Context, now time.Time, lim int) (int64, error) {
+	if err := r.t.check(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for k, v := range r.t.m.st.replays {
+		if n >= int64(lim) {
+			break
+		}
+		if v.expiresAt.Before(now) {
+			delete(r.t.m.st.replays, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+type inbox struct{ t *memTx }
+
+func (b inbox) Insert(_ context.Context, e inbound.Envelope) (inbound.InsertOutcome, error) {
+	if err := b.t.check(); err != nil {
+		return inbound.InsertOutcome{}, err
+	}
+	src, ok := b.t.m.st.sources[e.SourceID]
+	if !ok {
+		return inbound.InsertOutcome{}, errors.New("insert inbound message: no such source")
+	}
+	var byBody *inbound.Record
+	for _, r := range b.t.m.st.inbox {
+		if r.SourceID != e.SourceID {
+			continue
+		}
+		if r.MessageID == e.MessageID {
+			return inbound.InsertOutcome{ExistingID: r.ID, ExistingDigest: r.Digest, SameMessageID: true}, nil
+		}
+		if !e.MessageIDSigned && !r.MessageIDSigned && r.Digest == e.Digest {
+			r := r
+			byBody = &r
+		}
+	}
+	if byBody != nil {
+		return inbound.InsertOutcome{ExistingID: byBody.ID, ExistingDigest: byBody.Digest}, nil
+	}
+	e.Body = bytes.Clone(e.Body)
+	e.Headers = e.Headers.Clone()
+	if e.Headers == nil {
+		e.Headers = http.Header{}
+	}
+	b.t.m.st.inbox[e.ID] = inbound.Record{Envelope: e, SourceKind: src.Verifier, State: inbound.StateReceived}
+	return inbound.InsertOutcome{Inserted: true}, nil
+}
+
+func (b inbox) Begin(_ context.Context, id uuid.UUID, jobID int64, now time.Time) (inbound.Record, bool, error) {
+	if err := b.t.check(); err != nil {
+		return inbound.Record{}, false, err
+	}
+	r, ok := b.t.m.st.inbox[id]
+	if !ok || (r.State != inbound.StateReceived && r.State != inbound.StateProcessing) {
+		return inbound.Record{}, false, nil
+	}
+	r.State, r.Attempts, r.LastAttemptAt, r.NextAttemptAt, r.JobID = inbound.StateProcessing, r.Attempts+1, now, time.Time{}, jobID
+	if src, ok := b.t.m.st.sources[r.SourceID]; ok {
+		r.SourceKind = src.Verifier
+	}
+	b.t.m.st.inbox[id] = r
+	return r, true, nil
+}
+
+func (b inbox) update(id uuid.UUID, f func(r *inbound.Record)) error {
+	if err := b.t.check(); err != nil {
+		return err
+	}
+	r, ok := b.t.m.st.inbox[id]
+	if !ok || r.State != inbound.StateProcessing {
+		return nil
+	}
+	f(&r)
+	b.t.m.st.inbox[id] = r
+	return nil
+}
+
+func (b inbox) MarkDone(_ context.Context, id uuid.UUID, now time.Time) error {
+	return b.update(id, func(r *inbound.Record) {
+		r.State, r.DoneAt, r.LastError, r.NextAttemptAt = inbound.StateDone, now, "", time.Time{}
+	})
+}
+
+func (b inbox) MarkRetry(_ context.Context, id uuid.UUID, lastError string, _, next time.Time) error {
+	return b.update(id, func(r *inbound.Record) {
+		r.State, r.LastError, r.NextAttemptAt = inbound.StateReceived, lastError, next
+	})
+}
+
+func (b inbox) MarkDead(_ context.Context, id uuid.UUID, lastError string, now time.Time) error {
+	return b.update(id, func(r *inbound.Record) {
+		r.State, r.LastError, r.DeadAt, r.NextAttemptAt = inbound.StateDead, lastError, now, time.Time{}
+	})
+}
+
+func (b inbox) Get(_ context.Context, ownerID, id uuid.UUID) (inbound.Record, error) {
+	if err := b.t.check(); err != nil {
+		return inbound.Record{}, err
+	}
+	r, ok := b.t.m.st.inbox[id]
+	if !ok || r.OwnerID != ownerID {
+		return inbound.Record{}, fmt.Errorf("get inbound message: %w", domain.ErrNotFound)
+	}
+	return r, nil
+}
+
+func (b inbox) List(_ context.Context, ownerID, sourceID uuid.UUID, st inbound.State, q inbound.PageQuery) ([]inbound.Record, error) {
+	if err := b.t.check(); err != nil {
+		return nil, err
+	}
+	var out []inbound.Record
+	for _, r := range b.t.m.st.inbox {
+		if r.OwnerID != ownerID || r.SourceID != sourceID || (st != "" && r.State != st) {
+			continue
+		}
+		if q.After != nil && !less(r.ReceivedAt, r.ID, q.After.At, q.After.ID) {
+			continue
+		}
+		r.Body, r.Headers = nil, http.Header{}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[j].ReceivedAt, out[j].ID, out[i].ReceivedAt, out[i].ID) })
+	return limit(out, q.Limit+1), nil
+}
+
+func (b inbox) Revive(_ context.Context, ownerID, sourceID, id uuid.UUID, reset bool, maxAttempts int, now time.Time) ([]inbound.Revived, error) {
+	if err := b.t.check(); err != nil {
+		return nil, err
+	}
+	var out []inbound.Revived
+	for k, r := range b.t.m.st.inbox {
+		if r.OwnerID != ownerID || r.SourceID != sourceID || r.State != inbound.StateDead || (id != uuid.Nil && r.ID != id) {
+			continue
+		}
+		if reset {
+			r.Attempts = 0
+		}
+		r.State, r.Replays, r.DeadAt, r.DoneAt, r.NextAttemptAt, r.JobID = inbound.StateReceived, r.Replays+1, time.Time{}, time.Time{}, now, 0
+		b.t.m.st.inbox[k] = r
+		out = append(out, inbound.Revived{ID: r.ID, MaxAttempts: max(maxAttempts-r.Attempts, 1)})
+	}
+	return out, nil
+}
+
+type jobs struct{ t *memTx }
+
+func (j jobs) EnqueueProcess(_ context.Context, js ...inbound.ProcessJob) error {
+	if err := j.t.check(); err != nil {
+		return err
+	}
+	for _, pj := range js {
+		j.t.m.nextJob++
+		j.t.m.st.jobs = append(j.t.m.st.jobs, EnqueuedJob{ID: j.t.m.nextJob, ProcessJob: pj})
+	}
+	return nil
+}
+
+// less orders by (at, id) ascending; lists are newest first, so they keep
+// rows strictly less than the cursor.
+func less(at time.Time, id uuid.UUID, at2 time.Time, id2 uuid.UUID) bool {
+	if !at.Equal(at2) {
+		return at.Before(at2)
+	}
+	return bytes.Compare(id[:], id2[:]) < 0
+}
+
+func limit[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

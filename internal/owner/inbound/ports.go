@@ -1,0 +1,119 @@
+package inbound
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SealFunc seals a source's secret at rest; associatedData is the source id's
+// bytes, so a sealed value copied onto another row does not open.
+// cmd/server provides it from the instance's cryptobox.
+type SealFunc func(plaintext, associatedData []byte) ([]byte, error)
+
+// UnsealFunc opens a value sealed by SealFunc. Only cmd/server/unseal.go
+// builds one; the gateway is its only caller.
+type UnsealFunc func(sealed, associatedData []byte) ([]byte, error)
+
+// UnitOfWork runs fn in one transaction: everything fn does through tx is
+// committed together when fn returns nil, and rolled back otherwise.
+type UnitOfWork interface {
+	Do(ctx context.Context, fn func(tx Tx) error) error
+}
+
+// Tx hands out the stores bound to one transaction.
+type Tx interface {
+	Sources() SourceStore
+	Replays() ReplayStore
+	Inbox() InboxStore
+	Jobs() JobQueue
+}
+
+// SourceLookup reads a source by id alone, for the gateway (the sender is
+// not an owner). It returns an error matching domain.ErrNotFound when there
+// is none.
+type SourceLookup interface {
+	Lookup(ctx context.Context, id uuid.UUID) (Source, error)
+}
+
+// PageQuery asks for one page: Limit+1 rows after the cursor, newest first.
+type PageQuery struct {
+	Limit int
+	After *Cursor
+}
+
+// SourceStore keeps sources. Every read and write is scoped by owner; a row
+// of another owner is domain.ErrNotFound.
+type SourceStore interface {
+	Insert(ctx context.Context, s Source) error
+	// Get returns the source; forUpdate locks it for the transaction.
+	Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (Source, error)
+	// List returns sources newest first (created_at, id).
+	List(ctx context.Context, ownerID uuid.UUID, q PageQuery) ([]Source, error)
+	Update(ctx context.Context, s Source) error
+	// Delete removes the source and its inbox. It returns an error matching
+	// ErrSourceInUse when a supplier connection still uses it.
+	Delete(ctx context.Context, ownerID, id uuid.UUID) error
+}
+
+// ReplayStore is seed 001's IWebhookReplayStore: it remembers (source,
+// message id) with the payload digest until an expiry.
+type ReplayStore interface {
+	// Register atomically registers key with digest until expiresAt, taking
+	// over a key that expired before now. Concurrent registrations of one key
+	// see exactly one ReplayNew.
+	Register(ctx context.Context, key ReplayKey, digest Digest, now, expiresAt time.Time) (ReplayOutcome, error)
+	// PurgeExpired deletes up to limit keys that expired before now and
+	// returns how many it deleted.
+	PurgeExpired(ctx context.Context, now time.Time, limit int) (int64, error)
+}
+
+// InboxStates are the processing state changes of inbox messages. Each is
+// one atomic statement, so the processor runs them without a transaction of
+// its own (three round trips fewer per change).
+type InboxStates interface {
+	// Begin marks a received (or interrupted processing) message processing,
+	// counts the attempt and records the job; ok is false when the message is
+	// gone, done or dead, so a stale or repeated job does nothing.
+	Begin(ctx context.Context, id uuid.UUID, jobID int64, now time.Time) (r Record, ok bool, err error)
+	// MarkDone records success.
+	MarkDone(ctx context.Context, id uuid.UUID, now time.Time) error
+	// MarkRetry records a failure to be retried at next.
+	MarkRetry(ctx context.Context, id uuid.UUID, lastError string, now, next time.Time) error
+	// MarkDead records a failure that made the message a dead letter.
+	MarkDead(ctx context.Context, id uuid.UUID, lastError string, now time.Time) error
+}
+
+// InboxStore is the durable inbox of seed 001's IWebhookInboxStore; River
+// holds the leases, so the store only mirrors state.
+type InboxStore interface {
+	InboxStates
+	// Insert adds the envelope unless a row with the same source and message
+	// id exists, or, when the id is not signed, one with the same source and
+	// body digest. It never fails on such a duplicate.
+	Insert(ctx context.Context, e Envelope) (InsertOutcome, error)
+	// Get returns one of the owner's messages.
+	Get(ctx context.Context, ownerID, id uuid.UUID) (Record, error)
+	// List returns a source's messages newest first (received_at, id), only
+	// those in state when it is not empty. Bodies are left out.
+	List(ctx context.Context, ownerID, sourceID uuid.UUID, state State, q PageQuery) ([]Record, error)
+	// Revive makes dead letters of the source received again — the one with
+	// id, or all when id is uuid.Nil — resetting their attempts when asked,
+	// and returns them with the attempts each has left (at least one) out of
+	// maxAttempts.
+	Revive(ctx context.Context, ownerID, sourceID, id uuid.UUID, resetAttempts bool, maxAttempts int, now time.Time) ([]Revived, error)
+}
+
+// JobQueue enqueues processing jobs in the transaction.
+type JobQueue interface {
+	// EnqueueProcess inserts one processing job per message with at most
+	// maxAttempts attempts each.
+	EnqueueProcess(ctx context.Context, jobs ...ProcessJob) error
+}
+
+// ProcessJob asks for one message to be processed.
+type ProcessJob struct {
+	MessageID   uuid.UUID
+	MaxAttempts int
+}

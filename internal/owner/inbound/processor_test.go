@@ -1,0 +1,168 @@
+package inbound_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+)
+
+// failing is a handler test double: it returns what resultFunc says and
+// counts its runs.
+type failing struct {
+	runs       atomic.Int64
+	resultFunc func(m inbound.Message) error
+	last       atomic.Pointer[inbound.Message]
+}
+
+func (f *failing) HandleInbound(_ context.Context, m inbound.Message) error {
+	f.runs.Add(1)
+	f.last.Store(&m)
+	if f.resultFunc == nil {
+		return nil
+	}
+	return f.resultFunc(m)
+}
+
+func (b *bundle) accept(t *testing.T, key []byte, srcID uuid.UUID, msgID, body string) uuid.UUID {
+	t.Helper()
+	r, err := b.gw.Receive(context.Background(), srcID, signed(key, msgID, b.clock.Now(), body))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Accepted, r.Status)
+	return r.ID
+}
+
+func TestProcessorRunsHandlersAndMarksDone(t *testing.T) {
+	t.Parallel()
+	h := &failing{}
+	b := setup(t, inbound.Route{Name: "double", Kind: "standard-webhooks", EventType: "order.*", Handler: h})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{"type":"order.created"}`)
+
+	out := b.process(t, id, inbound.Job{ID: 7, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeDone, out.Kind)
+	require.Equal(t, 1, out.Handlers)
+	require.EqualValues(t, 1, h.runs.Load())
+	m := h.last.Load()
+	require.Equal(t, "m1", m.MessageID)
+	require.Equal(t, "order.created", m.EventType)
+	require.Equal(t, `{"type":"order.created"}`, string(m.Body))
+	require.Equal(t, 1, m.Attempt)
+	require.Equal(t, b.owner, m.OwnerID)
+
+	rec, _ := b.mem.Message(id)
+	require.Equal(t, inbound.StateDone, rec.State)
+	require.Equal(t, 1, rec.Attempts)
+	require.EqualValues(t, 7, rec.JobID)
+	require.Equal(t, b.clock.Now(), rec.DoneAt)
+
+	again := b.process(t, id, inbound.Job{ID: 7, Attempt: 2, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeSkipped, again.Kind, "a job River runs twice does nothing the second time")
+	require.EqualValues(t, 1, h.runs.Load())
+}
+
+func TestProcessorWithoutRouteIsDone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+	out := b.process(t, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeDone, out.Kind)
+	require.Zero(t, out.Handlers)
+}
+
+func TestProcessorRetriesOnTheSeedSchedule(t *testing.T) {
+	t.Parallel()
+	h := &failing{resultFunc: func(inbound.Message) error { return errors.New("supplier API down") }}
+	b := setup(t, inbound.Route{Name: "double", Kind: inbound.AnyKind, Handler: h})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+
+	var delays []time.Duration
+	for attempt := 1; attempt <= 4; attempt++ {
+		out := b.process(t, id, inbound.Job{ID: 1, Attempt: attempt, MaxAttempts: 5})
+		require.Equal(t, inbound.OutcomeRetry, out.Kind, "attempt %d", attempt)
+		require.Equal(t, attempt, out.Attempt)
+		require.Equal(t, b.clock.Now().Add(out.Delay), out.RetryAt)
+		rec, _ := b.mem.Message(id)
+		require.Equal(t, inbound.StateReceived, rec.State)
+		require.Equal(t, attempt, rec.Attempts)
+		require.Equal(t, out.RetryAt, rec.NextAttemptAt)
+		require.Contains(t, rec.LastError, "supplier API down")
+		delays = append(delays, out.Delay)
+		b.clock.Advance(out.Delay)
+	}
+	require.Equal(t, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second}, delays)
+
+	out := b.process(t, id, inbound.Job{ID: 1, Attempt: 5, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeDead, out.Kind)
+	rec, _ := b.mem.Message(id)
+	require.Equal(t, inbound.StateDead, rec.State)
+	require.Equal(t, 5, rec.Attempts)
+	require.Equal(t, b.clock.Now(), rec.DeadAt)
+	require.True(t, rec.NextAttemptAt.IsZero())
+	require.EqualValues(t, 5, h.runs.Load())
+}
+
+func TestProcessorFailures(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		result    func(inbound.Message) error
+		job       inbound.Job
+		wantKind  inbound.OutcomeKind
+		wantDelay time.Duration
+		wantError string
+	}{
+		{"permanent goes straight to the dead letters", func(inbound.Message) error { return inbound.Permanent(errors.New("unknown product")) },
+			inbound.Job{Attempt: 1, MaxAttempts: 5}, inbound.OutcomeDead, 0, "unknown product"},
+		{"a Retry-After hint wins", func(inbound.Message) error { return inbound.RetryAfter(errors.New("429"), 90*time.Second) },
+			inbound.Job{Attempt: 1, MaxAttempts: 5}, inbound.OutcomeRetry, 90 * time.Second, "429"},
+		{"a panic is a transient failure", func(inbound.Message) error { panic("nil map") },
+			inbound.Job{Attempt: 1, MaxAttempts: 5}, inbound.OutcomeRetry, 5 * time.Second, "handler panicked: nil map"},
+		{"River's last run is a dead letter whatever the policy says", func(inbound.Message) error { return errors.New("flaky") },
+			inbound.Job{Attempt: 3, MaxAttempts: 3}, inbound.OutcomeDead, 0, "flaky"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := &failing{resultFunc: c.result}
+			b := setup(t, inbound.Route{Name: "double", Kind: inbound.AnyKind, Handler: h})
+			src, key := b.swSource(t)
+			id := b.accept(t, key, src.ID, "m1", `{}`)
+			out := b.process(t, id, c.job)
+			require.Equal(t, c.wantKind, out.Kind)
+			require.Equal(t, c.wantDelay, out.Delay)
+			rec, _ := b.mem.Message(id)
+			require.Contains(t, rec.LastError, c.wantError)
+			require.Equal(t, 1, rec.Attempts, "a dead letter keeps the attempts it did not spend")
+		})
+	}
+}
+
+func TestProcessorCombinesHandlerFailures(t *testing.T) {
+	t.Parallel()
+	transient := &failing{resultFunc: func(inbound.Message) error { return errors.New("try later") }}
+	permanent := &failing{resultFunc: func(inbound.Message) error { return inbound.Permanent(errors.New("never")) }}
+	ok := &failing{}
+	b := setup(t,
+		inbound.Route{Name: "transient", Kind: inbound.AnyKind, Handler: transient},
+		inbound.Route{Name: "permanent", Kind: inbound.AnyKind, Handler: permanent},
+		inbound.Route{Name: "ok", Kind: inbound.AnyKind, Handler: ok},
+	)
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+	out := b.process(t, id, inbound.Job{Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeDead, out.Kind)
+	require.Equal(t, 3, out.Handlers)
+	require.EqualValues(t, 1, ok.runs.Load(), "a failing handler does not keep the others from running")
+	rec, _ := b.mem.Message(id)
+	require.Contains(t, rec.LastError, "transient: try later")
+	require.Contains(t, rec.LastError, "permanent: never")
+}

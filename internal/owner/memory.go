@@ -1,0 +1,646 @@
+package owner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
+)
+
+// Memory is an in-memory UnitOfWork with every store of the domain, for unit
+// tests and for trying the domain without a database. Transactions are
+// serialised and isolated: fn works on a copy of the state that replaces
+// the state only when fn returns nil. The PostgreSQL adapter's contract
+// suite runs against Memory too, so the two keep the same behaviour.
+//
+// Its Recorder keeps the events of committed transactions (Events) and
+// refuses to record outside the transaction it was handed out by — the
+// check behind "every Record happens in the use case's transaction".
+type Memory struct {
+	mu    sync.Mutex
+	state memState
+	// Mailer, when set, receives recovery messages after commit.
+	Mailer RecoveryMailer
+	// RecordErrFunc, when set, makes Record fail for the event types it
+	// returns an error for (to test that a failed Record rolls back).
+	RecordErrFunc func(eventType string) error
+
+	delivered     []RecoveryMessage
+	strayRecords  atomic.Int64
+	transactions  int
+	rolledBackTxs int
+}
+
+// MemoryEvent is an event recorded in a committed Memory transaction.
+type MemoryEvent struct {
+	ID      uuid.UUID
+	OwnerID uuid.UUID
+	Type    string
+	Subject string
+	// Data is the event's data as JSON.
+	Data json.RawMessage
+}
+
+type memState struct {
+	owners   map[uuid.UUID]Owner
+	sessions map[uuid.UUID]Session
+	keys     map[uuid.UUID]APIKey
+	attempts []Attempt
+	bans     map[uuid.UUID]IPBan
+	recovery map[uuid.UUID]RecoveryToken
+	events   []MemoryEvent
+}
+
+func (s memState) clone() memState {
+	return memState{
+		owners:   cloneMap(s.owners),
+		sessions: cloneMap(s.sessions),
+		keys:     cloneMap(s.keys),
+		attempts: append([]Attempt(nil), s.attempts...),
+		bans:     cloneMap(s.bans),
+		recovery: cloneMap(s.recovery),
+		events:   append([]MemoryEvent(nil), s.events...),
+	}
+}
+
+// cloneMap copies a map of values. Pointer fields inside the values are
+// shared, so stores always replace them and never write through them.
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory {
+	return &Memory{state: memState{}.clone()}
+}
+
+var (
+	_ UnitOfWork = (*Memory)(nil)
+	_ Tx         = (*memTx)(nil)
+)
+
+// Do runs fn in a transaction of its own.
+func (m *Memory) Do(ctx context.Context, fn func(tx Tx) error) error {
+	tx, err := m.run(fn)
+	if err != nil {
+		return err
+	}
+	if mailer := m.mailer(); mailer != nil {
+		for _, msg := range tx.outbox {
+			mailer.DeliverRecovery(ctx, msg)
+		}
+	}
+	return nil
+}
+
+// run holds the lock while fn runs (released even if fn panics) and
+// commits fn's state when it returns nil.
+func (m *Memory) run(fn func(tx Tx) error) (*memTx, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := &memTx{m: m, st: m.state.clone(), open: true}
+	defer func() { tx.open = false }()
+	m.transactions++
+	if err := fn(tx); err != nil {
+		m.rolledBackTxs++
+		return nil, err
+	}
+	m.state = tx.st
+	m.delivered = append(m.delivered, tx.outbox...)
+	return tx, nil
+}
+
+func (m *Memory) mailer() RecoveryMailer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.Mailer
+}
+
+// Events returns the events of committed transactions, oldest first.
+func (m *Memory) Events() []MemoryEvent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]MemoryEvent(nil), m.state.events...)
+}
+
+// Delivered returns the recovery messages of committed transactions.
+func (m *Memory) Delivered() []RecoveryMessage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]RecoveryMessage(nil), m.delivered...)
+}
+
+// StrayRecords counts Record calls made after their transaction had ended
+// (each also failed). A correct use case leaves it at zero.
+func (m *Memory) StrayRecords() int {
+	return int(m.strayRecords.Load())
+}
+
+// Transactions returns how many transactions ran and how many rolled back.
+func (m *Memory) Transactions() (total, rolledBack int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.transactions, m.rolledBackTxs
+}
+
+// errTxEnded is returned by a Memory store or recorder used after its
+// transaction ended.
+var errTxEnded = errors.New("memory: transaction has ended")
+
+type memTx struct {
+	m      *Memory
+	st     memState
+	open   bool
+	outbox []RecoveryMessage
+}
+
+func (t *memTx) Owners() OwnerStore        { return memOwners{t} }
+func (t *memTx) Sessions() SessionStore    { return memSessions{t} }
+func (t *memTx) APIKeys() APIKeyStore      { return memKeys{t} }
+func (t *memTx) Attempts() AttemptStore    { return memAttempts{t} }
+func (t *memTx) Bans() BanStore            { return memBans{t} }
+func (t *memTx) Recovery() RecoveryStore   { return memRecovery{t} }
+func (t *memTx) Recorder() domain.Recorder { return memRecorder{t} }
+func (t *memTx) Outbox() RecoveryOutbox    { return memOutbox{t} }
+
+func (t *memTx) check() error {
+	if !t.open {
+		return errTxEnded
+	}
+	return nil
+}
+
+func notFound(what string) error { return fmt.Errorf("%s: %w", what, domain.ErrNotFound) }
+
+type memRecorder struct{ t *memTx }
+
+// Record mirrors the infra recorder: a declared type, data that is a JSON
+// object, and only inside the open transaction.
+func (r memRecorder) Record(_ context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
+	// A stray call (after its Do returned) takes no lock: it may come from
+	// inside another transaction, which holds it.
+	if !r.t.open {
+		r.t.m.strayRecords.Add(1)
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, errTxEnded)
+	}
+	if _, ok := domain.LookupEventType(eventType); !ok {
+		return uuid.Nil, fmt.Errorf("record %q: type not declared in the catalog", eventType)
+	}
+	if f := r.t.m.RecordErrFunc; f != nil {
+		if err := f(eventType); err != nil {
+			return uuid.Nil, err
+		}
+	}
+	raw, err := json.Marshal(data)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return uuid.Nil, fmt.Errorf("record %q: data is not a JSON object", eventType)
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.Nil, err
+	}
+	r.t.st.events = append(r.t.st.events, MemoryEvent{ID: id, OwnerID: ownerID, Type: eventType, Subject: subject, Data: raw})
+	return id, nil
+}
+
+type memOutbox struct{ t *memTx }
+
+func (o memOutbox) Enqueue(_ context.Context, msg RecoveryMessage) error {
+	if err := o.t.check(); err != nil {
+		return err
+	}
+	o.t.outbox = append(o.t.outbox, msg)
+	return nil
+}
+
+type memOwners struct{ t *memTx }
+
+func (s memOwners) emailFree(email string, except uuid.UUID) bool {
+	for _, o := range s.t.st.owners {
+		if o.ID != except && strings.EqualFold(o.Email, email) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s memOwners) Create(_ context.Context, o Owner) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	if !s.emailFree(o.Email, uuid.Nil) {
+		return ErrEmailTaken
+	}
+	if _, dup := s.t.st.owners[o.ID]; dup {
+		return fmt.Errorf("owner %s already exists", o.ID)
+	}
+	s.t.st.owners[o.ID] = o
+	return nil
+}
+
+func (s memOwners) ByID(_ context.Context, id uuid.UUID) (Owner, error) {
+	if err := s.t.check(); err != nil {
+		return Owner{}, err
+	}
+	o, ok := s.t.st.owners[id]
+	if !ok {
+		return Owner{}, notFound("owner")
+	}
+	return o, nil
+}
+
+func (s memOwners) ByEmail(_ context.Context, email string) (Owner, error) {
+	if err := s.t.check(); err != nil {
+		return Owner{}, err
+	}
+	for _, o := range s.t.st.owners {
+		if strings.EqualFold(o.Email, email) {
+			return o, nil
+		}
+	}
+	return Owner{}, notFound("owner")
+}
+
+func (s memOwners) UpdateEmail(_ context.Context, id uuid.UUID, email string, at time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	o, ok := s.t.st.owners[id]
+	if !ok {
+		return notFound("owner")
+	}
+	if !s.emailFree(email, id) {
+		return ErrEmailTaken
+	}
+	o.Email, o.UpdatedAt = email, at
+	s.t.st.owners[id] = o
+	return nil
+}
+
+func (s memOwners) UpdatePassword(_ context.Context, id uuid.UUID, hash string, at time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	o, ok := s.t.st.owners[id]
+	if !ok {
+		return notFound("owner")
+	}
+	o.PasswordHash, o.UpdatedAt = hash, at
+	s.t.st.owners[id] = o
+	return nil
+}
+
+func (s memOwners) Oldest(_ context.Context) (Owner, error) {
+	if err := s.t.check(); err != nil {
+		return Owner{}, err
+	}
+	var first *Owner
+	for _, o := range s.t.st.owners {
+		if first == nil || o.CreatedAt.Before(first.CreatedAt) ||
+			(o.CreatedAt.Equal(first.CreatedAt) && bytes.Compare(o.ID[:], first.ID[:]) < 0) {
+			o := o
+			first = &o
+		}
+	}
+	if first == nil {
+		return Owner{}, notFound("owner")
+	}
+	return *first, nil
+}
+
+func (s memOwners) Count(_ context.Context) (int, error) {
+	if err := s.t.check(); err != nil {
+		return 0, err
+	}
+	return len(s.t.st.owners), nil
+}
+
+type memSessions struct{ t *memTx }
+
+func (s memSessions) Create(_ context.Context, sess Session) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	if _, ok := s.t.st.owners[sess.OwnerID]; !ok {
+		return fmt.Errorf("session of unknown owner %s", sess.OwnerID)
+	}
+	s.t.st.sessions[sess.ID] = sess
+	return nil
+}
+
+func (s memSessions) ByTokenHash(_ context.Context, h Digest) (Session, error) {
+	if err := s.t.check(); err != nil {
+		return Session{}, err
+	}
+	for _, sess := range s.t.st.sessions {
+		if sess.TokenHash == h {
+			return sess, nil
+		}
+	}
+	return Session{}, notFound("session")
+}
+
+func (s memSessions) DeleteByTokenHash(_ context.Context, h Digest) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	for id, sess := range s.t.st.sessions {
+		if sess.TokenHash == h {
+			delete(s.t.st.sessions, id)
+		}
+	}
+	return nil
+}
+
+func (s memSessions) DeleteForOwner(_ context.Context, ownerID uuid.UUID) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	for id, sess := range s.t.st.sessions {
+		if sess.OwnerID == ownerID {
+			delete(s.t.st.sessions, id)
+		}
+	}
+	return nil
+}
+
+func (s memSessions) DeleteExpired(_ context.Context, now time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	for id, sess := range s.t.st.sessions {
+		if !sess.ExpiresAt.After(now) {
+			delete(s.t.st.sessions, id)
+		}
+	}
+	return nil
+}
+
+type memKeys struct{ t *memTx }
+
+func (s memKeys) Create(_ context.Context, k APIKey) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	if _, ok := s.t.st.owners[k.OwnerID]; !ok {
+		return fmt.Errorf("api key of unknown owner %s", k.OwnerID)
+	}
+	s.t.st.keys[k.ID] = k
+	return nil
+}
+
+func (s memKeys) ByHash(_ context.Context, h Digest) (APIKey, error) {
+	if err := s.t.check(); err != nil {
+		return APIKey{}, err
+	}
+	for _, k := range s.t.st.keys {
+		if k.KeyHash == h {
+			return k, nil
+		}
+	}
+	return APIKey{}, notFound("api key")
+}
+
+func (s memKeys) Get(_ context.Context, ownerID, id uuid.UUID) (APIKey, error) {
+	if err := s.t.check(); err != nil {
+		return APIKey{}, err
+	}
+	k, ok := s.t.st.keys[id]
+	if !ok || k.OwnerID != ownerID {
+		return APIKey{}, notFound("api key")
+	}
+	return k, nil
+}
+
+func (s memKeys) List(_ context.Context, ownerID uuid.UUID) ([]APIKey, error) {
+	if err := s.t.check(); err != nil {
+		return nil, err
+	}
+	out := []APIKey{}
+	for _, k := range s.t.st.keys {
+		if k.OwnerID == ownerID {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return newerFirst(out[i].CreatedAt, out[i].ID, out[j].CreatedAt, out[j].ID) })
+	return out, nil
+}
+
+func (s memKeys) Revoke(_ context.Context, ownerID, id uuid.UUID, at time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	k, ok := s.t.st.keys[id]
+	if !ok || k.OwnerID != ownerID {
+		return notFound("api key")
+	}
+	if k.RevokedAt == nil {
+		k.RevokedAt = &at
+		s.t.st.keys[id] = k
+	}
+	return nil
+}
+
+func (s memKeys) Touch(_ context.Context, id uuid.UUID, at, notBefore time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	k, ok := s.t.st.keys[id]
+	if !ok {
+		return nil
+	}
+	if k.LastUsedAt == nil || !k.LastUsedAt.After(notBefore) {
+		k.LastUsedAt = &at
+		s.t.st.keys[id] = k
+	}
+	return nil
+}
+
+type memAttempts struct{ t *memTx }
+
+func (s memAttempts) Add(_ context.Context, a Attempt) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	s.t.st.attempts = append(s.t.st.attempts, a)
+	return nil
+}
+
+func (s memAttempts) count(match func(Attempt) bool) (int, error) {
+	if err := s.t.check(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range s.t.st.attempts {
+		if match(a) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s memAttempts) CountByIP(_ context.Context, kind AttemptKind, ip string, since time.Time) (int, error) {
+	return s.count(func(a Attempt) bool { return a.Kind == kind && a.IP == ip && !a.At.Before(since) })
+}
+
+func (s memAttempts) CountByEmail(_ context.Context, kind AttemptKind, email string, since time.Time) (int, error) {
+	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && !a.At.Before(since) })
+}
+
+func (s memAttempts) TargetedOwners(_ context.Context, kind AttemptKind, ip string, since time.Time) ([]uuid.UUID, error) {
+	if err := s.t.check(); err != nil {
+		return nil, err
+	}
+	seen := map[uuid.UUID]bool{}
+	var out []uuid.UUID
+	for _, a := range s.t.st.attempts {
+		if a.Kind == kind && a.IP == ip && !a.At.Before(since) && a.OwnerID != nil && !seen[*a.OwnerID] {
+			if _, exists := s.t.st.owners[*a.OwnerID]; !exists {
+				continue
+			}
+			seen[*a.OwnerID] = true
+			out = append(out, *a.OwnerID)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) < 0 })
+	return out, nil
+}
+
+func (s memAttempts) filter(drop func(Attempt) bool) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	kept := s.t.st.attempts[:0:0]
+	for _, a := range s.t.st.attempts {
+		if !drop(a) {
+			kept = append(kept, a)
+		}
+	}
+	s.t.st.attempts = kept
+	return nil
+}
+
+func (s memAttempts) DeleteByIP(_ context.Context, kind AttemptKind, ip string) error {
+	return s.filter(func(a Attempt) bool { return a.Kind == kind && a.IP == ip })
+}
+
+func (s memAttempts) DeleteBefore(_ context.Context, t time.Time) error {
+	return s.filter(func(a Attempt) bool { return a.At.Before(t) })
+}
+
+type memBans struct{ t *memTx }
+
+func (s memBans) Add(_ context.Context, b IPBan) (bool, error) {
+	if err := s.t.check(); err != nil {
+		return false, err
+	}
+	if _, ok := s.t.st.owners[b.OwnerID]; !ok {
+		return false, fmt.Errorf("ban of unknown owner %s", b.OwnerID)
+	}
+	for _, x := range s.t.st.bans {
+		if x.OwnerID == b.OwnerID && x.IP == b.IP && x.Active(b.CreatedAt) {
+			return false, nil
+		}
+	}
+	s.t.st.bans[b.ID] = b
+	return true, nil
+}
+
+func (s memBans) ActiveIPs(_ context.Context, now time.Time) ([]string, error) {
+	if err := s.t.check(); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	out := []string{}
+	for _, b := range s.t.st.bans {
+		if b.Active(now) && !seen[b.IP] {
+			seen[b.IP] = true
+			out = append(out, b.IP)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (s memBans) ListActive(_ context.Context, ownerID uuid.UUID, now time.Time, after *BanCursor, limit int) ([]IPBan, error) {
+	if err := s.t.check(); err != nil {
+		return nil, err
+	}
+	out := []IPBan{}
+	for _, b := range s.t.st.bans {
+		if b.OwnerID != ownerID || !b.Active(now) {
+			continue
+		}
+		if after != nil && !newerFirst(after.CreatedAt, after.ID, b.CreatedAt, b.ID) {
+			continue
+		}
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return newerFirst(out[i].CreatedAt, out[i].ID, out[j].CreatedAt, out[j].ID) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (s memBans) Lift(_ context.Context, ownerID, id uuid.UUID, now time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	b, ok := s.t.st.bans[id]
+	if !ok || b.OwnerID != ownerID || !b.Active(now) {
+		return notFound("ip ban")
+	}
+	b.LiftedAt = &now
+	s.t.st.bans[id] = b
+	return nil
+}
+
+type memRecovery struct{ t *memTx }
+
+func (s memRecovery) Create(_ context.Context, rt RecoveryToken) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	if _, ok := s.t.st.owners[rt.OwnerID]; !ok {
+		return fmt.Errorf("recovery token of unknown owner %s", rt.OwnerID)
+	}
+	s.t.st.recovery[rt.ID] = rt
+	return nil
+}
+
+func (s memRecovery) Consume(_ context.Context, h Digest, now time.Time) (RecoveryToken, error) {
+	if err := s.t.check(); err != nil {
+		return RecoveryToken{}, err
+	}
+	for id, rt := range s.t.st.recovery {
+		if rt.TokenHash == h && rt.UsedAt == nil && now.Before(rt.ExpiresAt) {
+			rt.UsedAt = &now
+			s.t.st.recovery[id] = rt
+			return rt, nil
+		}
+	}
+	return RecoveryToken{}, notFound("recovery token")
+}
+
+// newerFirst orders (created_at, id) descending, as the listings do.
+func newerFirst(at1 time.Time, id1 uuid.UUID, at2 time.Time, id2 uuid.UUID) bool {
+	if !at1.Equal(at2) {
+		return at1.After(at2)
+	}
+	return bytes.Compare(id1[:], id2[:]) > 0
+}

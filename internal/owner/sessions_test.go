@@ -1,0 +1,141 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
+)
+
+func TestLoginOpensASessionAndRecordsOwnerLogin(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	o := b.newOwner(t, "owner@example.com")
+
+	res, err := b.login("OWNER@example.com", testPassword, "192.0.2.7")
+	require.NoError(t, err)
+	require.Equal(t, o.ID, res.Owner.ID)
+	require.NotEmpty(t, res.Token)
+	require.Equal(t, DigestOf(res.Token), res.Session.TokenHash, "only the digest is kept")
+	require.Equal(t, b.clock.Now().Add(14*24*time.Hour), res.ExpiresAt)
+
+	evs := b.eventsOf(domain.EventOwnerLogin)
+	require.Len(t, evs, 1)
+	require.Equal(t, o.ID, evs[0].OwnerID)
+	require.Equal(t, "192.0.2.7", dataOf(t, evs[0])["ip"])
+	require.NotContains(t, string(evs[0].Data), testPassword)
+	require.NotContains(t, string(evs[0].Data), res.Token)
+
+	sess, err := b.svc.AuthenticateSession(ctx, res.Token)
+	require.NoError(t, err)
+	require.Equal(t, o.ID, sess.OwnerID)
+}
+
+func TestLoginRefusesBadCredentialsAlike(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, email, password string }{
+		{"wrong password", "owner@example.com", "wrong password!"},
+		{"unknown email", "nobody@example.com", testPassword},
+		{"empty password", "owner@example.com", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.newOwner(t, "owner@example.com")
+			_, err := b.login(c.email, c.password, "192.0.2.1")
+			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+			// The password was checked even for an unknown account (timing).
+			require.Equal(t, 1, b.hasher.Verifies())
+			require.Empty(t, b.eventsOf(domain.EventOwnerLogin))
+		})
+	}
+}
+
+func TestLoginLimitsFailuresPerIPAndPerAccount(t *testing.T) {
+	t.Parallel()
+	t.Run("per ip", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.newOwner(t, "owner@example.com")
+		lim := b.svc.Limits()
+		for i := 0; i < lim.MaxFailuresPerIP; i++ {
+			// Different accounts, so only the IP's limit can trip.
+			_, err := b.login("someone"+string(rune('a'+i))+"@example.com", "wrong password!", "192.0.2.1")
+			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+		}
+		verifies := b.hasher.Verifies()
+		_, err := b.login("owner@example.com", testPassword, "192.0.2.1")
+		requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+		require.Equal(t, verifies, b.hasher.Verifies(), "a limited attempt never reaches the password check")
+
+		// Another IP is not limited.
+		_, err = b.login("owner@example.com", testPassword, "192.0.2.2")
+		require.NoError(t, err)
+
+		// After the window the IP may try again.
+		b.clock.Advance(lim.FailureWindow + time.Second)
+		_, err = b.login("owner@example.com", testPassword, "192.0.2.1")
+		require.NoError(t, err)
+	})
+	t.Run("per account", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.newOwner(t, "owner@example.com")
+		lim := b.svc.Limits()
+		for i := 0; i < lim.MaxFailuresPerAccount; i++ {
+			_, err := b.login("owner@example.com", "wrong password!", "198.51.100."+string(rune('1'+i)))
+			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+		}
+		_, err := b.login("Owner@Example.com", testPassword, "203.0.113.9")
+		requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+		_, err = b.login("other@example.com", "wrong password!", "203.0.113.9")
+		requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+	})
+}
+
+func TestSessionsExpireAndLogOut(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.newOwner(t, "owner@example.com")
+	first, err := b.login("owner@example.com", testPassword, "192.0.2.1")
+	require.NoError(t, err)
+	second, err := b.login("owner@example.com", testPassword, "192.0.2.1")
+	require.NoError(t, err)
+	require.NotEqual(t, first.Token, second.Token)
+
+	require.NoError(t, b.svc.Logout(ctx, first.Token))
+	_, err = b.svc.AuthenticateSession(ctx, first.Token)
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	require.NoError(t, b.svc.Logout(ctx, first.Token), "logging out twice is fine")
+
+	_, err = b.svc.AuthenticateSession(ctx, second.Token)
+	require.NoError(t, err)
+	b.clock.Advance(b.svc.Limits().SessionTTL)
+	_, err = b.svc.AuthenticateSession(ctx, second.Token)
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+
+	_, err = b.svc.AuthenticateSession(ctx, "")
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	_, err = b.svc.AuthenticateSession(ctx, "made-up")
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+}
+
+func TestLoginRollsBackTheSessionWhenRecordFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.newOwner(t, "owner@example.com")
+	b.mem.RecordErrFunc = func(string) error { return errors.New("recorder down") }
+	res, err := b.login("owner@example.com", testPassword, "192.0.2.1")
+	require.Error(t, err)
+	require.Empty(t, res.Token)
+	b.mem.RecordErrFunc = nil
+	_, err = b.svc.AuthenticateSession(context.Background(), b.tokens.lastToken())
+	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+}

@@ -1,0 +1,157 @@
+package subscriber
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+func signalled(w *waiter) bool {
+	select {
+	case <-w.ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestFlowSignalsWaitersInOrderAndPassesUnusedSignalsOn(t *testing.T) {
+	t.Parallel()
+	f := NewFlow(FlowOptions{DefaultInterval: time.Millisecond})
+	id := uuid.New()
+	a, b, c := f.join(id), f.join(id), f.join(id)
+	require.NotNil(t, a)
+
+	f.Released(id, time.Millisecond, 1)
+	require.True(t, signalled(a), "the first waiter is signalled")
+	require.False(t, signalled(b))
+
+	// Two releases before anyone acts: two different waiters are woken.
+	f.Released(id, time.Millisecond, 2)
+	f.Released(id, time.Millisecond, 2)
+	// a consumed its signal above, so the next two unsignalled are a and b.
+	require.True(t, signalled(a))
+	require.True(t, signalled(b))
+	require.False(t, signalled(c))
+
+	// A waiter that leaves with a pending signal hands it on.
+	f.Wake(id)
+	f.leave(id, a)
+	require.True(t, signalled(b))
+	f.leave(id, b)
+	f.leave(id, c)
+	require.Equal(t, 0, f.waiting)
+}
+
+func TestFlowBoundsTheDeck(t *testing.T) {
+	t.Parallel()
+	f := NewFlow(FlowOptions{DeckPerEndpoint: 2, DeckTotal: 3, DefaultInterval: time.Millisecond})
+	x, y := uuid.New(), uuid.New()
+	require.NotNil(t, f.join(x))
+	require.NotNil(t, f.join(x))
+	require.Nil(t, f.join(x), "per endpoint")
+	require.NotNil(t, f.join(y))
+	require.Nil(t, f.join(y), "in all")
+
+	slow := NewFlow(FlowOptions{MaxDeckWait: time.Second, DefaultInterval: 400 * time.Millisecond})
+	z := uuid.New()
+	require.NotNil(t, slow.join(z))
+	require.NotNil(t, slow.join(z))
+	require.Nil(t, slow.join(z), "three waiters of a 400 ms endpoint would wait past MaxDeckWait")
+}
+
+func TestParkingSnoozesForThePositionTimesTheServiceInterval(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	f := NewFlow(FlowOptions{DefaultInterval: 100 * time.Millisecond, MinSnooze: time.Millisecond, Now: clock})
+	id := uuid.New()
+	var got []time.Duration
+	for j := range int64(5) {
+		got = append(got, f.park(id, j))
+	}
+	// The first goes now (at least MinSnooze), the next an interval apart.
+	require.Equal(t, time.Millisecond, got[0])
+	for i := 1; i < len(got); i++ {
+		require.Equal(t, time.Duration(i)*100*time.Millisecond, got[i], "snooze %d", i)
+	}
+	require.Equal(t, int64(5), f.Stats().Snoozes)
+	// Deck waiters are ahead too; parked jobs that ran are not.
+	f.join(id)
+	f.arrived(id, 0)
+	f.arrived(id, 1)
+	require.Equal(t, 400*time.Millisecond, f.park(id, 9), "1 waiting + 3 parked ahead")
+
+	// The measured service time (hold plus handoff) replaces the default.
+	g := NewFlow(FlowOptions{DefaultInterval: time.Second, MinSnooze: time.Millisecond, Now: clock})
+	g.Released(id, 20*time.Millisecond, 1)
+	_, d1, d2 := g.park(id, 1), g.park(id, 2), g.park(id, 3)
+	require.Equal(t, 20*time.Millisecond, d2-d1)
+	w := g.join(id)
+	g.Released(id, 20*time.Millisecond, 1) // signals w
+	now = now.Add(10 * time.Millisecond)
+	g.handedOff(id)
+	g.leave(id, w)
+	d1, d2 = g.park(id, 4), g.park(id, 5)
+	require.Equal(t, 30*time.Millisecond, d2-d1, "20 ms hold + 10 ms handoff")
+	// Idle time between deliveries is not service time: the estimate
+	// stays put however long the endpoint sat idle.
+	now = now.Add(time.Hour)
+	g.Released(id, 20*time.Millisecond, 1)
+	d1, d2 = g.park(id, 6), g.park(id, 7)
+	require.Equal(t, 30*time.Millisecond, d2-d1)
+	// max_in_flight 2 halves it.
+	h := NewFlow(FlowOptions{MinSnooze: time.Millisecond, Now: clock})
+	h.Released(id, 20*time.Millisecond, 2)
+	_, d1, d2 = h.park(id, 1), h.park(id, 2), h.park(id, 3)
+	require.Equal(t, 10*time.Millisecond, d2-d1)
+}
+
+func TestTheChainPullsParkedDeliveriesForwardOldestFirst(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := NewFlow(FlowOptions{DeckPerEndpoint: 4, DefaultInterval: time.Millisecond, Now: func() time.Time { return now }})
+	id := uuid.New()
+	for j := range int64(10) {
+		f.park(id, j)
+	}
+	f.arrived(id, 1) // job 1 woke up by itself
+
+	// Empty deck: pull enough to fill it, oldest first, skipping job 1.
+	require.Equal(t, []int64{0, 2, 3, 4}, f.Released(id, time.Millisecond, 1))
+	// They are on their way: no new pull.
+	require.Empty(t, f.Released(id, time.Millisecond, 1))
+	// Two arrive and wait on the deck; two are still on their way.
+	f.arrived(id, 0)
+	f.arrived(id, 2)
+	a, b := f.join(id), f.join(id)
+	require.Empty(t, f.Released(id, time.Millisecond, 1), "deck plus pulled is full")
+	f.leave(id, a)
+	f.leave(id, b)
+	// Below three quarters again once the pulled ones time out.
+	now = now.Add(2 * time.Second)
+	require.Equal(t, []int64{5, 6, 7, 8}, f.Released(id, time.Millisecond, 1))
+	require.Equal(t, int64(8), f.Stats().Pulls)
+
+	// A pulled job still running (its snooze not recorded yet) is put
+	// back first in line and pulled at the next release.
+	f.unpulled(id, []int64{6})
+	now = now.Add(2 * time.Second)
+	require.Equal(t, []int64{6, 9}, f.Released(id, time.Millisecond, 1))
+}
+
+func TestFlowForgetsIdleEndpoints(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := NewFlow(FlowOptions{Now: func() time.Time { return now }})
+	idle := uuid.New()
+	f.Released(idle, time.Millisecond, 1)
+	now = now.Add(time.Hour)
+	f.Released(uuid.New(), time.Millisecond, 1)
+	f.mu.Lock()
+	_, kept := f.eps[idle]
+	f.mu.Unlock()
+	require.False(t, kept)
+}

@@ -1,0 +1,236 @@
+package subscriber
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain/entity"
+)
+
+// ErrGone is returned (wrapped) by the stores when the event or the endpoint
+// a job names no longer exists: the event was pruned by retention, the
+// endpoint was deleted. A delivery whose event or endpoint is gone is
+// discarded, never retried.
+var ErrGone = errors.New("gone")
+
+// ErrBlocked is returned (wrapped) by a Poster when the egress policy refused
+// the target (a private, loopback or link-local address, a URL with
+// credentials, a non-HTTP scheme). Such a delivery is discarded at once: the
+// answer would be the same on every retry.
+var ErrBlocked = errors.New("egress blocked")
+
+// ErrTimeout is returned (wrapped) by a Poster when the receiver did not
+// answer within the HTTP timeout. It is retried like a 5xx.
+var ErrTimeout = errors.New("receiver timed out")
+
+// UnsealFunc opens a sealed endpoint secret. The associated data is the
+// endpoint id's 16 bytes, so a sealed secret copied to another row does not
+// open. Only the composition root (cmd/server/unseal.go) builds one.
+type UnsealFunc func(sealed, associatedData []byte) ([]byte, error)
+
+// EmbedAdmitsFunc asks the access domain whether the embed admits a corpus
+// entry under its access code's scope right now (seed 002: asked on every
+// event, since a code can be revoked or re-scoped at any time). A revoked or
+// expired code, or a deleted embed, admits nothing.
+type EmbedAdmitsFunc func(ctx context.Context, embedID uuid.UUID, entry entity.CorpusEntry) (bool, error)
+
+// Event is an event row as the webhook subscriber reads it.
+type Event struct {
+	ID         uuid.UUID
+	OwnerID    uuid.UUID
+	Type       string
+	Subject    string
+	OccurredAt time.Time
+	// Data is the event's JSON object, as stored.
+	Data json.RawMessage
+}
+
+// Endpoint is a webhook endpoint as fan-out and delivery need it.
+type Endpoint struct {
+	ID         uuid.UUID
+	OwnerID    uuid.UUID
+	URL        string
+	EventTypes []string
+	EmbedID    *uuid.UUID
+	Headers    map[string]string
+	// MaxInFlight is how many deliveries may be in flight at once (1..8).
+	MaxInFlight  int
+	Enabled      bool
+	FailingSince *time.Time
+	// SecretSealed is the current signing secret, sealed. PrevSecretSealed
+	// is the one before a rotation, valid until PrevSecretUntil.
+	SecretSealed     []byte
+	PrevSecretSealed []byte
+	PrevSecretUntil  *time.Time
+}
+
+// Delivery is one webhook.deliver job to insert: an event for an endpoint,
+// at ScheduledAt (zero = now).
+type Delivery struct {
+	EndpointID  uuid.UUID
+	EventID     uuid.UUID
+	ScheduledAt time.Time
+}
+
+// Enqueued is what Enqueue did with one delivery.
+type Enqueued struct {
+	JobID int64
+	// Duplicate is true when the job existed already and nothing was
+	// inserted.
+	Duplicate bool
+}
+
+// FanoutStore is what webhook.fanout needs from storage.
+type FanoutStore interface {
+	// Event loads an event; ErrGone when it was pruned.
+	Event(ctx context.Context, id uuid.UUID) (Event, error)
+	// EnabledEndpoints lists the owner's enabled endpoints (secrets may be
+	// left out).
+	EnabledEndpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
+	// Enqueue inserts one webhook.deliver job per delivery in one
+	// transaction and returns what became of each, in order. Jobs are
+	// unique by (endpoint, event): a delivery already queued, running or
+	// completed is skipped (Duplicate), so a fan-out that runs twice queues
+	// nothing new.
+	Enqueue(ctx context.Context, ds []Delivery) ([]Enqueued, error)
+}
+
+// Lease is one held slot of an endpoint's in-flight lease.
+type Lease struct {
+	EndpointID uuid.UUID
+	Slot       int
+	// Token identifies this holder: only it can release the slot, so a
+	// holder whose lease expired cannot release its successor's.
+	Token uuid.UUID
+}
+
+// Claim is the answer to TakeLease: the endpoint and the event as they are
+// now and, when a slot was free, the lease on it.
+type Claim struct {
+	Endpoint Endpoint
+	// Event is nil when the event is gone (pruned).
+	Event *Event
+	// Lease is nil when every slot is busy, or when there is nothing to
+	// deliver (endpoint disabled, event gone): no lease is taken then.
+	Lease *Lease
+}
+
+// Outcome is how one delivery run ended, as recorded in the delivery log.
+type Outcome string
+
+// The outcomes of a run. They name River's resulting job state.
+const (
+	OutcomeCompleted Outcome = "completed"
+	OutcomeRetryable Outcome = "retryable"
+	OutcomeSnoozed   Outcome = "snoozed"
+	OutcomeDiscarded Outcome = "discarded"
+)
+
+// Attempt is one row of the delivery log: what one run did.
+type Attempt struct {
+	JobID      int64
+	EndpointID uuid.UUID
+	EventID    uuid.UUID
+	Attempt    int
+	Outcome    Outcome
+	// StatusCode is the receiver's HTTP status, 0 when there was none.
+	StatusCode int
+	// Latency is the time from sending the request to the end of the
+	// response (0 when nothing was sent).
+	Latency time.Duration
+	// Response is the start of the response body (at most
+	// ResponseExcerptBytes, valid UTF-8).
+	Response string
+	// Error says what went wrong, "" on success.
+	Error string
+	// Location is the Location header of a 3xx.
+	Location string
+	At       time.Time
+}
+
+// Settle says what a run does to the endpoint's failure state.
+type Settle int
+
+// Settlements.
+const (
+	// SettleNone leaves the endpoint alone (the run never reached the
+	// receiver for reasons of our own: event pruned, out of scope).
+	SettleNone Settle = iota
+	// SettleSuccess clears failing_since.
+	SettleSuccess
+	// SettleFailure sets failing_since if unset and disables the endpoint
+	// when it has been failing for DisableAfter.
+	SettleFailure
+)
+
+// Finish is everything a run writes when it ends, in one atomic step:
+// record the attempt, settle the endpoint, release the lease.
+type Finish struct {
+	// Lease is released when set.
+	Lease *Lease
+	// Attempt is recorded when set.
+	Attempt *Attempt
+	Settle  Settle
+	// Now is the time of the settlement.
+	Now time.Time
+	// DisableAfter and DisableReason apply to SettleFailure: an endpoint
+	// failing since at least Now-DisableAfter is disabled with the reason.
+	DisableAfter  time.Duration
+	DisableReason string
+}
+
+// Settled reports what Finish did to the endpoint.
+type Settled struct {
+	// Disabled is true when this failure disabled the endpoint.
+	Disabled bool
+}
+
+// DeliverStore is what webhook.deliver needs from storage.
+type DeliverStore interface {
+	// TakeLease reads the endpoint and the event and, when the endpoint is
+	// enabled, the event exists and one of the endpoint's first
+	// MaxInFlight slots is free (busy_until passed), takes that slot until
+	// now+ttl with token, in one atomic UPDATE … RETURNING: one round trip,
+	// and no transaction is held afterwards. ErrGone when the endpoint was
+	// deleted.
+	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
+	// Finish records, settles and releases atomically (see Finish), and
+	// wakes waiters of other replicas when a lease was released.
+	Finish(ctx context.Context, f Finish) (Settled, error)
+	// WakeDeliveries makes the given snoozed webhook.deliver jobs available
+	// now (the chain of Flow). Jobs not snoozed — finished, or never one of
+	// ours — are left alone, so a stale id is harmless. It returns the ids
+	// of jobs still running: their snooze is not recorded yet, so they
+	// cannot be woken yet.
+	WakeDeliveries(ctx context.Context, jobIDs []int64) (running []int64, err error)
+}
+
+// PostRequest is one HTTP POST to a receiver.
+type PostRequest struct {
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// PostResponse is what came back. Latency is set even when Post fails.
+type PostResponse struct {
+	StatusCode int
+	Header     http.Header
+	// Body is the response body, read up to MaxResponseBytes.
+	Body    []byte
+	Latency time.Duration
+}
+
+// Poster sends a delivery. Implementations go through the SSRF-guarded
+// client, never retry, never follow redirects, bound the exchange by the
+// HTTP timeout and read at most MaxResponseBytes of the body. Errors wrap
+// ErrBlocked or ErrTimeout where they apply; anything else is a connection
+// failure.
+type Poster interface {
+	Post(ctx context.Context, req PostRequest) (PostResponse, error)
+}

@@ -103,17 +103,23 @@ func readCapped(c echo.Context, max int64) ([]byte, error) {
 	return body, nil
 }
 
-// fromJSON binds the op's input exactly as MountOps does for other ops:
-// unknown fields refused.
+// fromJSON binds the op's input exactly as MountOps does for other ops
+// (unknown fields refused), or a bare list of notes.
 func (m *Mounter) fromJSON(c echo.Context) (corpus.ImportInput, error) {
 	body, err := readCapped(c, MaxJSONBytes)
 	if err != nil {
 		return corpus.ImportInput{}, err
 	}
 	var view corpus.ImportInputView
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	trimmed := strings.TrimSpace(string(body))
+	dec := json.NewDecoder(strings.NewReader(trimmed))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&view); err != nil {
+	// A bare list of notes is the short form of {"notes": [...]}.
+	target := any(&view)
+	if strings.HasPrefix(trimmed, "[") {
+		target = &view.Notes
+	}
+	if err := dec.Decode(target); err != nil {
 		return corpus.ImportInput{}, domain.Validation("INVALID_JSON", "request body: "+err.Error())
 	}
 	return corpus.ImportFromView(view)

@@ -58,6 +58,11 @@ func TestVaultImportRoute(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, body)
 	require.JSONEq(t, `{"imported":1,"notes":[{"ref":"a","id":"00000000-0000-0000-0000-000000000000","uri":"wiki://a"}]}`, body)
 
+	status, body = post(corpus.VaultImportPath, "k", "application/json", []byte(` [{"genre":"wiki","title":"Bare"}]`))
+	require.Equal(t, http.StatusCreated, status, body)
+	require.Equal(t, "Bare", got[1].Items[0].Title, "a bare list is the notes")
+	got = got[:1]
+
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	w, err := zw.Create("a.md")

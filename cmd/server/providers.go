@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,8 +29,9 @@ func providePool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, func(),
 	if err != nil {
 		return nil, nil, &config.Error{Var: "DATABASE_URL", Reason: err.Error()}
 	}
-	if pcfg.MaxConns < 20 {
-		pcfg.MaxConns = 20
+	// A pool_max_conns in the URL wins; otherwise the configured size.
+	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+		pcfg.MaxConns = int32(cfg.DBMaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
@@ -68,6 +70,7 @@ func provideRiverConfig(cfg config.Config) riverjobs.Config {
 		FetchPollInterval: cfg.RiverFetchPollInterval,
 		RescueAfter:       cfg.RiverRescueAfter,
 		Retention:         cfg.EventRetention,
+		PoolSize:          cfg.DBMaxConns,
 	}
 }
 

@@ -45,6 +45,10 @@ type Config struct {
 	Retention time.Duration
 	// ID names this client (a replica) in River's tables; empty = generated.
 	ID string
+	// PoolSize is the database pool's size. Queues whose jobs hold a
+	// connection for their whole run (inbound processing) get at most about
+	// that many workers: more only queue up for connections.
+	PoolSize int
 }
 
 // Inserter is the insert-only River client.
@@ -73,6 +77,12 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 		cfg.MaxWorkers = 100
 	}
 	perQueue := cfg.MaxWorkers
+	// Deliveries hold no connection during the POST, so the webhooks queue
+	// can run many workers; inbound handlers work in a transaction.
+	inbound := perQueue
+	if cfg.PoolSize > 0 && inbound > cfg.PoolSize {
+		inbound = cfg.PoolSize
+	}
 	rc := &river.Config{
 		ID:                          cfg.ID,
 		Logger:                      slogger(logger),
@@ -87,7 +97,7 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 		Queues: map[string]river.QueueConfig{
 			QueueDefault:  {MaxWorkers: perQueue},
 			QueueWebhooks: {MaxWorkers: perQueue},
-			QueueInbound:  {MaxWorkers: perQueue},
+			QueueInbound:  {MaxWorkers: inbound},
 		},
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), rc)

@@ -36,6 +36,9 @@ type Config struct {
 	LogFormat string
 	// EventRetention is STANDMEET_EVENT_RETENTION, default 30 days.
 	EventRetention time.Duration
+	// DBMaxConns is STANDMEET_DB_MAX_CONNS, the connection pool size
+	// (default 40): River's workers, the relay and HTTP share it.
+	DBMaxConns int
 	// River tuning: STANDMEET_RIVER_MAX_WORKERS (default 200),
 	// STANDMEET_RIVER_FETCH_COOLDOWN (default 10ms),
 	// STANDMEET_RIVER_FETCH_POLL_INTERVAL (default 50ms),
@@ -77,6 +80,7 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 		Addr:                   orDefault(getenv("STANDMEET_ADDR"), "127.0.0.1:8080"),
 		LogFormat:              orDefault(getenv("STANDMEET_LOG"), "json"),
 		EventRetention:         30 * 24 * time.Hour,
+		DBMaxConns:             40,
 		RiverMaxWorkers:        200,
 		RiverFetchCooldown:     10 * time.Millisecond,
 		RiverFetchPollInterval: 50 * time.Millisecond,
@@ -117,6 +121,13 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			return c, &Error{"STANDMEET_EVENT_RETENTION", fmt.Sprintf("want a positive duration such as 30d or 720h, got %q", v)}
 		}
 		c.EventRetention = d
+	}
+	if v := getenv("STANDMEET_DB_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 4 || n > 1000 {
+			return c, &Error{"STANDMEET_DB_MAX_CONNS", fmt.Sprintf("want 4..1000, got %q", v)}
+		}
+		c.DBMaxConns = n
 	}
 	if v := getenv("STANDMEET_RIVER_MAX_WORKERS"); v != "" {
 		n, err := strconv.Atoi(v)

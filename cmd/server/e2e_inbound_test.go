@@ -418,11 +418,17 @@ func TestInboundGatewayRandomInputs(t *testing.T) {
 // measurement, so it runs only when STANDMEET_INBOUND_BENCH is set:
 //
 //	STANDMEET_INBOUND_BENCH=1 go test -run TestInboundBench -v ./cmd/server
+//
+// Knobs: STANDMEET_INBOUND_BENCH_PAUSED=1 (intake alone, then the drain),
+// STANDMEET_INBOUND_BENCH_CONNS=n (pool size), STANDMEET_RIVER_MAX_WORKERS=n.
 func TestInboundBench(t *testing.T) {
 	if os.Getenv("STANDMEET_INBOUND_BENCH") == "" {
 		t.Skip("set STANDMEET_INBOUND_BENCH=1 to measure")
 	}
 	opts := testServerOptions{}
+	if w := os.Getenv("STANDMEET_RIVER_MAX_WORKERS"); w != "" {
+		opts.Env = map[string]string{"STANDMEET_RIVER_MAX_WORKERS": w}
+	}
 	if conns := os.Getenv("STANDMEET_INBOUND_BENCH_CONNS"); conns != "" {
 		opts.DBURL = testdb.NewURL(t) + "&pool_max_conns=" + conns
 	}

@@ -37,7 +37,12 @@ func TestFaultKillReplica(t *testing.T) {
 	skipUnlessFull(t, "kill -9 leaves jobs running until River's rescuer returns them (a minute or more)")
 	t.Parallel()
 	rescue := rescueAfter()
-	f := startFleet(t, testdb.NewURL(t), 3, map[string]string{"STANDMEET_RIVER_RESCUE_AFTER": rescue.String()})
+	// Rescued jobs retry on the delivery schedule (5 s, 5 min, 30 min…),
+	// compressed here so the test waits seconds, not hours.
+	f := startFleet(t, testdb.NewURL(t), 3, map[string]string{
+		"STANDMEET_RIVER_RESCUE_AFTER":    rescue.String(),
+		"STANDMEET_WEBHOOK_BACKOFF_SCALE": "300",
+	})
 	endpoints, events := 100, 200
 	// A few milliseconds per request stretch W2 over the kills. The
 	// endpoints are spread over owners of 50 (the server's per-owner
@@ -45,13 +50,15 @@ func TestFaultKillReplica(t *testing.T) {
 	// events.
 	tenants := f.tenants(t, "kill", endpoints, 50, slowly(2*time.Millisecond))
 
+	// The killer: every 3 s one replica, chosen at random, gets kill -9 and
+	// is started again, maxKills times (or until W2 is through).
+	const maxKills = 8
 	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	killerDone := make(chan struct{})
 	kills := 0
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
-		for {
+		defer close(killerDone)
+		for kills < maxKills {
 			select {
 			case <-ctx.Done():
 				return
@@ -61,11 +68,11 @@ func TestFaultKillReplica(t *testing.T) {
 			f.kill(i)
 			kills++
 			for try := 0; try < 5; try++ {
-				if err := f.restart(context.Background(), i); err == nil {
+				err := f.restart(context.Background(), i)
+				if err == nil {
 					break
-				} else {
-					t.Logf("restart replica %d: %v", i, err)
 				}
+				t.Logf("restart replica %d: %v", i, err)
 			}
 		}
 	}()
@@ -83,28 +90,18 @@ func TestFaultKillReplica(t *testing.T) {
 	for err := range writeErrs {
 		require.NoError(t, err)
 	}
-	// Keep killing while the deliveries flow, for at least 20 s.
-	minKills := time.After(20 * time.Second)
-	deadline := time.After(3 * time.Minute)
-	func() {
-		for {
-			select {
-			case <-deadline:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			select {
-			case <-minKills:
-				minKills = nil
-			default:
-			}
-			if tl, short := countAll(t, f.Pool, tenants, events); minKills == nil && tl.Lost == 0 && short == 0 {
-				return
-			}
+	// Keep killing while the deliveries flow.
+	for done := false; !done; {
+		select {
+		case <-killerDone:
+			done = true
+		case <-time.After(500 * time.Millisecond):
+			tl, short := countAll(t, f.Pool, tenants, events)
+			done = tl.Lost == 0 && short == 0
 		}
-	}()
+	}
 	stop()
-	wg.Wait()
+	<-killerDone
 
 	// Jobs of a killed replica come back after rescue + the rescuer's 30 s
 	// interval + a leader election.

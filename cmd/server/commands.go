@@ -18,9 +18,13 @@ import (
 type Commands struct {
 	// Owners runs `owner create` and `api-key issue`.
 	Owners *owner.Service
+	// RotateMasterKey runs `rotate-master-key` (unseal.go).
+	RotateMasterKey masterKeyRotator
 }
 
-func provideCommands(owners *owner.Service) Commands { return Commands{Owners: owners} }
+func provideCommands(owners *owner.Service, rotate masterKeyRotator) Commands {
+	return Commands{Owners: owners, RotateMasterKey: rotate}
+}
 
 // Run runs a subcommand other than serve and migrate and returns the exit code.
 func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -29,6 +33,16 @@ func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Rea
 		return c.ownerCreate(ctx, app, args[2:], stdin, stdout, stderr)
 	case len(args) >= 2 && args[0] == "api-key" && args[1] == "issue":
 		return c.apiKeyIssue(ctx, app, args[2:], stdout, stderr)
+	case len(args) == 1 && args[0] == "rotate-master-key":
+		if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
+			return 1, fmt.Errorf("migrate: %w", err)
+		}
+		n, err := c.RotateMasterKey(ctx)
+		if err != nil {
+			return 1, err
+		}
+		fmt.Fprintf(stdout, "re-sealed %d secret(s) under the current master key\n", n)
+		return 0, nil
 	default:
 		return 2, errUnknownCommand
 	}

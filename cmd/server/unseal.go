@@ -6,7 +6,12 @@ package main
 // file.
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/cryptobox"
@@ -51,3 +56,67 @@ func provideWebhookSeal(box *cryptobox.Box) webhooks.SealFunc { return box.Seal 
 // provideWebhookUnseal opens webhook endpoint secrets for the delivery
 // worker, which signs with them.
 func provideWebhookUnseal(box *cryptobox.Box) whsub.UnsealFunc { return box.Open }
+
+// sealedColumn names a column holding cryptobox-sealed values whose
+// associated data is the row's uuid id.
+type sealedColumn struct{ table, column string }
+
+// sealedColumns lists every sealed column of the schema. A new sealed
+// column must be added here, or rotate-master-key leaves it under the old key.
+func sealedColumns() []sealedColumn {
+	return []sealedColumn{
+		{"webhook_endpoints", "secret_enc"},
+		{"webhook_endpoints", "prev_secret_enc"},
+		{"inbound_sources", "sealed_secret"},
+	}
+}
+
+// masterKeyRotator re-seals every sealed secret under the primary master key
+// and returns how many values it re-sealed.
+type masterKeyRotator func(ctx context.Context) (int, error)
+
+// provideMasterKeyRotator builds `standmeet rotate-master-key`. Each value is
+// updated only if it is still the one read (compare-and-set), so a secret
+// rotated by the server meanwhile is never overwritten.
+func provideMasterKeyRotator(pool *pgxpool.Pool, box *cryptobox.Box) masterKeyRotator {
+	return func(ctx context.Context) (int, error) {
+		total := 0
+		for _, sc := range sealedColumns() {
+			table, column := pgx.Identifier{sc.table}.Sanitize(), pgx.Identifier{sc.column}.Sanitize()
+			rows, err := pool.Query(ctx, `SELECT id, `+column+` FROM `+table+` WHERE `+column+` IS NOT NULL`)
+			if err != nil {
+				return total, fmt.Errorf("read %s.%s: %w", sc.table, sc.column, err)
+			}
+			type sealedRow struct {
+				id     uuid.UUID
+				sealed []byte
+			}
+			var todo []sealedRow
+			for rows.Next() {
+				var r sealedRow
+				if err := rows.Scan(&r.id, &r.sealed); err != nil {
+					rows.Close()
+					return total, fmt.Errorf("read %s.%s: %w", sc.table, sc.column, err)
+				}
+				if box.NeedsReseal(r.sealed) {
+					todo = append(todo, r)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return total, fmt.Errorf("read %s.%s: %w", sc.table, sc.column, err)
+			}
+			for _, r := range todo {
+				fresh, err := box.Reseal(r.sealed, r.id[:])
+				if err != nil {
+					return total, fmt.Errorf("re-seal %s.%s of %s: %w", sc.table, sc.column, r.id, err)
+				}
+				if _, err := pool.Exec(ctx, `UPDATE `+table+` SET `+column+` = $1 WHERE id = $2 AND `+column+` = $3`, fresh, r.id, r.sealed); err != nil {
+					return total, fmt.Errorf("write %s.%s of %s: %w", sc.table, sc.column, r.id, err)
+				}
+				total++
+			}
+		}
+		return total, nil
+	}
+}

@@ -147,7 +147,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
 	v6 := provideBackground(relay, mainOwnerHint, leaseListener)
-	commands := provideCommands(ownerService)
+	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
+	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{
 		Config:     cfg,
 		Logger:     logger,

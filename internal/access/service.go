@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -728,29 +727,13 @@ func recordStatus(ctx context.Context, rec domain.Recorder, ownerID, id uuid.UUI
 // --- cursors ---
 
 func encodeCursor(c Cursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.CreatedAt.UTC().Format(time.RFC3339Nano) + "," + c.ID.String()))
+	return op.KeysetCursor{At: c.CreatedAt, ID: c.ID}.String()
 }
 
 func decodeCursor(s string) (*Cursor, error) {
-	if s == "" {
-		return nil, nil
+	k, err := op.ParseKeysetCursor(s)
+	if k == nil || err != nil {
+		return nil, err
 	}
-	bad := domain.Validation("INVALID_CURSOR", "cursor is not one this server handed out").WithField("cursor")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
-	ts, idText, ok := strings.Cut(string(raw), ",")
-	if !ok {
-		return nil, bad
-	}
-	at, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return nil, bad
-	}
-	id, err := uuid.Parse(idText)
-	if err != nil {
-		return nil, bad
-	}
-	return &Cursor{CreatedAt: at, ID: id}, nil
+	return &Cursor{CreatedAt: k.At, ID: k.ID}, nil
 }

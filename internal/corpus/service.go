@@ -2,11 +2,9 @@ package corpus
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -319,32 +317,16 @@ func (s *Service) List(ctx context.Context, ownerID uuid.UUID, in ListInput) (Li
 
 // EncodeCursor renders a cursor as an opaque string.
 func EncodeCursor(c Cursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.CreatedAt.UTC().Format(time.RFC3339Nano) + "," + c.ID.String()))
+	return op.KeysetCursor{At: c.CreatedAt, ID: c.ID}.String()
 }
 
 // DecodeCursor parses a cursor from EncodeCursor; "" is the first page.
 func DecodeCursor(s string) (*Cursor, error) {
-	if s == "" {
-		return nil, nil
+	k, err := op.ParseKeysetCursor(s)
+	if k == nil || err != nil {
+		return nil, err
 	}
-	bad := domain.Validation("INVALID_CURSOR", "cursor is not one this server handed out").WithField("cursor")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, bad
-	}
-	ts, idText, ok := strings.Cut(string(raw), ",")
-	if !ok {
-		return nil, bad
-	}
-	at, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return nil, bad
-	}
-	id, err := uuid.Parse(idText)
-	if err != nil {
-		return nil, bad
-	}
-	return &Cursor{CreatedAt: at, ID: id}, nil
+	return &Cursor{CreatedAt: k.At, ID: k.ID}, nil
 }
 
 // Search limits.

@@ -2,9 +2,7 @@ package owner
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,29 +203,13 @@ func (s *Service) LiftBan(ctx context.Context, ownerID, id uuid.UUID) error {
 }
 
 func encodeBanCursor(b IPBan) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(b.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + b.ID.String()))
+	return op.KeysetCursor{At: b.CreatedAt, ID: b.ID}.String()
 }
 
 func decodeBanCursor(c string) (*BanCursor, error) {
-	if c == "" {
-		return nil, nil
+	k, err := op.ParseKeysetCursor(c)
+	if k == nil || err != nil {
+		return nil, err
 	}
-	bad := domain.Validation(CodeInvalidCursor, "cursor is not one this list returned").WithField("cursor")
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return nil, bad
-	}
-	ts, idText, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return nil, bad
-	}
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return nil, bad
-	}
-	id, err := uuid.Parse(idText)
-	if err != nil {
-		return nil, bad
-	}
-	return &BanCursor{CreatedAt: t, ID: id}, nil
+	return &BanCursor{CreatedAt: k.At, ID: k.ID}, nil
 }

@@ -35,10 +35,14 @@ type Options struct {
 	// whether it is set or not.
 	BlockInternalEgress bool
 	// NoRetry guarantees at most one attempt per Do. The client never retries
-	// by itself; net/http's transport may re-send a request on a pooled
-	// connection that the server closed before answering (idempotent methods,
-	// or nothing written yet). NoRetry disables connection reuse, which
-	// removes that path, at the cost of a new connection per request.
+	// by itself, but net/http's transport may re-send a request on a pooled
+	// connection that the server closed before answering when the request is
+	// replayable (it has GetBody, or an idempotent method or Idempotency-Key
+	// header). With NoRetry a request with a body is sent without GetBody,
+	// which makes it never replayable while connections are still reused (a
+	// new TCP connection per webhook delivery would cost more than the
+	// delivery); a request without a body goes over a transport that does not
+	// reuse connections.
 	NoRetry bool
 	// Timeout bounds the whole exchange, dial to last body byte
 	// (http.Client.Timeout). Default DefaultTimeout.
@@ -155,12 +159,17 @@ func newClient(o Options, fence func(network, address string) error) *Client {
 		MaxIdleConnsPerHost:    4,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		DisableCompression:     true, // no transparent, uncapped gunzip
-		DisableKeepAlives:      o.NoRetry,
+	}
+	guard := &urlGuard{base: tr}
+	if o.NoRetry {
+		guard.noRetry = true
+		guard.noReuse = tr.Clone()
+		guard.noReuse.DisableKeepAlives = true
 	}
 	follow, maxHops := o.FollowRedirects, o.MaxRedirects
 	return &Client{
 		hc: &http.Client{
-			Transport: &urlGuard{base: tr},
+			Transport: guard,
 			Timeout:   o.Timeout,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if !follow {
@@ -204,6 +213,9 @@ func (c *Client) CloseIdleConnections() {
 // RoundTripper it sees the first request and every redirect hop.
 type urlGuard struct {
 	base *http.Transport
+	// noRetry: see Options.NoRetry. noReuse carries body-less requests.
+	noRetry bool
+	noReuse *http.Transport
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -214,12 +226,26 @@ func (g *urlGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if g.noRetry {
+		if req.Body == nil || req.Body == http.NoBody {
+			return g.noReuse.RoundTrip(req)
+		}
+		// Without GetBody net/http never replays the request (isReplayable,
+		// and the nothing-written path needs GetBody to rewind the body).
+		// The request is the caller's: change a shallow copy.
+		r2 := *req
+		r2.GetBody = nil
+		req = &r2
+	}
 	return g.base.RoundTrip(req)
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the transport.
 func (g *urlGuard) CloseIdleConnections() {
 	g.base.CloseIdleConnections()
+	if g.noReuse != nil {
+		g.noReuse.CloseIdleConnections()
+	}
 }
 
 // dialGuard holds the dial-time half of the policy.

@@ -2,10 +2,14 @@ package httpx
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -296,7 +300,9 @@ func TestTransportSettings(t *testing.T) {
 	tr := c.hc.Transport.(*urlGuard).base
 	require.Nil(t, tr.Proxy)
 	require.True(t, tr.DisableCompression)
-	require.True(t, tr.DisableKeepAlives, "NoRetry disables connection reuse")
+	require.False(t, tr.DisableKeepAlives, "NoRetry keeps connection reuse for requests with a body")
+	require.True(t, c.hc.Transport.(*urlGuard).noReuse.DisableKeepAlives, "body-less requests under NoRetry never reuse a connection")
+	require.Nil(t, c.hc.Transport.(*urlGuard).noReuse.Proxy)
 	require.LessOrEqual(t, tr.ResponseHeaderTimeout, 2*time.Second)
 	require.LessOrEqual(t, tr.TLSHandshakeTimeout, 2*time.Second)
 	require.Positive(t, tr.MaxIdleConnsPerHost)
@@ -307,4 +313,65 @@ func TestTransportSettings(t *testing.T) {
 	d := NewClient(Options{})
 	require.Equal(t, DefaultTimeout, d.hc.Timeout)
 	require.False(t, d.hc.Transport.(*urlGuard).base.DisableKeepAlives)
+}
+
+// TestNoRetryNeverResendsButReusesConnections: under NoRetry a POST on a
+// pooled connection that the server drops after reading it is not re-sent,
+// although net/http would replay it (it has GetBody and an Idempotency-Key);
+// and consecutive POSTs share one connection.
+func TestNoRetryNeverResendsButReusesConnections(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		noRetry   bool
+		wantSeen  int64
+		wantError bool
+	}{
+		{"no retry", true, 3, true},
+		{"default transport replays", false, 4, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var seen, conns atomic.Int64
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.ReadAll(r.Body)
+				if seen.Add(1) == 3 {
+					// Read the third request, then drop the connection unanswered.
+					hj, _ := w.(http.Hijacker)
+					conn, _, err := hj.Hijack()
+					if err == nil {
+						_ = conn.Close()
+					}
+					return
+				}
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+			cl := NewClient(Options{BlockInternalEgress: true, Allow: allow, NoRetry: c.noRetry, Timeout: 5 * time.Second})
+			post := func() error {
+				req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"n":1}`))
+				require.NoError(t, err)
+				req.Header.Set("Idempotency-Key", "k")
+				resp, err := cl.Do(req)
+				if err != nil {
+					return err
+				}
+				_, _, err = cl.ReadBody(resp)
+				return err
+			}
+			require.NoError(t, post())
+			require.NoError(t, post())
+			require.Equal(t, int64(1), conns.Load(), "the second POST reused the connection")
+			err := post()
+			require.Equal(t, c.wantError, err != nil, "third POST: %v", err)
+			require.Equal(t, c.wantSeen, seen.Load())
+		})
+	}
 }

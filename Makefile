@@ -76,9 +76,13 @@ bench: build
 	@url="$${DATABASE_URL:-$$(scripts/devdb.sh start)}"; \
 	DATABASE_URL="$$url" $(GO) run ./cmd/bench -server bin/standmeet $(BENCHFLAGS)
 
+# test-faults: the full fault tests (kill -9 of replicas, a PostgreSQL
+# restart on a private cluster, flaky and hostile receivers, the lease);
+# -v prints what each one counted (duplicates, kills, answers). make test
+# runs a bounded version of the same package.
 test-faults:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
-	TEST_DATABASE_URL="$$url" STANDMEET_FAULTS=full $(GO) test -count=1 -timeout 30m -run 'Fault' ./internal/faults/...
+	TEST_DATABASE_URL="$$url" STANDMEET_FAULTS=full $(GO) test -count=1 -v -timeout 30m -run 'Fault' ./internal/faults/...
 
 clean:
 	rm -rf bin

@@ -634,72 +634,7 @@ func (fx *isolationFixture) createAsA(t *testing.T, path, body string) string {
 	return row.ID
 }
 
-// endpointOfA creates a webhook endpoint of A's. Its URL is a loopback
-// discard port the egress policy refuses at dial time, and it subscribes to
-// no type the fixtures record, so nothing is ever sent.
-func (fx *isolationFixture) endpointOfA(t *testing.T) string {
-	t.Helper()
-	return fx.createAsA(t, "/api/admin/webhooks", `{"url":"http://127.0.0.1:9/isolation","event_types":["code.*"],"description":"a-endpoint"}`)
-}
-
-// webhooksIsolationRows covers the outbound webhook endpoints
-// (internal/owner/webhooks).
-func webhooksIsolationRows() map[string]isolationRow {
-	endpointPath := func(suffix string) func(*testing.T, *isolationFixture) isolationTarget {
-		return func(t *testing.T, fx *isolationFixture) isolationTarget {
-			return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t) + suffix}
-		}
-	}
-	return map[string]isolationRow{
-		"GET /api/admin/webhooks": {
-			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				return isolationTarget{Path: "/api/admin/webhooks", Hidden: []string{fx.endpointOfA(t)}}
-			},
-			WantB: http.StatusOK, WantA: http.StatusOK,
-		},
-		"POST /api/admin/webhooks": {
-			// Not row-scoped: the endpoint is B's own.
-			Target: func(*testing.T, *isolationFixture) isolationTarget {
-				return isolationTarget{Path: "/api/admin/webhooks", Body: `{"url":"http://127.0.0.1:9/b","event_types":["code.*"]}`}
-			},
-			WantB: http.StatusCreated,
-		},
-		"GET /api/admin/webhooks/event-types": {
-			Target: func(*testing.T, *isolationFixture) isolationTarget {
-				return isolationTarget{Path: "/api/admin/webhooks/event-types"}
-			},
-			WantB: http.StatusOK, WantA: http.StatusOK,
-		},
-		"GET /api/admin/webhooks/:id": {
-			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				id := fx.endpointOfA(t)
-				return isolationTarget{Path: "/api/admin/webhooks/" + id, Hidden: []string{id, "a-endpoint"}}
-			},
-			WantB: http.StatusNotFound, WantA: http.StatusOK,
-		},
-		"PATCH /api/admin/webhooks/:id": {
-			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t), Body: `{"description":"changed"}`}
-			},
-			WantB: http.StatusNotFound, WantA: http.StatusOK,
-		},
-		"DELETE /api/admin/webhooks/:id": {
-			Target: endpointPath(""), WantB: http.StatusNotFound, WantA: http.StatusNoContent,
-		},
-		"POST /api/admin/webhooks/:id/rotate-secret": {
-			Target: endpointPath("/rotate-secret"), WantB: http.StatusNotFound, WantA: http.StatusOK,
-		},
-		"POST /api/admin/webhooks/:id/test": {
-			Target: endpointPath("/test"), WantB: http.StatusNotFound, WantA: http.StatusAccepted,
-		},
-		"GET /api/admin/webhooks/:id/deliveries": {
-			Target: endpointPath("/deliveries"), WantB: http.StatusNotFound, WantA: http.StatusOK,
-		},
-		"POST /api/admin/webhooks/:id/redeliver": {
-			Target: endpointPath("/redeliver"), WantB: http.StatusNotFound, WantA: http.StatusOK,
-		},
-	}
-}
+// endpointOfA and webhooksIsolationRows live in e2e_webhooks_isolation_test.go.
 
 // sourceOfA creates an inbound source of A's.
 func (fx *isolationFixture) sourceOfA(t *testing.T) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,11 +24,23 @@ func TestWebhookDeliveryBench(t *testing.T) {
 		t.Skip("set STANDMEET_WEBHOOK_BENCH=1 to run the delivery benchmark")
 	}
 	ctx := context.Background()
-	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1)})
+	dbURL := testdb.NewURL(t)
+	if n := os.Getenv("STANDMEET_WEBHOOK_BENCH_POOL"); n != "" {
+		sep := "?"
+		if strings.Contains(dbURL, "?") {
+			sep = "&"
+		}
+		dbURL += sep + "pool_max_conns=" + n
+	}
+	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1), DBURL: dbURL})
 	noop, err := bench.RiverNoop(ctx, testdb.New(t), provideRiverConfig(ts.App.Config), 20000)
 	require.NoError(t, err)
 	t.Logf("ceiling: River no-op jobs %.0f/s (server settings, same run)", noop)
-	for _, c := range []struct{ endpoints, events int }{{1, 10000}, {100, 200}} {
+	cases := []struct{ endpoints, events int }{{1, 10000}, {100, 200}}
+	if os.Getenv("STANDMEET_WEBHOOK_BENCH") == "fanout" {
+		cases = cases[1:]
+	}
+	for _, c := range cases {
 		res := runBurst(t, ts, c.endpoints, c.events)
 		t.Log(res)
 		t.Logf("ratio to River's no-op ceiling: %.3f", res.PerSecond/noop)

@@ -40,12 +40,7 @@ func webhookEnv(scale float64) map[string]string {
 // created afterwards may well receive it.
 func webhookOwner(t *testing.T, ts *testServer) (uuid.UUID, string) {
 	t.Helper()
-	ctx := context.Background()
-	o, err := ts.App.Commands.Owners.CreateOwner(ctx, uuid.NewString()+"@example.com", "correct horse battery staple 1")
-	require.NoError(t, err)
-	k, err := ts.App.Commands.Owners.IssueAPIKey(ctx, o.ID, "webhooks e2e")
-	require.NoError(t, err)
-	return o.ID, k.Key
+	return ts.newOwner(t)
 }
 
 // received is one request a receiver got.
@@ -276,4 +271,29 @@ func dbExec(t *testing.T, ts *testServer, sql string, args ...any) {
 	t.Helper()
 	_, err := ts.App.Pool.Exec(context.Background(), sql, args...)
 	require.NoError(t, err)
+}
+
+// TestIndependentVerifierPassesTheSpecVector checks the test's own verifier
+// against the Standard Webhooks test vector (the one every reference
+// library tests, e.g. standard-webhooks/standard-webhooks
+// libraries/go/webhooks_test.go), so a delivery it accepts is one any
+// official library accepts.
+func TestIndependentVerifierPassesTheSpecVector(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	h := http.Header{}
+	h.Set("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek")
+	h.Set("webhook-timestamp", "1614265330")
+	h.Set("webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+	at := time.Unix(1614265330, 0)
+	id, err := verifySW(secret, h, []byte(`{"test": 2432232314}`), at)
+	require.NoError(t, err)
+	require.Equal(t, "msg_p5jXN8AQM9LWM0D4loKWxJek", id)
+	_, err = verifySW(secret, h, []byte(`{"test": 2432232315}`), at)
+	require.Error(t, err, "a changed body fails")
+	_, err = verifySW(secret, h, []byte(`{"test": 2432232314}`), at.Add(6*time.Minute))
+	require.Error(t, err, "a stale timestamp fails")
+	h.Set("webhook-signature", "v1,bogus v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+	_, err = verifySW(secret, h, []byte(`{"test": 2432232314}`), at)
+	require.NoError(t, err, "any one of several signatures may match")
 }

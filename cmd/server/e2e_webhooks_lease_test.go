@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -216,6 +217,13 @@ func runBurst(t *testing.T, ts *testServer, endpoints, evs int) BurstResult {
 		}
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if os.Getenv("STANDMEET_WEBHOOK_BENCH_DEBUG") != "" {
+		buckets := map[int]int{}
+		for _, l := range lat {
+			buckets[int(l/(250*time.Millisecond))]++
+		}
+		t.Logf("receipts per 250 ms since the commit: %v", buckets)
+	}
 	res := BurstResult{Endpoints: endpoints, Events: evs, Deliveries: len(lat), MaxInFlight: maxSeen}
 	res.Elapsed = last.Sub(committed)
 	res.PerSecond = float64(res.Deliveries) / res.Elapsed.Seconds()

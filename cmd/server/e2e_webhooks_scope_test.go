@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,16 +94,26 @@ func TestWebhookScopeRawNeverLeavesAndUnpublishIsHeard(t *testing.T) {
 
 	rawID, rawURI := createNote(t, ts, key, "raw", "Diary", false)
 	ts.mustDo(t, http.StatusOK, http.MethodPatch, "/api/admin/notes/"+rawID, key, `{"title":"Diary, edited"}`)
+	// A published note turned raw: its event was published a moment ago
+	// (was_published), which would reach a standalone endpoint, but its
+	// URI is raw:// now, and raw never leaves.
+	movedID, _ := createNote(t, ts, key, "wiki", "Moved to raw", true)
+	moved := ts.mustDo(t, http.StatusOK, http.MethodPatch, "/api/admin/notes/"+movedID, key, `{"genre":"raw","published":false}`)
+	require.True(t, strings.HasPrefix(moved["uri"].(string), "raw://"), moved["uri"])
 	draftID, _ := createNote(t, ts, key, "wiki", "Draft", false)
 	pubID, pubURI := createNote(t, ts, key, "wiki", "Published", true)
 	ts.mustDo(t, http.StatusOK, http.MethodPost, "/api/admin/notes/"+pubID+"/unpublish", key, "")
 
 	raw, draft, pub := noteEventsOf(t, ts, rawID), noteEventsOf(t, ts, draftID), noteEventsOf(t, ts, pubID)
+	movedEvs := noteEventsOf(t, ts, movedID)
+	require.Len(t, movedEvs, 2)
+	require.Equal(t, true, movedEvs[1].Data["was_published"])
+	require.True(t, strings.HasPrefix(movedEvs[1].Subject, "raw://"))
 	require.Len(t, raw, 2)
 	require.Len(t, draft, 1)
 	require.Len(t, pub, 2)
 	var all []uuid.UUID
-	for _, evs := range [][]noteEvent{raw, draft, pub} {
+	for _, evs := range [][]noteEvent{raw, draft, pub, movedEvs} {
 		for _, e := range evs {
 			all = append(all, e.ID)
 		}
@@ -112,10 +123,12 @@ func TestWebhookScopeRawNeverLeavesAndUnpublishIsHeard(t *testing.T) {
 	for _, e := range raw {
 		require.False(t, queued[e.ID], "raw never leaves: %s", rawURI)
 	}
+	require.False(t, queued[movedEvs[1].ID], "raw never leaves, even when it was published a moment ago")
+	require.True(t, queued[movedEvs[0].ID], "the note was delivered while it was a published wiki note")
 	require.False(t, queued[draft[0].ID], "a draft that was never published is not in the published slice")
 	require.True(t, queued[pub[0].ID], "the publish is delivered")
 	require.True(t, queued[pub[1].ID], "the unpublish is heard")
-	require.Len(t, queued, 2)
+	require.Len(t, queued, 3)
 
 	waitDelivery(t, ts, key, ep.ID, pub[1].ID, "completed")
 	waitDelivery(t, ts, key, ep.ID, pub[0].ID, "completed")

@@ -135,6 +135,8 @@ func TestSinkVerifiesAndRecords(t *testing.T) {
 		require.Equal(t, c.status, resp.StatusCode, c.name)
 	}
 	require.EqualValues(t, 3, ep.OK())
+	require.EqualValues(t, 3, ep.OKType("corpus.note.changed"))
+	require.Zero(t, ep.OKType("webhook.test"))
 	require.Equal(t, 1, ep.Invalid())
 	require.Len(t, ep.Delivered(), 2)
 

@@ -31,6 +31,9 @@ type Options struct {
 	LogDir string
 	// Only, when not empty, names the steps to run (relay, w1, w2, …).
 	Only map[string]bool
+	// Budget bounds the whole run: a step that would end past it is
+	// skipped with a note (0: no bound).
+	Budget time.Duration
 }
 
 // RiverSettings are the River settings the server runs with by default;
@@ -132,19 +135,23 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		return err
 	}
 	defer b.Close()
+	// Each step with what it usually costs on a 2-core machine: a step that
+	// would end past the budget is skipped (and said so), so make bench
+	// keeps its 10 minutes on a slow or busy machine.
 	for _, step := range []struct {
 		name string
+		cost time.Duration
 		run  func(context.Context) error
 	}{
-		{"ceilings", b.runCeilings},
-		{"start", func(ctx context.Context) error { return b.Scale(ctx, 1) }},
-		{"w1", b.runW1},
-		{"w2", b.runW2},
-		{"w3", b.runW3},
-		{"w4", b.runW4},
-		{"memory", b.runMemory},
-		{"endpoints", b.runManyEndpoints},
-		{"replicas", func(ctx context.Context) error {
+		{"ceilings", 30 * time.Second, b.runCeilings},
+		{"start", time.Second, func(ctx context.Context) error { return b.Scale(ctx, 1) }},
+		{"w1", time.Minute, b.runW1},
+		{"w2", 80 * time.Second, b.runW2},
+		{"w3", 40 * time.Second, b.runW3},
+		{"w4", 30 * time.Second, b.runW4},
+		{"memory", 10 * time.Second, b.runMemory},
+		{"endpoints", 90 * time.Second, b.runManyEndpoints},
+		{"replicas", 150 * time.Second, func(ctx context.Context) error {
 			if err := b.runReplicas(ctx, 2); err != nil {
 				return err
 			}
@@ -152,6 +159,10 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		}},
 	} {
 		if !o.want(step.name) {
+			continue
+		}
+		if o.Budget > 0 && !o.Quick && time.Since(r.Started)+step.cost > o.Budget {
+			r.Note("SKIPPED %s: %s spent, it would end past the %s budget", step.name, time.Since(r.Started).Round(time.Second), o.Budget)
 			continue
 		}
 		fmt.Printf("\n== %s\n", step.name)

@@ -58,6 +58,7 @@ type SinkEndpoint struct {
 
 	mu       sync.Mutex
 	arrivals []Arrival
+	okByType map[string]int64
 }
 
 // SetSecret sets the whsec_ secret to verify with (known once the endpoint
@@ -80,6 +81,25 @@ func (e *SinkEndpoint) MaxInFlight() int64 { return e.maxIn.Load() }
 
 // OK is how many verified requests were answered with a 2xx.
 func (e *SinkEndpoint) OK() int64 { return e.ok.Load() }
+
+// OKType is OK for one event type (an endpoint subscribed with a wide glob
+// also hears the events its own creation records).
+func (e *SinkEndpoint) OKType(eventType string) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.okByType[eventType]
+}
+
+// RequestsType counts the requests that carried an event of the type.
+func (e *SinkEndpoint) RequestsType(eventType string) int {
+	n := 0
+	for _, a := range e.Arrivals() {
+		if a.Type == eventType {
+			n++
+		}
+	}
+	return n
+}
 
 // Requests is how many requests arrived.
 func (e *SinkEndpoint) Requests() int64 { return e.n.Load() }
@@ -226,12 +246,19 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 		a.Status = 0
 	}
 	a.Done = time.Now()
-	if a.Valid && a.Status/100 == 2 {
-		e.ok.Add(1)
-	}
+	delivered := a.Valid && a.Status/100 == 2
 	e.mu.Lock()
 	e.arrivals = append(e.arrivals, a)
+	if delivered {
+		if e.okByType == nil {
+			e.okByType = map[string]int64{}
+		}
+		e.okByType[a.Type]++
+	}
 	e.mu.Unlock()
+	if delivered {
+		e.ok.Add(1)
+	}
 }
 
 // statusWriter remembers the status written.

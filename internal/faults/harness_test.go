@@ -459,17 +459,46 @@ func jobStates(t *testing.T, pool *pgxpool.Pool) map[string]int {
 }
 
 // requireNothingRunning waits (up to limit, for River's rescuer) until no
-// job is left running.
+// job of the delivery path (webhook.*, corpus.*) is left running. Other
+// kinds are only logged: the rescuer leaves a job alone until its kind's own
+// timeout has passed, ten minutes for events.prune, which a replica killed
+// at start may leave running.
 func requireNothingRunning(t *testing.T, pool *pgxpool.Pool, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
-		states := jobStates(t, pool)
-		if states["running"] == 0 {
+		running := map[string]int{}
+		err := retry(func() error {
+			clear(running)
+			rows, err := pool.Query(context.Background(), `SELECT kind, count(*) FROM river_job WHERE state = 'running' GROUP BY kind`)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var kind string
+				var n int
+				if err := rows.Scan(&kind, &n); err != nil {
+					return err
+				}
+				running[kind] = n
+			}
+			return rows.Err()
+		})
+		require.NoError(t, err)
+		stuck := 0
+		for kind, n := range running {
+			if strings.HasPrefix(kind, "webhook.") || strings.HasPrefix(kind, "corpus.") {
+				stuck += n
+			}
+		}
+		if stuck == 0 {
+			if len(running) > 0 {
+				t.Logf("still running, outside the delivery path: %v", running)
+			}
 			return
 		}
 		if time.Now().After(deadline) {
-			require.Failf(t, "jobs left running", "after %s: %v", limit, states)
+			require.Failf(t, "jobs left running", "after %s: %v", limit, running)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -31,6 +31,9 @@ type Options struct {
 	Allow []netip.Prefix
 	// Resolver overrides name resolution (tests).
 	Resolver *net.Resolver
+	// Timeout bounds one exchange; zero means subscriber.HTTPTimeout.
+	// Only tests shorten it.
+	Timeout time.Duration
 }
 
 // New returns a Poster whose client blocks internal egress at dial time
@@ -38,10 +41,13 @@ type Options struct {
 // retries, bounds an exchange by subscriber.HTTPTimeout and reads at most
 // subscriber.MaxResponseBytes of a body.
 func New(o Options) *Poster {
+	if o.Timeout <= 0 {
+		o.Timeout = subscriber.HTTPTimeout
+	}
 	return &Poster{client: httpx.NewClient(httpx.Options{
 		BlockInternalEgress: true,
 		NoRetry:             true,
-		Timeout:             subscriber.HTTPTimeout,
+		Timeout:             o.Timeout,
 		FollowRedirects:     false,
 		Allow:               o.Allow,
 		MaxResponseBytes:    subscriber.MaxResponseBytes,

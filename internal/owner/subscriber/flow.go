@@ -27,8 +27,9 @@ import (
 //     JobSnooze: no attempt spent) and is parked: remembered here, in
 //     order. Its snooze is only a fallback wake-up: its position in the
 //     endpoint's queue times the service interval (measured: lease hold
-//     time plus handoff, divided by MaxInFlight; idle time is never
-//     measured, so an idle endpoint cannot stretch it).
+//     time plus handoff — from a release that left a backlog to the next
+//     take —, divided by MaxInFlight; time the endpoint sat idle with
+//     nothing queued is never measured, so idleness cannot stretch it).
 //   - The chain. When a release leaves the deck (plus what is already on
 //     its way) below three quarters full, the releasing holder makes the
 //     oldest parked deliveries available at once (Released returns their
@@ -120,19 +121,23 @@ func (o FlowOptions) withDefaults() FlowOptions {
 type endpointFlow struct {
 	deck []*waiter
 	// hold and handoff are EWMAs of how long a delivery holds a slot and
-	// how long a signalled waiter takes to get it (0 = not measured yet).
+	// how long, after a release that left a backlog, the next delivery
+	// takes to get it (0 = not measured yet).
 	hold    time.Duration
 	handoff time.Duration
 	slots   int
-	// releasedAt is the last release that signalled a waiter.
+	// inFlight counts the slots this process holds.
+	inFlight int
+	// releasedAt is the last release that left a backlog behind.
 	releasedAt  time.Time
 	lastRelease time.Time
 	// parked holds the job ids snoozed here, oldest first; parkedSet those
 	// still parked (ids leave it when their job runs again).
 	parked    []int64
 	parkedSet map[int64]bool
-	// pulled are parked jobs made available early and not yet seen, with
-	// the time of the pull; repulls counts the pulls that found a job not
+	// pulled are jobs on their way to the deck — parked jobs made available
+	// early, or jobs the fan-out queued for now — not yet seen, with the
+	// time they were sent; repulls counts the pulls that found a job not
 	// yet snoozed.
 	pulled  map[int64]time.Time
 	repulls map[int64]int
@@ -201,6 +206,27 @@ func (f *Flow) intervalOf(st *endpointFlow) time.Duration {
 // or fewer when they could not all get the lease within MaxDeckWait.
 func (f *Flow) capacity(st *endpointFlow) int {
 	return max(1, min(f.opts.DeckPerEndpoint, int(f.opts.MaxDeckWait/f.intervalOf(st))))
+}
+
+// target is how many deliveries of the endpoint should be on the deck or on
+// their way to it: its deck capacity, but no more than its share of
+// DeckTotal among the endpoints busy here, so a burst to many endpoints
+// does not wake more deliveries than the decks can take. Called with f.mu
+// held.
+func (f *Flow) target(st *endpointFlow) int {
+	active := 0
+	for _, o := range f.eps {
+		if o.busy() {
+			active++
+		}
+	}
+	return max(1, min(f.capacity(st), f.opts.DeckTotal/max(active, 1)))
+}
+
+// busy reports whether the endpoint has deliveries in flight, waiting, on
+// their way or parked here.
+func (st *endpointFlow) busy() bool {
+	return st.inFlight > 0 || len(st.deck) > 0 || len(st.pulled) > 0 || len(st.parkedSet) > 0
 }
 
 // ewma folds sample into avg (weight 1/5; the first sample is taken whole).
@@ -288,12 +314,15 @@ func (f *Flow) Released(id uuid.UUID, hold time.Duration, maxInFlight int) []int
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.state(id)
+	st.inFlight = max(st.inFlight-1, 0)
 	if hold > 0 {
 		st.hold = ewma(st.hold, hold)
 	}
 	st.slots = maxInFlight
 	st.lastRelease = now
-	if signalFirst(st) {
+	// With a backlog, the time until the next take is service time too:
+	// the handoff to a waiter, or the chain's pull through River.
+	if signalFirst(st) || len(st.parkedSet) > 0 || len(st.pulled) > 0 {
 		st.releasedAt = now
 	}
 	f.sweep(now)
@@ -308,11 +337,21 @@ func (f *Flow) pull(st *endpointFlow, now time.Time) []int64 {
 			delete(st.pulled, jobID)
 		}
 	}
-	c := f.capacity(st)
+	c := f.target(st)
 	have := len(st.deck) + len(st.pulled)
 	if have*4 >= c*3 {
 		return nil
 	}
+	// Pull no more than will find room: a free slot, or a place on the
+	// deck under DeckTotal. A job pulled into a full deck would only snooze
+	// again.
+	free := max(0, st.slots-st.inFlight-have)
+	onTheWay := 0
+	for _, o := range f.eps {
+		onTheWay += len(o.pulled)
+	}
+	limit := have + free + max(0, f.opts.DeckTotal-f.waiting-onTheWay)
+	c = min(c, limit)
 	var ids []int64
 	for len(st.parked) > 0 && have < c {
 		jobID := st.parked[0]
@@ -363,20 +402,14 @@ func (f *Flow) unpulled(id uuid.UUID, jobIDs []int64) {
 // maxRepulls bounds how often one job is put back by unpulled.
 const maxRepulls = 20
 
-// handedOff records that a waiter of endpoint id, signalled by a release,
-// took the lease: the time since that release is the handoff.
-func (f *Flow) handedOff(id uuid.UUID) {
-	now := f.opts.Now()
+// hasWaiter reports whether a delivery of endpoint id waits on the deck
+// here: it will take a slot released now, so other replicas need not hear
+// of the release.
+func (f *Flow) hasWaiter(id uuid.UUID) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.eps[id]
-	if st == nil || st.releasedAt.IsZero() {
-		return
-	}
-	if d := now.Sub(st.releasedAt); d > 0 && d < time.Second {
-		st.handoff = ewma(st.handoff, d)
-	}
-	st.releasedAt = time.Time{}
+	return st != nil && len(st.deck) > 0
 }
 
 // Wake signals a waiter of endpoint id because a slot was released
@@ -417,22 +450,44 @@ func (f *Flow) park(id uuid.UUID, jobID int64) time.Duration {
 	return min(max(time.Duration(ahead)*f.intervalOf(st), f.opts.MinSnooze), f.opts.MaxSnooze)
 }
 
-// backlog reports whether endpoint id has a backlog here — its deck full,
-// or deliveries parked — and if so how long a delivery queued now would
-// wait: its position times the service interval, as park computes it.
-func (f *Flow) backlog(id uuid.UUID) (time.Duration, bool) {
+// backlog reports whether endpoint id has a backlog here — its slots held
+// and its share of the deck taken (waiting or on their way), or deliveries
+// parked — and if so how long a delivery queued now would wait: its
+// position times the service interval, as park computes it.
+func (f *Flow) backlog(id uuid.UUID, maxInFlight int) (time.Duration, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st := f.eps[id]
-	if st == nil {
-		return 0, false
-	}
+	st := f.state(id)
 	onDeck := len(st.deck) + len(st.pulled)
-	if onDeck < f.capacity(st) && len(st.parkedSet) == 0 {
+	if st.inFlight+onDeck < max(maxInFlight, 1)+f.target(st) && len(st.parkedSet) == 0 {
 		return 0, false
 	}
 	ahead := onDeck + len(st.parkedSet)
 	return min(max(time.Duration(ahead)*f.intervalOf(st), f.opts.MinSnooze), f.opts.MaxSnooze), true
+}
+
+// queued records a delivery the fan-out queued for now: it is on its way,
+// and counts against the endpoint's share until it runs.
+func (f *Flow) queued(id uuid.UUID, jobID int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state(id).pulled[jobID] = f.opts.Now()
+}
+
+// taken records that this process took a slot of endpoint id. When a
+// release with a backlog preceded it, the time since is the handoff.
+func (f *Flow) taken(id uuid.UUID) {
+	now := f.opts.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.state(id)
+	st.inFlight++
+	if !st.releasedAt.IsZero() {
+		if d := now.Sub(st.releasedAt); d > 0 && d < 5*time.Second {
+			st.handoff = ewma(st.handoff, d)
+		}
+		st.releasedAt = time.Time{}
+	}
 }
 
 // parkQueued parks a delivery the fan-out queued for later because of the
@@ -457,7 +512,7 @@ func (f *Flow) sweep(now time.Time) {
 	}
 	f.sweepAt = now.Add(time.Minute)
 	for id, st := range f.eps {
-		if len(st.deck) == 0 && len(st.parkedSet) == 0 && now.Sub(st.lastRelease) > 10*time.Minute {
+		if !st.busy() && now.Sub(st.lastRelease) > 10*time.Minute {
 			delete(f.eps, id)
 		}
 	}

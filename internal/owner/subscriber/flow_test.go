@@ -92,7 +92,7 @@ func TestParkingSnoozesForThePositionTimesTheServiceInterval(t *testing.T) {
 	w := g.join(id)
 	g.Released(id, 20*time.Millisecond, 1) // signals w
 	now = now.Add(10 * time.Millisecond)
-	g.handedOff(id)
+	g.taken(id)
 	g.leave(id, w)
 	d1, d2 = g.park(id, 4), g.park(id, 5)
 	require.Equal(t, 30*time.Millisecond, d2-d1, "20 ms hold + 10 ms handoff")

@@ -173,6 +173,10 @@ const (
 type Finish struct {
 	// Lease is released when set.
 	Lease *Lease
+	// Announce asks the store to tell other replicas about the release
+	// (their waiters retry at once). It is false when a waiter of this
+	// process takes the slot anyway, which saves a NOTIFY per delivery.
+	Announce bool
 	// Attempt is recorded when set.
 	Attempt *Attempt
 	Settle  Settle
@@ -200,7 +204,7 @@ type DeliverStore interface {
 	// deleted.
 	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
 	// Finish records, settles and releases atomically (see Finish), and
-	// wakes waiters of other replicas when a lease was released.
+	// wakes waiters of other replicas when asked to (Finish.Announce).
 	Finish(ctx context.Context, f Finish) (Settled, error)
 	// WakeDeliveries makes the given snoozed webhook.deliver jobs available
 	// now (the chain of Flow). Jobs not snoozed — finished, or never one of

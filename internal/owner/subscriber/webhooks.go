@@ -108,7 +108,7 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		case ep.FailingSince != nil && ev.Type != domain.EventWebhookTest:
 			d.ScheduledAt = now.Add(f.cooldown)
 		case f.flow != nil:
-			if wait, ok := f.flow.backlog(ep.ID); ok {
+			if wait, ok := f.flow.backlog(ep.ID, ep.MaxInFlight); ok {
 				d.ScheduledAt, park = f.flow.opts.Now().Add(wait), true
 			}
 		}
@@ -123,8 +123,12 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
 	}
 	for i, r := range res {
-		if i < len(parked) && parked[i] && !r.Duplicate {
+		switch {
+		case f.flow == nil || i >= len(parked) || r.Duplicate:
+		case parked[i]:
 			f.flow.parkQueued(ds[i].EndpointID, r.JobID)
+		case ds[i].ScheduledAt.IsZero():
+			f.flow.queued(ds[i].EndpointID, r.JobID)
 		}
 	}
 	return len(ds), nil
@@ -256,6 +260,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	released := false
 	release := func(f Finish) error {
 		f.Lease = lease
+		f.Announce = !d.flow.hasWaiter(ep.ID)
 		err := d.finish(ctx, f)
 		released = err == nil
 		if pull := d.flow.Released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight); len(pull) > 0 {
@@ -274,7 +279,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 		if !released {
 			// A failed write leaves the slot to expire after LeaseTTL;
 			// try once more so the endpoint does not stall that long.
-			_ = d.finish(ctx, Finish{Lease: lease})
+			_ = d.finish(ctx, Finish{Lease: lease, Announce: true})
 		}
 	}()
 
@@ -353,8 +358,8 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 			return Claim{}, 0, err
 		}
 		if c.Lease != nil || !c.Endpoint.Enabled || c.Event == nil {
-			if c.Lease != nil && w != nil {
-				d.flow.handedOff(id)
+			if c.Lease != nil {
+				d.flow.taken(id)
 			}
 			return c, 0, nil
 		}

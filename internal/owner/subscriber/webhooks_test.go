@@ -30,7 +30,9 @@ type fakeStore struct {
 	WakeDeliveriesFunc   func(ctx context.Context, jobIDs []int64) ([]int64, error)
 }
 
-func (s *fakeStore) Event(ctx context.Context, id uuid.UUID) (Event, error) { return s.EventFunc(ctx, id) }
+func (s *fakeStore) Event(ctx context.Context, id uuid.UUID) (Event, error) {
+	return s.EventFunc(ctx, id)
+}
 func (s *fakeStore) EnabledEndpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error) {
 	return s.EnabledEndpointsFunc(ctx, ownerID)
 }
@@ -40,7 +42,9 @@ func (s *fakeStore) Enqueue(ctx context.Context, ds []Delivery) ([]Enqueued, err
 func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error) {
 	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl)
 }
-func (s *fakeStore) Finish(ctx context.Context, f Finish) (Settled, error) { return s.FinishFunc(ctx, f) }
+func (s *fakeStore) Finish(ctx context.Context, f Finish) (Settled, error) {
+	return s.FinishFunc(ctx, f)
+}
 func (s *fakeStore) WakeDeliveries(ctx context.Context, jobIDs []int64) ([]int64, error) {
 	if s.WakeDeliveriesFunc == nil {
 		return nil, nil
@@ -535,7 +539,9 @@ func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok, "asked again: the revocation counts at once")
 
-	boom := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return false, errors.New("db down") }
+	boom := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) {
+		return false, errors.New("db down")
+	}
 	_, err = inScope(context.Background(), boom, ep, ev)
 	require.Error(t, err)
 }

@@ -156,7 +156,7 @@ func ParseHeaders(raw json.RawMessage) (map[string]string, error) {
 	h := make(map[string]string, len(fields))
 	for name, v := range fields {
 		var str string
-		if err := json.Unmarshal(v, &str); err != nil {
+		if t := strings.TrimSpace(string(v)); t == "" || t[0] != '"' || json.Unmarshal(v, &str) != nil {
 			return nil, bad(fmt.Sprintf("the value of header %q must be a string", truncate(name, 64)))
 		}
 		h[name] = str

@@ -193,7 +193,7 @@ func (s *Store) Finish(ctx context.Context, f subscriber.Finish) (subscriber.Set
 		endpoint = a.EndpointID
 		b.Queue(`INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
   response, error, location, attempted_at)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now())
 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $2)`,
 			a.JobID, a.EndpointID, a.EventID, a.Attempt, string(a.Outcome), nullInt(a.StatusCode),
 			latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location), timePtr(a.At))
@@ -226,7 +226,9 @@ RETURNING NOT enabled`, endpoint, f.Now, f.DisableAfter.Seconds(), f.DisableReas
 	if l := f.Lease; l != nil {
 		b.Queue(`UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
 WHERE endpoint_id = $1 AND slot = $2 AND holder = $3`, l.EndpointID, l.Slot, l.Token)
-		b.Queue(`SELECT pg_notify('`+LeaseChannel+`', $1)`, l.EndpointID.String()+" "+s.replica)
+		if f.Announce {
+			b.Queue(`SELECT pg_notify('`+LeaseChannel+`', $1)`, l.EndpointID.String()+" "+s.replica)
+		}
 	}
 	if b.Len() == 0 {
 		return settled, nil

@@ -1,0 +1,128 @@
+package main
+
+// The owner-isolation rows of every /api/admin/webhooks route (the table is
+// TestOwnerIsolationOnEveryAdminRoute's, in e2e_owner_test.go).
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// endpointOfA creates a webhook endpoint of A's. Its URL is a loopback
+// discard port the egress policy refuses at dial time, and it subscribes to
+// no type the fixtures record, so nothing is ever sent.
+func (fx *isolationFixture) endpointOfA(t *testing.T) string {
+	t.Helper()
+	return fx.createAsA(t, "/api/admin/webhooks", `{"url":"http://127.0.0.1:9/isolation","event_types":["code.*"],"description":"a-endpoint"}`)
+}
+
+// endpointStateOfA reads A's endpoint as A sees it (secrets excluded, so
+// compare updated_at to tell a write).
+func (fx *isolationFixture) endpointStateOfA(t *testing.T, id string) map[string]any {
+	t.Helper()
+	status, body := fx.ts.do(t, http.MethodGet, "/api/admin/webhooks/"+id, fx.A.Key, "")
+	require.Equal(t, http.StatusOK, status, body)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &m))
+	return m
+}
+
+// endpointIDOf returns the endpoint id in a /api/admin/webhooks/{id}… path.
+func endpointIDOf(path string) string {
+	return strings.Split(strings.TrimPrefix(path, "/api/admin/webhooks/"), "/")[0]
+}
+
+// unchangedForA requires that B's request left A's endpoint as it was.
+func unchangedForA(t *testing.T, fx *isolationFixture, target isolationTarget) {
+	t.Helper()
+	now := fx.endpointStateOfA(t, endpointIDOf(target.Path))
+	require.Equal(t, "a-endpoint", now["description"])
+	require.Equal(t, true, now["enabled"])
+}
+
+// webhooksIsolationRows covers the outbound webhook endpoints
+// (internal/owner/webhooks): B gets 404 on every route naming A's endpoint,
+// and A's endpoint is left as it was.
+func webhooksIsolationRows() map[string]isolationRow {
+	endpointPath := func(suffix string) func(*testing.T, *isolationFixture) isolationTarget {
+		return func(t *testing.T, fx *isolationFixture) isolationTarget {
+			return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t) + suffix}
+		}
+	}
+	return map[string]isolationRow{
+		"GET /api/admin/webhooks": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/webhooks", Hidden: []string{fx.endpointOfA(t), "a-endpoint"}}
+			},
+			WantB: http.StatusOK, WantA: http.StatusOK,
+		},
+		"POST /api/admin/webhooks": {
+			// Not row-scoped: the endpoint is B's own.
+			Target: func(*testing.T, *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/webhooks", Body: `{"url":"http://127.0.0.1:9/b","event_types":["code.*"]}`}
+			},
+			WantB: http.StatusCreated,
+		},
+		"GET /api/admin/webhooks/event-types": {
+			Target: func(*testing.T, *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/webhooks/event-types"}
+			},
+			WantB: http.StatusOK, WantA: http.StatusOK,
+		},
+		"GET /api/admin/webhooks/:id": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id := fx.endpointOfA(t)
+				return isolationTarget{Path: "/api/admin/webhooks/" + id, Hidden: []string{id, "a-endpoint"}}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
+		"PATCH /api/admin/webhooks/:id": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t), Body: `{"description":"changed","enabled":false}`}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK, After: unchangedForA,
+		},
+		"DELETE /api/admin/webhooks/:id": {
+			Target: endpointPath(""), WantB: http.StatusNotFound, WantA: http.StatusNoContent, After: unchangedForA,
+		},
+		"POST /api/admin/webhooks/:id/rotate-secret": {
+			Target: endpointPath("/rotate-secret"), WantB: http.StatusNotFound, WantA: http.StatusOK,
+			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
+				var rotated bool
+				require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(),
+					`SELECT prev_secret_enc IS NOT NULL FROM webhook_endpoints WHERE id = $1`, endpointIDOf(target.Path)).Scan(&rotated))
+				require.False(t, rotated, "B rotated A's secret")
+			},
+		},
+		"POST /api/admin/webhooks/:id/test": {
+			Target: endpointPath("/test"), WantB: http.StatusNotFound, WantA: http.StatusAccepted,
+			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
+				var n int
+				require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
+WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(target.Path)).Scan(&n))
+				require.Zero(t, n, "B queued a test delivery to A's endpoint")
+			},
+		},
+		"GET /api/admin/webhooks/:id/deliveries": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id := fx.endpointOfA(t)
+				// A delivery of A's, to look for in B's answer.
+				status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks/"+id+"/test", fx.A.Key, "")
+				require.Equal(t, http.StatusAccepted, status, body)
+				var out struct {
+					EventID string `json:"event_id"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(body), &out))
+				return isolationTarget{Path: "/api/admin/webhooks/" + id + "/deliveries", Hidden: []string{out.EventID}}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
+		"POST /api/admin/webhooks/:id/redeliver": {
+			Target: endpointPath("/redeliver"), WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
+	}
+}

@@ -1,0 +1,380 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhooks"
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+type bundle struct {
+	pool  *pgxpool.Pool
+	ins   *riverjobs.Inserter
+	svc   *webhooks.Service
+	store *pgwebhooks.Store
+	rec   *events.Recorder
+	owner uuid.UUID
+}
+
+func isDeclared(name string) bool { _, ok := domain.LookupEventType(name); return ok }
+
+// setup builds the adapter on a fresh database with one owner.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := testdb.New(t)
+	ins, err := riverjobs.NewInserter(pool, zap.NewNop())
+	require.NoError(t, err)
+	rec := events.NewRecorder(isDeclared, nil)
+	uow := pgwebhooks.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
+	b := &bundle{pool: pool, ins: ins, rec: rec, store: pgwebhooks.NewStore(pool, ins)}
+	b.svc = webhooks.NewService(webhooks.Deps{
+		UnitOfWork: uow,
+		Seal:       func(p, ad []byte) ([]byte, error) { return append(append([]byte{}, ad...), p...), nil },
+	})
+	b.owner = b.newOwner(t)
+	return b
+}
+
+func (b *bundle) newOwner(t *testing.T) uuid.UUID {
+	t.Helper()
+	id := uuid.New()
+	_, err := b.pool.Exec(context.Background(), `INSERT INTO owners (id, email, password_hash, created_at, updated_at)
+VALUES ($1, $2, 'x', now(), now())`, id, id.String()+"@example.com")
+	require.NoError(t, err)
+	return id
+}
+
+func (b *bundle) endpoint(t *testing.T, body string) webhooks.WithSecret {
+	t.Helper()
+	var in webhooks.CreateInput
+	require.NoError(t, json.Unmarshal([]byte(body), &in))
+	out, err := b.svc.Create(context.Background(), b.owner, in)
+	require.NoError(t, err)
+	return out
+}
+
+func (b *bundle) event(t *testing.T, typ string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = b.rec.With(tx).Record(context.Background(), b.owner, typ, "s", map[string]any{"k": "v"})
+		return err
+	}))
+	return id
+}
+
+func TestEndpointStoreRoundTripsAndScopesByOwner(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.*","corpus.*"],"headers":{"X-A":"1"},"max_in_flight":3,"description":"a"}`)
+	got, err := b.svc.Get(ctx, b.owner, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, a.View.URL, got.URL)
+	require.Equal(t, []string{"code.*", "corpus.*"}, got.EventTypes)
+	require.Equal(t, map[string]string{"X-A": "1"}, got.Headers)
+	require.Equal(t, 3, got.MaxInFlight)
+
+	other := b.newOwner(t)
+	_, err = b.svc.Get(ctx, other, a.ID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	require.ErrorIs(t, b.svc.Delete(ctx, other, a.ID), domain.ErrNotFound)
+	page, err := b.svc.List(ctx, other, webhooks.ListInput{})
+	require.NoError(t, err)
+	require.Empty(t, page.Data)
+
+	for range 2 {
+		b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`)
+	}
+	page, err = b.svc.List(ctx, b.owner, webhooks.ListInput{PageInput: op.PageInput{Limit: 2}})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 2)
+	require.Equal(t, a.ID, page.Data[0].ID, "oldest first")
+	next, err := b.svc.List(ctx, b.owner, webhooks.ListInput{PageInput: op.PageInput{Limit: 2, Cursor: *page.NextCursor}})
+	require.NoError(t, err)
+	require.Len(t, next.Data, 1)
+	require.Nil(t, next.NextCursor)
+
+	require.NoError(t, b.svc.Delete(ctx, b.owner, a.ID))
+	var leases int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoint_leases WHERE endpoint_id = $1`, a.ID).Scan(&leases))
+	require.Zero(t, leases, "the lease rows go with the endpoint")
+}
+
+func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"],"max_in_flight":2}`)
+	ev := b.event(t, "code.issued")
+	take := func() subscriber.Claim {
+		t.Helper()
+		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
+		require.NoError(t, err)
+		return c
+	}
+	c1, c2, c3 := take(), take(), take()
+	require.NotNil(t, c1.Lease)
+	require.NotNil(t, c2.Lease)
+	require.NotEqual(t, c1.Lease.Slot, c2.Lease.Slot)
+	require.Nil(t, c3.Lease, "max_in_flight 2: the third waits")
+	require.NotNil(t, c3.Event)
+	require.Equal(t, "code.issued", c3.Event.Type)
+	require.Equal(t, ep.ID, c3.Endpoint.ID)
+	require.Equal(t, 2, c3.Endpoint.MaxInFlight)
+	require.NotEmpty(t, c3.Endpoint.SecretSealed)
+
+	// A release by another token (a holder whose lease expired) frees nothing.
+	stale := *c1.Lease
+	stale.Token = uuid.New()
+	_, err := b.store.Finish(ctx, subscriber.Finish{Lease: &stale})
+	require.NoError(t, err)
+	require.Nil(t, take().Lease)
+
+	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: c1.Lease})
+	require.NoError(t, err)
+	c4 := take()
+	require.NotNil(t, c4.Lease)
+	require.Equal(t, c1.Lease.Slot, c4.Lease.Slot)
+
+	// A lease whose holder died frees itself when busy_until passes.
+	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoint_leases SET busy_until = now() - interval '1 second' WHERE endpoint_id = $1 AND slot = $2`, ep.ID, c2.Lease.Slot)
+	require.NoError(t, err)
+	require.NotNil(t, take().Lease)
+
+	// No lease for a pruned event or a disabled endpoint; a deleted one is gone.
+	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: c4.Lease})
+	require.NoError(t, err)
+	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute)
+	require.NoError(t, err)
+	require.Nil(t, c.Event)
+	require.Nil(t, c.Lease)
+	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false WHERE id = $1`, ep.ID)
+	require.NoError(t, err)
+	c = take()
+	require.False(t, c.Endpoint.Enabled)
+	require.Nil(t, c.Lease)
+	require.NoError(t, b.svc.Delete(ctx, b.owner, ep.ID))
+	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
+	require.ErrorIs(t, err, subscriber.ErrGone)
+}
+
+func TestFinishSettlesTheEndpointsFailureState(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	state := func() (enabled bool, since *time.Time, reason *string) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT enabled, failing_since, disabled_reason FROM webhook_endpoints WHERE id = $1`, ep.ID).
+			Scan(&enabled, &since, &reason))
+		return
+	}
+	fail := func(now time.Time) subscriber.Settled {
+		t.Helper()
+		s, err := b.store.Finish(ctx, subscriber.Finish{
+			Attempt: &subscriber.Attempt{JobID: 1, EndpointID: ep.ID, EventID: uuid.New(), Attempt: 1, Outcome: subscriber.OutcomeRetryable,
+				StatusCode: 500, Error: "HTTP 500", At: now},
+			Settle: subscriber.SettleFailure, Now: now, DisableAfter: subscriber.DisableAfter, DisableReason: "failing for 5 days",
+		})
+		require.NoError(t, err)
+		return s
+	}
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	require.False(t, fail(t0).Disabled)
+	_, since, _ := state()
+	require.True(t, t0.Equal(*since))
+	require.False(t, fail(t0.Add(time.Hour)).Disabled)
+	_, since, _ = state()
+	require.True(t, t0.Equal(*since), "a later failure keeps the first failure's time")
+
+	_, err := b.store.Finish(ctx, subscriber.Finish{Settle: subscriber.SettleSuccess, Now: t0.Add(2 * time.Hour),
+		Attempt: &subscriber.Attempt{JobID: 1, EndpointID: ep.ID, EventID: uuid.New(), Attempt: 2, Outcome: subscriber.OutcomeCompleted, StatusCode: 200}})
+	require.NoError(t, err)
+	_, since, _ = state()
+	require.Nil(t, since, "a success clears it")
+
+	require.False(t, fail(t0).Disabled)
+	require.True(t, fail(t0.Add(subscriber.DisableAfter)).Disabled, "five days of failure disable")
+	enabled, since, reason := state()
+	require.False(t, enabled)
+	require.NotNil(t, since)
+	require.Equal(t, "failing for 5 days", *reason)
+	require.False(t, fail(t0.Add(subscriber.DisableAfter+time.Hour)).Disabled, "disabled once")
+
+	var n int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts WHERE endpoint_id = $1`, ep.ID).Scan(&n))
+	require.Equal(t, 6, n)
+	pruned, err := b.store.PruneAttempts(ctx, t0.Add(30*24*time.Hour))
+	require.NoError(t, err)
+	require.EqualValues(t, 6, pruned)
+}
+
+func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	ev := b.event(t, "code.issued")
+	later := time.Now().Add(5 * time.Minute)
+	first, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev, ScheduledAt: later}})
+	require.NoError(t, err)
+	require.False(t, first[0].Duplicate)
+	again, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+	require.NoError(t, err)
+	require.True(t, again[0].Duplicate, "a second fan-out queues nothing new")
+	require.Equal(t, first[0].JobID, again[0].JobID)
+
+	var (
+		state       string
+		maxAttempts int
+		queue       string
+	)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text, max_attempts, queue FROM river_job WHERE id = $1`, first[0].JobID).
+		Scan(&state, &maxAttempts, &queue))
+	require.Equal(t, "scheduled", state)
+	require.Equal(t, subscriber.MaxAttempts, maxAttempts)
+	require.Equal(t, riverjobs.QueueWebhooks, queue)
+}
+
+func TestWakeDeliveriesMovesOnlySnoozedJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	var ids []int64
+	for range 4 {
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), ScheduledAt: time.Now().Add(time.Hour)}})
+		require.NoError(t, err)
+		ids = append(ids, res[0].JobID)
+	}
+	// ids[0] stays snoozed (scheduled), ids[1] runs, ids[2] completed, ids[3] is available later (a short snooze).
+	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, ids[1])
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, ids[2])
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = $1`, ids[3])
+	require.NoError(t, err)
+
+	running, err := b.store.WakeDeliveries(ctx, append(ids, 999999))
+	require.NoError(t, err)
+	require.Equal(t, []int64{ids[1]}, running)
+	states := map[int64]string{}
+	rows, err := b.pool.Query(ctx, `SELECT id, state::text || CASE WHEN scheduled_at <= now() THEN ':due' ELSE ':later' END FROM river_job WHERE id = ANY($1)`, ids)
+	require.NoError(t, err)
+	for rows.Next() {
+		var (
+			id int64
+			s  string
+		)
+		require.NoError(t, rows.Scan(&id, &s))
+		states[id] = s
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, "available:due", states[ids[0]])
+	require.Equal(t, "running:later", states[ids[1]])
+	require.Equal(t, "completed:later", states[ids[2]], "a finished job is never woken")
+	require.Equal(t, "available:due", states[ids[3]])
+}
+
+func TestDeliveryLogAndRedeliver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	evs := []uuid.UUID{b.event(t, "code.issued"), b.event(t, "code.revoked"), b.event(t, "code.redeemed")}
+	var jobs []int64
+	for _, ev := range evs {
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+		require.NoError(t, err)
+		jobs = append(jobs, res[0].JobID)
+	}
+	// One discarded after its attempts, one cancelled at once (a 410), one completed.
+	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', attempt = max_attempts, finalized_at = now(),
+  errors = ARRAY['{"error":"HTTP 500","attempt":18}'::jsonb] WHERE id = $1`, jobs[0])
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', attempt = 1, finalized_at = now() WHERE id = $1`, jobs[1])
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', attempt = 1, finalized_at = now() WHERE id = $1`, jobs[2])
+	require.NoError(t, err)
+	_, err = b.store.Finish(ctx, subscriber.Finish{Attempt: &subscriber.Attempt{JobID: jobs[1], EndpointID: ep.ID, EventID: evs[1],
+		Attempt: 1, Outcome: subscriber.OutcomeDiscarded, StatusCode: 410, Latency: 12 * time.Millisecond, Response: "gone", Error: "HTTP 410", At: time.Now()}})
+	require.NoError(t, err)
+
+	page, err := b.svc.Deliveries(ctx, b.owner, webhooks.DeliveriesInput{ID: ep.ID})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 3)
+	byJob := map[int64]webhooks.Delivery{}
+	for _, d := range page.Data {
+		byJob[d.JobID] = d
+	}
+	require.Equal(t, "discarded", byJob[jobs[0]].State)
+	require.Equal(t, "HTTP 500", *byJob[jobs[0]].LastError)
+	require.Equal(t, "code.issued", byJob[jobs[0]].EventType)
+	require.Equal(t, 410, *byJob[jobs[1]].StatusCode)
+	require.Equal(t, 12, *byJob[jobs[1]].LatencyMS)
+	require.Equal(t, "gone", *byJob[jobs[1]].Response)
+	require.Equal(t, "/admin/tasks?job=", byJob[jobs[2]].TaskURL[:len("/admin/tasks?job=")])
+
+	out, err := b.svc.Redeliver(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, out.Count)
+	var (
+		state       string
+		attempt     int
+		maxAttempts int
+	)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text, attempt, max_attempts FROM river_job WHERE id = $1`, jobs[0]).Scan(&state, &attempt, &maxAttempts))
+	require.Equal(t, "available", state)
+	require.Equal(t, subscriber.MaxAttempts+1, maxAttempts, "an exhausted delivery gets one more attempt")
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text FROM river_job WHERE id = $1`, jobs[2]).Scan(&state))
+	require.Equal(t, "completed", state, "a delivered event is not delivered again")
+	out, err = b.svc.Redeliver(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	require.Zero(t, out.Count, "nothing discarded is left")
+
+	// A discarded job whose (endpoint, event) has a live sibling is left alone.
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1`, jobs[1])
+	require.NoError(t, err)
+	_, err = b.ins.Insert(ctx, riverjobs.WebhookDeliverArgs{EndpointID: ep.ID, EventID: evs[1]}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	out, err = b.svc.Redeliver(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	require.Zero(t, out.Count)
+}
+
+func TestSendTestRecordsTheEventAndQueuesItsJobInOneTransaction(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.*"]}`)
+	out, err := b.svc.SendTest(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	var (
+		typ  string
+		data []byte
+		args []byte
+	)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT type, data FROM events WHERE id = $1`, out.EventID).Scan(&typ, &data))
+	require.Equal(t, domain.EventWebhookTest, typ)
+	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","test":true}`, string(data))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT args FROM river_job WHERE id = $1`, out.JobID).Scan(&args))
+	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","event_id":"`+out.EventID.String()+`"}`, string(args))
+}

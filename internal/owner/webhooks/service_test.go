@@ -1,0 +1,421 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+)
+
+// memStore is an in-memory UnitOfWork for the service's unit tests (the
+// PostgreSQL adapter has its own tests against a real database).
+type memStore struct {
+	mu        sync.Mutex
+	endpoints map[uuid.UUID]Endpoint
+	recorded  []recordedEvent
+	queued    []queuedDelivery
+	nextJob   int64
+	// DeliveriesFunc and RedeliverFunc answer the delivery log calls.
+	DeliveriesFunc func(endpointID uuid.UUID, before int64, limit int) ([]Delivery, error)
+	RedeliverFunc  func(endpointID uuid.UUID) (int, error)
+}
+
+type recordedEvent struct {
+	OwnerID uuid.UUID
+	Type    string
+	Subject string
+	Data    any
+}
+
+type queuedDelivery struct{ EndpointID, EventID uuid.UUID }
+
+func newMemStore() *memStore { return &memStore{endpoints: map[uuid.UUID]Endpoint{}} }
+
+// Do runs fn on a copy of the state and keeps it only if fn succeeds, as a
+// transaction would.
+func (m *memStore) Do(_ context.Context, fn func(tx Tx) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tx := &memTx{m: m, endpoints: map[uuid.UUID]Endpoint{}}
+	for k, v := range m.endpoints {
+		tx.endpoints[k] = v
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	m.endpoints = tx.endpoints
+	m.recorded = append(m.recorded, tx.recorded...)
+	m.queued = append(m.queued, tx.queued...)
+	return nil
+}
+
+type memTx struct {
+	m         *memStore
+	endpoints map[uuid.UUID]Endpoint
+	recorded  []recordedEvent
+	queued    []queuedDelivery
+}
+
+func (t *memTx) Endpoints() EndpointStore  { return memEndpoints{t} }
+func (t *memTx) Deliveries() DeliveryStore { return memDeliveries{t} }
+func (t *memTx) Recorder() domain.Recorder {
+	return domain.RecorderFunc(func(_ context.Context, owner uuid.UUID, typ, subject string, data any) (uuid.UUID, error) {
+		t.recorded = append(t.recorded, recordedEvent{owner, typ, subject, data})
+		return uuid.New(), nil
+	})
+}
+
+type memEndpoints struct{ t *memTx }
+
+func (s memEndpoints) List(_ context.Context, owner, after uuid.UUID, limit int) ([]Endpoint, error) {
+	var out []Endpoint
+	for _, e := range s.t.endpoints {
+		if e.OwnerID == owner && bytes.Compare(e.ID[:], after[:]) > 0 {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].ID[:], out[j].ID[:]) < 0 })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (s memEndpoints) Get(_ context.Context, owner, id uuid.UUID, _ bool) (Endpoint, error) {
+	e, ok := s.t.endpoints[id]
+	if !ok || e.OwnerID != owner {
+		return Endpoint{}, domain.ErrNotFound
+	}
+	return e, nil
+}
+
+func (s memEndpoints) Count(_ context.Context, owner uuid.UUID) (int, error) {
+	n := 0
+	for _, e := range s.t.endpoints {
+		if e.OwnerID == owner {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s memEndpoints) Insert(_ context.Context, e Endpoint) error {
+	s.t.endpoints[e.ID] = e
+	return nil
+}
+
+func (s memEndpoints) Update(ctx context.Context, e Endpoint) error {
+	if _, err := s.Get(ctx, e.OwnerID, e.ID, false); err != nil {
+		return err
+	}
+	s.t.endpoints[e.ID] = e
+	return nil
+}
+
+func (s memEndpoints) Delete(ctx context.Context, owner, id uuid.UUID) error {
+	if _, err := s.Get(ctx, owner, id, false); err != nil {
+		return err
+	}
+	delete(s.t.endpoints, id)
+	return nil
+}
+
+type memDeliveries struct{ t *memTx }
+
+func (d memDeliveries) Enqueue(_ context.Context, endpointID, eventID uuid.UUID) (int64, error) {
+	d.t.queued = append(d.t.queued, queuedDelivery{endpointID, eventID})
+	d.t.m.nextJob++
+	return d.t.m.nextJob, nil
+}
+
+func (d memDeliveries) List(_ context.Context, endpointID uuid.UUID, before int64, limit int) ([]Delivery, error) {
+	if d.t.m.DeliveriesFunc == nil {
+		return nil, nil
+	}
+	return d.t.m.DeliveriesFunc(endpointID, before, limit)
+}
+
+func (d memDeliveries) Redeliver(_ context.Context, endpointID uuid.UUID) (int, error) {
+	if d.t.m.RedeliverFunc == nil {
+		return 0, nil
+	}
+	return d.t.m.RedeliverFunc(endpointID)
+}
+
+// sealing is a fake cryptobox: it "seals" by prefixing the associated data,
+// so a test can see which row a secret was sealed for.
+func seal(plain, ad []byte) ([]byte, error) { return append(append([]byte{}, ad...), plain...), nil }
+
+func unsealFor(t *testing.T, sealed []byte, id uuid.UUID) string {
+	t.Helper()
+	require.True(t, bytes.HasPrefix(sealed, id[:]), "sealed with the endpoint id as associated data")
+	return string(sealed[len(id):])
+}
+
+type svcBundle struct {
+	svc   *Service
+	store *memStore
+	owner uuid.UUID
+	embed uuid.UUID
+	now   time.Time
+}
+
+func setupService(t *testing.T) *svcBundle {
+	t.Helper()
+	b := &svcBundle{store: newMemStore(), owner: uuid.New(), embed: uuid.New(), now: time.Date(2026, 9, 27, 12, 0, 0, 0, time.UTC)}
+	b.svc = NewService(Deps{
+		UnitOfWork: b.store,
+		Seal:       seal,
+		EmbedBelongsTo: func(_ context.Context, owner, embed uuid.UUID) (bool, error) {
+			return owner == b.owner && embed == b.embed, nil
+		},
+		Clock:        domain.ClockFunc(func() time.Time { return b.now }),
+		MaxEndpoints: 3,
+	})
+	return b
+}
+
+func decode[T any](t *testing.T, body string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	return v
+}
+
+func TestCreateShowsTheSecretOnceAndSealsItForItsRow(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	in := decode[CreateInput](t, `{"url":"https://r.example/h","event_types":["code.*"],"headers":{"X-Tenant":"t1"},"description":"orders"}`)
+	out, err := b.svc.Create(context.Background(), b.owner, in)
+	require.NoError(t, err)
+	_, err = standardwebhooks.ParseSecret(out.Secret)
+	require.NoError(t, err, "whsec_ + base64 of 32 bytes")
+	require.True(t, out.Enabled)
+	require.Equal(t, 1, out.MaxInFlight)
+	require.Equal(t, map[string]string{"X-Tenant": "t1"}, out.Headers)
+
+	stored := b.store.endpoints[out.ID]
+	require.Equal(t, out.Secret, unsealFor(t, stored.SecretSealed, out.ID))
+	view, err := b.svc.Get(context.Background(), b.owner, out.ID)
+	require.NoError(t, err)
+	body, err := json.Marshal(view)
+	require.NoError(t, err)
+	require.NotContains(t, string(body), "whsec_", "the secret is never shown again")
+	require.NotContains(t, string(body), "secret")
+
+	_, err = b.svc.Get(context.Background(), uuid.New(), out.ID)
+	require.ErrorIs(t, err, domain.ErrNotFound, "another owner's endpoint is not found")
+}
+
+func TestCreateValidatesWithClearCodes(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		body string
+		code string
+	}{
+		{`{"url":"ftp://x","event_types":["*"]}`, CodeInvalidURL},
+		{`{"url":"https://u:p@x.example","event_types":["*"]}`, CodeInvalidURL},
+		{`{"url":"https://x.example","event_types":[]}`, CodeInvalidEventTypes},
+		{`{"url":"https://x.example","event_types":["nope.*"]}`, CodeInvalidEventTypes},
+		{`{"url":"https://x.example","event_types":["*"],"headers":{"X":1}}`, CodeInvalidHeaders},
+		{`{"url":"https://x.example","event_types":["*"],"headers":["X"]}`, CodeInvalidHeaders},
+		{`{"url":"https://x.example","event_types":["*"],"headers":{"webhook-id":"x"}}`, CodeInvalidHeaders},
+		{`{"url":"https://x.example","event_types":["*"],"max_in_flight":9}`, CodeInvalidMaxInFlight},
+		{`{"url":"https://x.example","event_types":["*"],"embed_id":"` + uuid.NewString() + `"}`, CodeUnknownEmbed},
+	}
+	for _, c := range cases {
+		b := setupService(t)
+		_, err := b.svc.Create(context.Background(), b.owner, decode[CreateInput](t, c.body))
+		requireCode(t, err, c.code)
+		require.Empty(t, b.store.endpoints, c.body)
+	}
+	var in CreateInput
+	require.Error(t, json.Unmarshal([]byte(`{"url":"https://x.example","event_types":["*"],"secret":"mine"}`), &in),
+		"unknown fields are refused: the instance makes the secret")
+}
+
+func TestCreateStopsAtTheSoftLimit(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	in := CreateInput{URL: "https://x.example", EventTypes: []string{"*"}}
+	for range 3 {
+		_, err := b.svc.Create(context.Background(), b.owner, in)
+		require.NoError(t, err)
+	}
+	_, err := b.svc.Create(context.Background(), b.owner, in)
+	de := domain.AsError(err)
+	require.NotNil(t, de)
+	require.Equal(t, CodeEndpointLimit, de.Code)
+	require.Equal(t, domain.KindConflict, de.Kind)
+	_, err = b.svc.Create(context.Background(), uuid.New(), in)
+	require.NoError(t, err, "the limit is per owner")
+}
+
+func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	created, err := b.svc.Create(context.Background(), b.owner, decode[CreateInput](t,
+		`{"url":"https://x.example","event_types":["code.*"],"headers":{"X-A":"1"},"embed_id":"`+b.embed.String()+`"}`))
+	require.NoError(t, err)
+	update := func(body string) View {
+		t.Helper()
+		in := decode[UpdateInput](t, body)
+		in.ID = created.ID
+		v, err := b.svc.Update(context.Background(), b.owner, in)
+		require.NoError(t, err)
+		return v
+	}
+
+	v := update(`{"description":"renamed"}`)
+	require.Equal(t, "renamed", v.Description)
+	require.Equal(t, []string{"code.*"}, v.EventTypes)
+	require.Equal(t, map[string]string{"X-A": "1"}, v.Headers)
+	require.Equal(t, &b.embed, v.EmbedID)
+
+	v = update(`{"headers":{},"embed_id":null}`)
+	require.Empty(t, v.Headers, "{} removes the headers")
+	require.Nil(t, v.EmbedID, "null detaches the embed")
+
+	v = update(`{"enabled":false}`)
+	require.False(t, v.Enabled)
+	require.Equal(t, ReasonDisabledByOwner, *v.DisabledReason)
+
+	// A failing, auto-disabled endpoint: enabled:true clears the failure.
+	e := b.store.endpoints[created.ID]
+	since, reason := b.now.Add(-6*24*time.Hour), "deliveries failed continuously"
+	e.FailingSince, e.DisabledReason = &since, &reason
+	b.store.endpoints[created.ID] = e
+	v = update(`{"enabled":true}`)
+	require.True(t, v.Enabled)
+	require.Nil(t, v.DisabledReason)
+	require.Nil(t, v.FailingSince)
+
+	in := decode[UpdateInput](t, `{"event_types":[]}`)
+	in.ID = created.ID
+	_, err = b.svc.Update(context.Background(), b.owner, in)
+	requireCode(t, err, CodeInvalidEventTypes)
+	in = decode[UpdateInput](t, `{"description":"x"}`)
+	in.ID = created.ID
+	_, err = b.svc.Update(context.Background(), uuid.New(), in)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+}
+
+func TestRotateKeepsThePreviousSecretForADay(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	require.NoError(t, err)
+	rotated, err := b.svc.RotateSecret(context.Background(), b.owner, created.ID)
+	require.NoError(t, err)
+	require.NotEqual(t, created.Secret, rotated.Secret)
+	e := b.store.endpoints[created.ID]
+	require.Equal(t, rotated.Secret, unsealFor(t, e.SecretSealed, e.ID))
+	require.Equal(t, created.Secret, unsealFor(t, e.PrevSecretSealed, e.ID))
+	require.Equal(t, b.now.Add(SecretGrace), *e.PrevSecretUntil)
+	_, err = b.svc.RotateSecret(context.Background(), uuid.New(), created.ID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+}
+
+func TestSendTestRecordsAndQueuesInOneUnitOfWork(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"code.*"}})
+	require.NoError(t, err)
+	out, err := b.svc.SendTest(context.Background(), b.owner, created.ID)
+	require.NoError(t, err)
+	require.NotZero(t, out.JobID)
+	require.Len(t, b.store.recorded, 1)
+	ev := b.store.recorded[0]
+	require.Equal(t, domain.EventWebhookTest, ev.Type)
+	require.Equal(t, testEventData{EndpointID: created.ID, Test: true}, ev.Data)
+	require.Equal(t, []queuedDelivery{{created.ID, out.EventID}}, b.store.queued)
+
+	disabled := false
+	_, err = b.svc.Update(context.Background(), b.owner, UpdateInput{ID: created.ID, Enabled: &disabled})
+	require.NoError(t, err)
+	_, err = b.svc.SendTest(context.Background(), b.owner, created.ID)
+	require.Equal(t, CodeEndpointDisabled, domain.AsError(err).Code)
+	_, err = b.svc.Redeliver(context.Background(), b.owner, created.ID)
+	require.Equal(t, CodeEndpointDisabled, domain.AsError(err).Code)
+	require.Len(t, b.store.recorded, 1, "nothing recorded for a refused test")
+}
+
+func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	require.NoError(t, err)
+	b.store.DeliveriesFunc = func(_ uuid.UUID, before int64, limit int) ([]Delivery, error) {
+		var out []Delivery
+		for id := int64(10); id > 0 && len(out) < limit; id-- {
+			if before == 0 || id < before {
+				out = append(out, Delivery{JobID: id, State: "completed"})
+			}
+		}
+		return out, nil
+	}
+	page, err := b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 4)
+	require.Equal(t, "/admin/tasks?job=10", page.Data[0].TaskURL)
+	require.Equal(t, "7", *page.NextCursor)
+	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4, Cursor: *page.NextCursor}})
+	require.NoError(t, err)
+	require.Equal(t, int64(6), page.Data[0].JobID)
+	_, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Cursor: "x"}})
+	requireCode(t, err, "INVALID_CURSOR")
+	_, err = b.svc.Deliveries(context.Background(), uuid.New(), DeliveriesInput{ID: created.ID})
+	require.ErrorIs(t, err, domain.ErrNotFound)
+}
+
+func TestOpsAreDeclaredOnTheContractsRoutes(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{
+		"webhooks.list":          "GET /api/admin/webhooks",
+		"webhooks.get":           "GET /api/admin/webhooks/{id}",
+		"webhooks.create":        "POST /api/admin/webhooks",
+		"webhooks.update":        "PATCH /api/admin/webhooks/{id}",
+		"webhooks.delete":        "DELETE /api/admin/webhooks/{id}",
+		"webhooks.rotate_secret": "POST /api/admin/webhooks/{id}/rotate-secret",
+		"webhooks.send_test":     "POST /api/admin/webhooks/{id}/test",
+		"webhooks.deliveries":    "GET /api/admin/webhooks/{id}/deliveries",
+		"webhooks.redeliver":     "POST /api/admin/webhooks/{id}/redeliver",
+		"webhooks.event_types":   "GET /api/admin/webhooks/event-types",
+	}
+	ops := setupService(t).svc.Ops()
+	require.Len(t, ops, len(want))
+	for _, d := range ops {
+		m := d.Meta()
+		require.Equal(t, want[m.Name], m.Method+" "+m.Path, m.Name)
+		require.NotEmpty(t, m.Summary)
+	}
+	create, _ := ops.Find("webhooks.create")
+	require.Equal(t, 201, create.Meta().SuccessStatus())
+	test, _ := ops.Find("webhooks.send_test")
+	require.Equal(t, 202, test.Meta().SuccessStatus())
+	types := setupService(t).svc.EventTypes()
+	require.Len(t, types.Data, len(domain.WebhookEventTypes()))
+}
+
+func TestStoreErrorsKeepTheirKind(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	boom := errors.New("database down")
+	b.store.RedeliverFunc = func(uuid.UUID) (int, error) { return 0, boom }
+	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	require.NoError(t, err)
+	_, err = b.svc.Redeliver(context.Background(), b.owner, created.ID)
+	require.ErrorIs(t, err, boom)
+	require.Nil(t, domain.AsError(err), "an infrastructure error is no domain error (500)")
+}

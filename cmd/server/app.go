@@ -23,6 +23,12 @@ type Background interface {
 	Run(ctx context.Context) error
 }
 
+// BackgroundFunc adapts a function to Background.
+type BackgroundFunc func(ctx context.Context) error
+
+// Run calls f.
+func (f BackgroundFunc) Run(ctx context.Context) error { return f(ctx) }
+
 // App is everything `standmeet serve` runs, as the composition root builds it.
 type App struct {
 	Config     config.Config

@@ -7,6 +7,7 @@ package main
 
 import (
 	"github.com/riverqueue/river"
+	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
 
 	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/adapters/eventsops"
@@ -84,11 +85,12 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 	return ms
 }
 
-func provideBackground(relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener) []Background {
+func provideBackground(relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer) []Background {
 	var bs []Background
 	bs = append(bs, hint)
 	bs = append(bs, relay)
 	bs = append(bs, webhookLeases)
+	bs = append(bs, BackgroundFunc(deliverer.KeepChains))
 	return bs
 }
 

@@ -517,3 +517,29 @@ func (f *Flow) sweep(now time.Time) {
 		}
 	}
 }
+
+// stalled returns, per endpoint, the parked deliveries to pull forward
+// because nothing in this process drives the endpoint's chain: no delivery
+// in flight, waiting on the deck or on its way here. The chain advances only
+// on a release, so without this a parked delivery whose chain broke — its
+// pull found it still running, the lease was released in another replica,
+// the fan-out parked it behind a backlog that drained meanwhile — would
+// wait for its fallback snooze, which can be minutes.
+func (f *Flow) stalled() map[uuid.UUID][]int64 {
+	now := f.opts.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out map[uuid.UUID][]int64
+	for id, st := range f.eps {
+		if len(st.parkedSet) == 0 || st.inFlight > 0 || len(st.deck) > 0 {
+			continue
+		}
+		if ids := f.pull(st, now); len(ids) > 0 {
+			if out == nil {
+				out = map[uuid.UUID][]int64{}
+			}
+			out[id] = ids
+		}
+	}
+	return out
+}

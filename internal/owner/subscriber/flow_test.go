@@ -1,6 +1,7 @@
 package subscriber
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -154,4 +155,51 @@ func TestFlowForgetsIdleEndpoints(t *testing.T) {
 	_, kept := f.eps[idle]
 	f.mu.Unlock()
 	require.False(t, kept)
+}
+
+// TestChainKeeperRestartsStalledChains: parked deliveries of an endpoint
+// that nothing here is delivering to are made available by the keeper; an
+// endpoint whose chain is driven (a delivery in flight) is left to it; a job
+// the store could not wake (still running) is pulled again on a later tick.
+func TestChainKeeperRestartsStalledChains(t *testing.T) {
+	t.Parallel()
+	flow := NewFlow(FlowOptions{DefaultInterval: time.Millisecond})
+	var woken [][]int64
+	stillRunning := map[int64]bool{12: true}
+	store := &fakeStore{WakeDeliveriesFunc: func(_ context.Context, ids []int64) ([]int64, error) {
+		woken = append(woken, append([]int64(nil), ids...))
+		var running []int64
+		for _, id := range ids {
+			if stillRunning[id] {
+				running = append(running, id)
+			}
+		}
+		return running, nil
+	}}
+	d := NewDeliverer(DeliverDeps{Store: store, Flow: flow})
+
+	idle, driven := uuid.New(), uuid.New()
+	flow.parkQueued(idle, 11)
+	flow.parkQueued(idle, 12)
+	flow.taken(driven) // a delivery in flight drives this chain
+	flow.parkQueued(driven, 21)
+
+	d.restartStalled(context.Background())
+	require.Len(t, woken, 1, "only the idle endpoint's chain is restarted")
+	require.Subset(t, []int64{11, 12}, woken[0])
+	require.NotContains(t, woken[0], int64(21))
+
+	// 12 was still running: it went back to the parking lot and is pulled
+	// again once it has settled; 11 arrived.
+	flow.arrived(idle, 11)
+	delete(stillRunning, 12)
+	woken = nil
+	d.restartStalled(context.Background())
+	require.Equal(t, [][]int64{{12}}, woken)
+
+	// Nothing parked, nothing to do.
+	flow.arrived(idle, 12)
+	woken = nil
+	d.restartStalled(context.Background())
+	require.Empty(t, woken)
 }

@@ -185,6 +185,41 @@ func NewDeliverer(d DeliverDeps) *Deliverer {
 // heard from other replicas).
 func (d *Deliverer) Flow() *Flow { return d.flow }
 
+// ChainKeepInterval is how often KeepChains looks for stalled chains.
+const ChainKeepInterval = 250 * time.Millisecond
+
+// KeepChains restarts stalled chains until ctx ends: every
+// ChainKeepInterval it makes available now the parked deliveries of
+// endpoints that nothing in this process is delivering to (see
+// Flow.stalled). It bounds how long a parked delivery can wait behind an
+// idle endpoint to about one interval plus a River fetch.
+func (d *Deliverer) KeepChains(ctx context.Context) error {
+	t := time.NewTicker(ChainKeepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		d.restartStalled(ctx)
+	}
+}
+
+func (d *Deliverer) restartStalled(ctx context.Context) {
+	for id, pull := range d.flow.stalled() {
+		wctx, cancel := context.WithTimeout(ctx, finishTimeout)
+		running, err := d.store.WakeDeliveries(wctx, pull)
+		cancel()
+		if err != nil {
+			// Put them back: the next tick (or their fallback) retries.
+			d.flow.unpulled(id, pull)
+			continue
+		}
+		d.flow.unpulled(id, running)
+	}
+}
+
 // DeliverJob is one run of a webhook.deliver job.
 type DeliverJob struct {
 	JobID      int64

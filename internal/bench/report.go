@@ -51,7 +51,7 @@ func NewReport() *Report {
 	host, _ := os.Hostname()
 	return &Report{
 		Started: time.Now(),
-		Machine: fmt.Sprintf("%s, %d cores, %s/%s, %s", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		Machine: fmt.Sprintf("%s, %d cores%s, %s/%s, %s", host, runtime.NumCPU(), cpuAndMemory(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
 		Extra:   map[string]float64{},
 	}
 }
@@ -136,5 +136,37 @@ func (r *Report) Write(dir string) error {
 	defer f.Close()
 	fmt.Fprintf(f, "Machine: %s. Started %s.\n\n", r.Machine, r.Started.UTC().Format(time.RFC3339))
 	r.Table(f)
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(f, "\nNotes:")
+		for _, n := range r.Notes {
+			fmt.Fprintf(f, "- %s\n", n)
+		}
+	}
 	return nil
+}
+
+// cpuAndMemory describes the processor and memory from /proc (Linux), or
+// says nothing elsewhere.
+func cpuAndMemory() string {
+	out := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				out += " (" + strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":")) + ")"
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb int64
+				if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb); err == nil {
+					out += fmt.Sprintf(", %.0f GB RAM", float64(kb)/(1<<20))
+				}
+				break
+			}
+		}
+	}
+	return out
 }

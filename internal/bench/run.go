@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -151,12 +152,8 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"w4", 30 * time.Second, b.runW4},
 		{"memory", 10 * time.Second, b.runMemory},
 		{"endpoints", 90 * time.Second, b.runManyEndpoints},
-		{"replicas", 150 * time.Second, func(ctx context.Context) error {
-			if err := b.runReplicas(ctx, 2); err != nil {
-				return err
-			}
-			return b.runReplicas(ctx, 3)
-		}},
+		{"replicas2", 70 * time.Second, func(ctx context.Context) error { return b.runReplicas(ctx, 2) }},
+		{"replicas3", 70 * time.Second, func(ctx context.Context) error { return b.runReplicas(ctx, 3) }},
 	} {
 		if !o.want(step.name) {
 			continue
@@ -172,6 +169,9 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		}
 		fmt.Printf("  (%s)\n", time.Since(t0).Round(100*time.Millisecond))
 	}
+	if p := b.Problems(); len(p) > 0 {
+		return fmt.Errorf("%d problem(s): %s", len(p), strings.Join(p, "; "))
+	}
 	return nil
 }
 
@@ -186,6 +186,8 @@ func (o Options) want(step string) bool {
 		return !o.Only["relay"] || len(o.Only) > 1
 	case "w2":
 		return o.Only["endpoints"] || o.Only["replicas"]
+	case "replicas2", "replicas3":
+		return o.Only["replicas"]
 	}
 	return false
 }

@@ -112,7 +112,9 @@ type Server struct {
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	cmd := exec.Command(opts.Binary, "serve")
 	cmd.Env = opts.environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: a Ctrl-C meant for the bench (or a signal to
+	// its group) does not reach the server; Pdeathsig kills it if we die.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	var logw io.WriteCloser = nopWriteCloser{io.Discard}
 	if opts.LogPath != "" {
 		f, err := os.OpenFile(opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,19 +357,93 @@ func retry(f func() error) error {
 // tally compares the events with what the endpoints received.
 type tally struct {
 	Expected, Lost, Duplicates, Invalid int
-	MaxInFlight                         int64
-	LostSample                          []string
+	// MaxInFlight is the sender's view (senderInFlight); SinkMaxInFlight
+	// the sink's raw count.
+	MaxInFlight, SinkMaxInFlight int64
+	LostSample                   []string
+	// Overlap describes the first pair of requests one endpoint served at
+	// once, when any did.
+	Overlap string
 }
 
 func (tl tally) String() string {
-	return fmt.Sprintf("expected %d (endpoint, event) pairs, lost %d, duplicates %d, bad signatures %d, max in flight per endpoint %d",
-		tl.Expected, tl.Lost, tl.Duplicates, tl.Invalid, tl.MaxInFlight)
+	s := fmt.Sprintf("expected %d (endpoint, event) pairs, lost %d, duplicates %d, bad signatures %d, max in flight per endpoint %d (sink's raw count %d)",
+		tl.Expected, tl.Lost, tl.Duplicates, tl.Invalid, tl.MaxInFlight, tl.SinkMaxInFlight)
+	if tl.Overlap != "" {
+		s += "; first overlap the sink saw: " + tl.Overlap
+	}
+	return s
+}
+
+// hangupLag is how late the sink may notice that the sender hung up (Go's
+// server sees the closed connection from a background read, on a busy
+// machine some milliseconds after the fact).
+const hangupLag = 50 * time.Millisecond
+
+// senderInFlight is the most requests the sender had outstanding at one
+// endpoint at once, from the sink's arrival and end times, where a request
+// the sender abandoned (status 0: it timed out and closed the connection)
+// ends up to hangupLag before the sink noticed. The sink's own count
+// (MaxInFlight) includes that lag: a receiver still busy with a request its
+// sender gave up on is not a second request in flight.
+func senderInFlight(ars []bench.Arrival) int64 {
+	type edge struct {
+		at    time.Time
+		delta int64
+	}
+	edges := make([]edge, 0, 2*len(ars))
+	for _, a := range ars {
+		end := a.Done
+		if a.Status == 0 {
+			end = end.Add(-hangupLag)
+			if end.Before(a.At) {
+				end = a.At
+			}
+		}
+		edges = append(edges, edge{a.At, 1}, edge{end, -1})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].delta < edges[j].delta // ends first
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	var cur, peak int64
+	for _, e := range edges {
+		cur += e.delta
+		peak = max(peak, cur)
+	}
+	return peak
+}
+
+// overlap describes the first arrival at ep that found another request in
+// flight, with the request(s) it overlapped.
+func overlap(ep *bench.SinkEndpoint) string {
+	ars := ep.Arrivals()
+	for _, a := range ars {
+		if a.InFlight < 2 {
+			continue
+		}
+		desc := fmt.Sprintf("%s: %s arrived %s (answered %d)", ep.Name, a.ID, a.At.Format("15:04:05.000000"), a.Status)
+		for _, b := range ars {
+			if b.ID != a.ID && b.At.Before(a.At) && b.Done.After(a.At) {
+				desc += fmt.Sprintf(" while %s was in flight since %s until %s (answered %d)",
+					b.ID, b.At.Format("15:04:05.000000"), b.Done.Format("15:04:05.000000"), b.Status)
+			}
+		}
+		return desc
+	}
+	return ""
 }
 
 func count(events []string, eps []*bench.SinkEndpoint) tally {
 	var tl tally
 	for _, ep := range eps {
-		tl.MaxInFlight = max(tl.MaxInFlight, ep.MaxInFlight())
+		tl.MaxInFlight = max(tl.MaxInFlight, senderInFlight(ep.Arrivals()))
+		tl.SinkMaxInFlight = max(tl.SinkMaxInFlight, ep.MaxInFlight())
+		if tl.Overlap == "" && ep.MaxInFlight() > 1 {
+			tl.Overlap = overlap(ep)
+		}
 		ok := map[string]int{}
 		for _, a := range ep.Arrivals() {
 			if !a.Valid {
@@ -385,7 +460,7 @@ func count(events []string, eps []*bench.SinkEndpoint) tally {
 			case n == 0:
 				tl.Lost++
 				if len(tl.LostSample) < 5 {
-					tl.LostSample = append(tl.LostSample, ep.Name+"/"+id)
+					tl.LostSample = append(tl.LostSample, ep.ServerID+"/"+id)
 				}
 			case n > 1:
 				tl.Duplicates += n - 1
@@ -427,11 +502,42 @@ func countAll(t *testing.T, pool *pgxpool.Pool, tenants []*tenant, wantEvents in
 		tl.Duplicates += one.Duplicates
 		tl.Invalid += one.Invalid
 		tl.MaxInFlight = max(tl.MaxInFlight, one.MaxInFlight)
+		tl.SinkMaxInFlight = max(tl.SinkMaxInFlight, one.SinkMaxInFlight)
+		if tl.Overlap == "" {
+			tl.Overlap = one.Overlap
+		}
 		if len(tl.LostSample) < 5 {
 			tl.LostSample = append(tl.LostSample, one.LostSample...)
 		}
 	}
 	return tl, short
+}
+
+// explainLost logs River's row of each sampled lost delivery (endpoint
+// id/event id), so a failure says whether the job is gone, stuck or
+// waiting.
+func explainLost(t *testing.T, pool *pgxpool.Pool, tl tally) {
+	t.Helper()
+	for _, pair := range tl.LostSample {
+		ep, ev, _ := strings.Cut(pair, "/")
+		var state, errs string
+		var attempt int
+		var scheduled time.Time
+		err := pool.QueryRow(context.Background(), `SELECT state::text, attempt, scheduled_at, coalesce(errors::text, '')
+			FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1 AND args->>'event_id' = $2`, ep, ev).
+			Scan(&state, &attempt, &scheduled, &errs)
+		if err != nil {
+			var fanned string
+			_ = pool.QueryRow(context.Background(), `SELECT coalesce(fanned_out_at::text, 'not fanned out') FROM events WHERE id = $1`, ev).Scan(&fanned)
+			t.Logf("lost %s: no delivery job (%v); event fanned out at %s", pair, err, fanned)
+			continue
+		}
+		if len(errs) > 600 {
+			errs = errs[len(errs)-600:]
+		}
+		t.Logf("lost %s: job %s, attempt %d, scheduled %s (%s from now), errors …%s", pair, state, attempt,
+			scheduled.Format(time.RFC3339Nano), time.Until(scheduled).Round(time.Millisecond), errs)
+	}
 }
 
 // jobStates counts River jobs by state.

@@ -170,11 +170,6 @@ func TestFaultHostileReceivers(t *testing.T) {
 		require.LessOrEqual(t, longest, subscriber.JobTimeout+2*time.Second, "%s held the worker %s", name, longest)
 		t.Logf("%s: %d requests, answered %d, longest held %s", name, len(ars), ars[0].Status, longest.Round(10*time.Millisecond))
 	}
-	for _, name := range []string{"trickle", "trickle-headers"} {
-		for _, ar := range eps[name].Arrivals() {
-			require.GreaterOrEqual(t, ar.Done.Sub(ar.At), subscriber.HTTPTimeout-time.Second, "%s: the worker should wait for its timeout, not less", name)
-		}
-	}
 	require.Zero(t, landing.Requests(), "a redirect was followed to loopback")
 	require.Zero(t, forbidden.conns.Load(), "the server dialled an address outside its egress allow-list")
 

@@ -109,6 +109,7 @@ func TestFaultKillReplica(t *testing.T) {
 	t.Logf("3 replicas, %d kill -9s, %d endpoints x %d events: %s", kills, endpoints, events, tl)
 	require.Positive(t, kills)
 	require.Zero(t, tl.Invalid, "every request must verify")
+	explainLost(t, f.Pool, tl)
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1), "the lease let several requests reach one endpoint at once")
 	requireNothingRunning(t, f.Pool, rescue+2*time.Minute)

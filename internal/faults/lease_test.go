@@ -37,6 +37,7 @@ func TestFaultLeaseAcrossReplicas(t *testing.T) {
 	tl := waitDelivered(t, f.Pool, []*tenant{a}, events, 3*time.Minute)
 	t.Logf("%d replicas, %d endpoints x %d events: %s", replicas, endpoints, events, tl)
 	require.Zero(t, tl.Invalid, "every request must verify")
+	explainLost(t, f.Pool, tl)
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1), "the lease let several requests reach one endpoint at once")
 	requireNothingRunning(t, f.Pool, time.Minute)

@@ -139,7 +139,10 @@ func TestFaultPostgresRestart(t *testing.T) {
 	c := startPrivateCluster(t)
 	dbURL := c.database(t, "faults")
 	rescue := rescueAfter()
-	f := startFleet(t, dbURL, 2, map[string]string{"STANDMEET_RIVER_RESCUE_AFTER": rescue.String()})
+	f := startFleet(t, dbURL, 2, map[string]string{
+		"STANDMEET_RIVER_RESCUE_AFTER":    rescue.String(),
+		"STANDMEET_WEBHOOK_BACKOFF_SCALE": "300",
+	})
 	replicas := f.live()
 	a := f.owner(t)
 	endpoints, events := 50, 200
@@ -166,6 +169,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	tl := waitDelivered(t, f.Pool, []*tenant{a}, events, rescue+3*time.Minute)
 	t.Logf("PostgreSQL restarted mid-W2, %d endpoints x %d events: %s", endpoints, events, tl)
 	require.Zero(t, tl.Invalid, "every request must verify")
+	explainLost(t, f.Pool, tl)
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1))
 	for _, s := range replicas {

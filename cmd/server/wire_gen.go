@@ -64,7 +64,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	accessUnitOfWork := provideAccessUnitOfWork(pool, recorder)
 	accessService := provideAccessService(accessUnitOfWork)
 	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
-	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc)
+	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc, cfg)
 	mainWebhookOps := provideWebhookOps(webhooksService)
 	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
 	corpusService := provideCorpusService(corpusUnitOfWork)

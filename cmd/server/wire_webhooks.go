@@ -37,8 +37,8 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riv
 	return pgwebhooks.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
 }
 
-func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc) *webhooks.Service {
-	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs})
+func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config) *webhooks.Service {
+	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints})
 }
 
 func provideWebhookOps(svc *webhooks.Service) webhookOps { return webhookOps(svc.Ops()) }

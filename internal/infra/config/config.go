@@ -51,7 +51,15 @@ type Config struct {
 	// (STANDMEET_WEBHOOK_BACKOFF_SCALE, default 1): fault tests compress hours
 	// into seconds through configuration instead of waiting.
 	WebhookBackoffScale float64
+	// WebhookMaxEndpoints is the soft limit of webhook endpoints per owner
+	// (STANDMEET_WEBHOOK_MAX_ENDPOINTS, default 50).
+	WebhookMaxEndpoints int
 }
+
+// RiverJobTimeout is River's default job timeout, which the server keeps
+// (job kinds that need less set their own): the rescue interval must not be
+// shorter.
+const RiverJobTimeout = time.Minute
 
 // Getenv looks a variable up; os.Getenv in production, a map in tests.
 type Getenv func(string) string
@@ -86,6 +94,7 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 		RiverFetchPollInterval: 50 * time.Millisecond,
 		RiverRescueAfter:       2 * time.Minute,
 		WebhookBackoffScale:    1,
+		WebhookMaxEndpoints:    50,
 	}
 	if needDatabase || c.DatabaseURL != "" {
 		if err := checkDatabaseURL(c.DatabaseURL); err != nil {
@@ -151,6 +160,18 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			}
 			*d.dst = parsed
 		}
+	}
+	// River refuses a rescue interval shorter than its job timeout (1 minute
+	// by default): say so here, in one line, rather than fail in River.
+	if c.RiverRescueAfter < RiverJobTimeout {
+		return c, &Error{"STANDMEET_RIVER_RESCUE_AFTER", fmt.Sprintf("must be at least River's job timeout (%s), got %s", RiverJobTimeout, c.RiverRescueAfter)}
+	}
+	if v := getenv("STANDMEET_WEBHOOK_MAX_ENDPOINTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100000 {
+			return c, &Error{"STANDMEET_WEBHOOK_MAX_ENDPOINTS", fmt.Sprintf("want 1..100000, got %q", v)}
+		}
+		c.WebhookMaxEndpoints = n
 	}
 	if v := getenv("STANDMEET_WEBHOOK_BACKOFF_SCALE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)

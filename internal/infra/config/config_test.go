@@ -46,6 +46,8 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 		{"bad retention", "STANDMEET_EVENT_RETENTION", "-3d", "STANDMEET_EVENT_RETENTION"},
 		{"bad workers", "STANDMEET_RIVER_MAX_WORKERS", "0", "STANDMEET_RIVER_MAX_WORKERS"},
 		{"bad cooldown", "STANDMEET_RIVER_FETCH_COOLDOWN", "fast", "STANDMEET_RIVER_FETCH_COOLDOWN"},
+		{"rescue shorter than the job timeout", "STANDMEET_RIVER_RESCUE_AFTER", "5s", "STANDMEET_RIVER_RESCUE_AFTER"},
+		{"bad endpoint limit", "STANDMEET_WEBHOOK_MAX_ENDPOINTS", "0", "STANDMEET_WEBHOOK_MAX_ENDPOINTS"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -384,10 +384,15 @@ func TestRelaySurvivesAListenerDisconnect(t *testing.T) {
 	waitFor(record(t, pool, rec, uuid.New(), "a.two"))
 	notifyBefore, _ := relay.Wakeups()
 
+	// The first event may have been fanned out by the start-up drain before
+	// the listener ran LISTEN: wait for its session, then end it.
 	var killed int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM (
+	require.Eventually(t, func() bool {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM (
   SELECT pg_terminate_backend(pid) FROM pg_stat_activity
   WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()) t`).Scan(&killed))
+		return killed > 0
+	}, 10*time.Second, 10*time.Millisecond, "the relay's listener session never appeared")
 	require.Equal(t, 1, killed, "the relay's listener session")
 
 	waitFor(record(t, pool, rec, uuid.New(), "a.two"))

@@ -8,6 +8,7 @@ package main
 import (
 	"github.com/riverqueue/river"
 	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
+	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/adapters/eventsops"
@@ -85,8 +86,11 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 	return ms
 }
 
-func provideBackground(relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer) []Background {
+func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer) []Background {
 	var bs []Background
+	if cfg.DebugAddr != "" {
+		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
+	}
 	bs = append(bs, hint)
 	bs = append(bs, relay)
 	bs = append(bs, webhookLeases)

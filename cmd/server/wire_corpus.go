@@ -20,7 +20,7 @@ import (
 // corpusIndexSubscriber subscribes corpus.index to corpus.note.changed, as
 // the corpus domain declares it.
 func corpusIndexSubscriber() subscriber {
-	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs()}
+	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs(), Queue: riverjobs.QueueCorpus}
 }
 
 func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pgcorpus.UnitOfWork {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
@@ -45,6 +46,8 @@ type subscriber struct {
 	// Exposure, when set, limits the subscriber to types of that exposure
 	// (webhook.fanout takes only Webhook-exposed types).
 	Exposure *domain.Exposure
+	// Queue is the River queue of its jobs; empty is River's default.
+	Queue string
 }
 
 // subscriptionsOf expands each subscriber's globs against the catalog, so
@@ -58,7 +61,11 @@ func subscriptionsOf(subs ...subscriber) []events.Subscription {
 		} else {
 			types = domain.ExpandGlobs(s.Globs)
 		}
-		out = append(out, events.Subscription{Kind: s.Kind, EventTypes: types})
+		sub := events.Subscription{Kind: s.Kind, EventTypes: types}
+		if s.Queue != "" {
+			sub.InsertOpts = &river.InsertOpts{Queue: s.Queue}
+		}
+		out = append(out, sub)
 	}
 	return out
 }

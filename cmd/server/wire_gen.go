@@ -112,7 +112,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
 	webhooksStore := provideWebhookStore(pool, inserter)
 	embedAdmitsFunc := provideEmbedAdmits(accessService)
-	flow := provideWebhookFlow(cfg)
+	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
 	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
 	poster := provideWebhookPoster(cfg)
@@ -146,7 +150,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
-	v6 := provideBackground(relay, mainOwnerHint, leaseListener, deliverer)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

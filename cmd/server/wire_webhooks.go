@@ -4,10 +4,12 @@ package main
 // delivery workers, the lease listener and the relay subscription.
 
 import (
+	"fmt"
 	"runtime/debug"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
@@ -48,10 +50,34 @@ func provideWebhookStore(pool *pgxpool.Pool, ins *riverjobs.Inserter) *pgwebhook
 }
 
 // provideWebhookFlow bounds the deliveries waiting in process for a busy
-// endpoint to a third of the River workers, so waiting never starves the
+// endpoint to half the River workers (64 per endpoint: a tenth of a second
+// of a fast receiver, longer than River takes to bring the next ones), so
+// waiting never starves the
 // other endpoints.
-func provideWebhookFlow(cfg config.Config) *whsub.Flow {
-	return whsub.NewFlow(whsub.FlowOptions{DeckTotal: max(cfg.RiverMaxWorkers/3, 1)})
+// Its counters are exported on /metrics, so a burst's behaviour can be read
+// while it runs.
+func provideWebhookFlow(cfg config.Config, reg *prometheus.Registry) (*whsub.Flow, error) {
+	flow := whsub.NewFlow(whsub.FlowOptions{DeckPerEndpoint: 64, DeckTotal: max(cfg.RiverMaxWorkers/2, 1)})
+	counter := func(name, help string, get func(whsub.FlowStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
+		}, func() float64 { return get(flow.Stats()) })
+	}
+	for _, c := range []prometheus.Collector{
+		counter("snoozes_total", "Deliveries that found their endpoint busy and snoozed.", func(s whsub.FlowStats) float64 { return float64(s.Snoozes) }),
+		counter("deck_joins_total", "Waits in process for a busy endpoint's lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckJoins) }),
+		counter("deck_timeouts_total", "Waits that ended without the lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckTimeouts) }),
+		counter("pulls_total", "Parked deliveries made available early by the chain.", func(s whsub.FlowStats) float64 { return float64(s.Pulls) }),
+		counter("deferred_total", "Deliveries the fan-out queued behind an endpoint's backlog.", func(s whsub.FlowStats) float64 { return float64(s.Deferred) }),
+		counter("releases_total", "Leases released by this process.", func(s whsub.FlowStats) float64 { return float64(s.Releases) }),
+		counter("handoffs_total", "Leases passed straight from a holder to a waiter.", func(s whsub.FlowStats) float64 { return float64(s.Handoffs) }),
+		counter("hold_seconds_total", "Time leases were held by this process.", func(s whsub.FlowStats) float64 { return s.Hold.Seconds() }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register webhook flow metrics: %w", err)
+		}
+	}
+	return flow, nil
 }
 
 func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {

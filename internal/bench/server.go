@@ -86,6 +86,11 @@ func (o ServerOptions) environ() []string {
 		"STANDMEET_ADDR":       "127.0.0.1:0",
 		"STANDMEET_LOG":        "json",
 	}
+	// A profiler address given to the bench goes to its servers (the first
+	// to bind it serves; the others log that it is taken and carry on).
+	if v := os.Getenv("STANDMEET_DEBUG_ADDR"); v != "" {
+		env["STANDMEET_DEBUG_ADDR"] = v
+	}
 	for k, v := range o.Env {
 		env[k] = v
 	}

@@ -282,6 +282,15 @@ func (c *Commits) First() time.Time {
 	return ts[0]
 }
 
+// Rate is how many commits per second were written, first to last.
+func (c *Commits) Rate() float64 {
+	ts := c.Times()
+	if len(ts) < 2 {
+		return 0
+	}
+	return float64(len(ts)-1) / ts[len(ts)-1].Sub(ts[0]).Seconds()
+}
+
 // WriteNotes writes n published notes (slugs prefix-i) through the admin
 // API with concurrency writers, owner admins[i % len(admins)], and returns
 // their commit times. It stops at the first error.
@@ -557,6 +566,7 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 	b.r.Add(Figure{Key: "w1_p99_ms", Label: "W1 commit-to-receipt p99", Unit: "ms", LowerIsBetter: true,
 		Value: Ms(out.Latency.Percentile(99)), Ceiling: "serial loop fed at the same commit times", CeilingValue: Ms(queue.Percentile(99))})
 	b.r.Extra["w1_snoozes_per_delivery"] = Ratio(float64(snoozes), float64(jobs))
+	b.r.Extra["w1_notes_written_per_s"] = commits.Rate()
 	b.r.Extra["w1_duplicates"] = float64(out.Duplicates)
 	b.r.Extra["w1_max_in_flight"] = float64(out.MaxInFlight)
 	b.r.Note("commit-to-receipt: from the arrival of the note POST's 201 (sent after its transaction committed) to the delivery's arrival at the receiver, matched by subject (the note's URI)")

@@ -28,7 +28,17 @@ const (
 	QueueDefault  = river.QueueDefault
 	QueueWebhooks = "webhooks"
 	QueueInbound  = "inbound"
+	// QueueCorpus runs corpus.index. Index jobs of one owner take turns on
+	// an advisory lock inside a transaction, so a burst of one owner's notes
+	// would otherwise park up to MaxWorkers transactions on that lock, each
+	// holding a pooled connection that deliveries and HTTP need.
+	QueueCorpus = "corpus"
 )
+
+// CorpusWorkers is the corpus queue's worker count: owners indexed at
+// once, and at most this many connections held waiting on one owner's
+// lock.
+const CorpusWorkers = 4
 
 // Config tunes the working client. River's defaults cap throughput at
 // MaxWorkers ÷ FetchCooldown (about 1,000 jobs/s) and add about 45 ms median
@@ -83,6 +93,15 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 	if cfg.PoolSize > 0 && inbound > cfg.PoolSize {
 		inbound = cfg.PoolSize
 	}
+	// The default queue's jobs (the fan-out, subscribers of the bus) each
+	// hold a connection for their whole run. Left at MaxWorkers, a burst of
+	// them queues on the pool ahead of the deliveries' short lease writes,
+	// which are what a busy endpoint's rate depends on: leave half the pool
+	// to everything else.
+	general := perQueue
+	if cfg.PoolSize > 0 {
+		general = min(perQueue, max(4, cfg.PoolSize/2))
+	}
 	rc := &river.Config{
 		ID:                          cfg.ID,
 		Logger:                      slogger(logger),
@@ -95,9 +114,10 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 		DiscardedJobRetentionPeriod: cfg.Retention,
 		CancelledJobRetentionPeriod: cfg.Retention,
 		Queues: map[string]river.QueueConfig{
-			QueueDefault:  {MaxWorkers: perQueue},
+			QueueDefault:  {MaxWorkers: general},
 			QueueWebhooks: {MaxWorkers: perQueue},
 			QueueInbound:  {MaxWorkers: inbound},
+			QueueCorpus:   {MaxWorkers: min(CorpusWorkers, perQueue)},
 		},
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), rc)

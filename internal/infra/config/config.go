@@ -54,6 +54,10 @@ type Config struct {
 	// WebhookMaxEndpoints is the soft limit of webhook endpoints per owner
 	// (STANDMEET_WEBHOOK_MAX_ENDPOINTS, default 50).
 	WebhookMaxEndpoints int
+	// DebugAddr is STANDMEET_DEBUG_ADDR: when set, a loopback host:port that
+	// serves Go's profiler (/debug/pprof/) for measuring the server under
+	// load. Empty (the default) serves nothing.
+	DebugAddr string
 }
 
 // RiverJobTimeout is River's default job timeout, which the server keeps
@@ -172,6 +176,15 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			return c, &Error{"STANDMEET_WEBHOOK_MAX_ENDPOINTS", fmt.Sprintf("want 1..100000, got %q", v)}
 		}
 		c.WebhookMaxEndpoints = n
+	}
+	if v := strings.TrimSpace(getenv("STANDMEET_DEBUG_ADDR")); v != "" {
+		host, _, err := net.SplitHostPort(v)
+		ip, perr := netip.ParseAddr(host)
+		if err != nil || perr != nil || !ip.IsLoopback() {
+			// The profiler exposes memory contents: never off the machine.
+			return c, &Error{"STANDMEET_DEBUG_ADDR", fmt.Sprintf("want a loopback host:port such as 127.0.0.1:6060, got %q", v)}
+		}
+		c.DebugAddr = v
 	}
 	if v := getenv("STANDMEET_WEBHOOK_BACKOFF_SCALE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)

@@ -60,6 +60,7 @@ type Flow struct {
 	deferred     atomic.Int64
 	releases     atomic.Int64
 	holdNanos    atomic.Int64
+	handoffs     atomic.Int64
 }
 
 // FlowOptions tune a Flow; zero values take the defaults.
@@ -143,10 +144,23 @@ type endpointFlow struct {
 	repulls map[int64]int
 }
 
-// waiter is one delivery on the deck. Its channel holds at most one
-// pending signal.
+// waiter is one delivery on the deck. Its channel carries nil ("a slot
+// may be free: try the lease again"; at most one pending) or, once a
+// releasing holder promised it the lease (promise), exactly one handoff.
 type waiter struct {
-	ch chan struct{}
+	ch chan *handoff
+	// promised is set, under Flow.mu, when a releasing holder took the
+	// waiter off the deck to pass it the lease: a handoff (nil when the
+	// pass failed) is on its way and must be received.
+	promised bool
+}
+
+// handoff is a lease passed from its holder to a waiter in the same write
+// that finished the holder's delivery: the waiter delivers without taking
+// the lease itself.
+type handoff struct {
+	lease    Lease
+	endpoint Endpoint
 }
 
 // FlowStats counts what Flow did since it was built.
@@ -170,6 +184,9 @@ type FlowStats struct {
 	// occupies an endpoint, whose inverse is the endpoint's serial rate.
 	Releases int64
 	Hold     time.Duration
+	// Handoffs is the number of leases passed straight from a holder to a
+	// waiter (promised; a pass the store refused is counted too).
+	Handoffs int64
 }
 
 // NewFlow builds a Flow.
@@ -182,6 +199,7 @@ func (f *Flow) Stats() FlowStats {
 	return FlowStats{
 		Snoozes: f.snoozes.Load(), DeckJoins: f.deckJoins.Load(), DeckTimeouts: f.deckTimeouts.Load(),
 		Pulls: f.pulls.Load(), Deferred: f.deferred.Load(), Releases: f.releases.Load(), Hold: time.Duration(f.holdNanos.Load()),
+		Handoffs: f.handoffs.Load(),
 	}
 }
 
@@ -260,7 +278,7 @@ func (f *Flow) join(id uuid.UUID) *waiter {
 	if f.waiting >= f.opts.DeckTotal || len(st.deck) >= f.capacity(st) {
 		return nil
 	}
-	w := &waiter{ch: make(chan struct{}, 1)}
+	w := &waiter{ch: make(chan *handoff, 2)}
 	st.deck = append(st.deck, w)
 	f.waiting++
 	f.deckJoins.Add(1)
@@ -268,13 +286,17 @@ func (f *Flow) join(id uuid.UUID) *waiter {
 }
 
 // leave takes w off the deck. A signal w received but did not use passes to
-// the next waiter, so no release is lost.
-func (f *Flow) leave(id uuid.UUID, w *waiter) {
+// the next waiter, so no release is lost. It returns false when w was
+// promised the lease: the caller must receive the handoff that follows.
+func (f *Flow) leave(id uuid.UUID, w *waiter) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if w.promised {
+		return false
+	}
 	st := f.eps[id]
 	if st == nil {
-		return
+		return true
 	}
 	for i, x := range st.deck {
 		if x == w {
@@ -288,16 +310,41 @@ func (f *Flow) leave(id uuid.UUID, w *waiter) {
 		signalFirst(st)
 	default:
 	}
+	return true
+}
+
+// promise takes the first waiter of endpoint id off the deck for a holder
+// that will pass it the lease, or returns nil when nobody waits. The
+// holder must then send the waiter exactly one message: the handoff, or nil
+// when the pass failed.
+func (f *Flow) promise(id uuid.UUID) *waiter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.eps[id]
+	if st == nil || len(st.deck) == 0 {
+		return nil
+	}
+	w := st.deck[0]
+	st.deck = st.deck[1:]
+	f.waiting--
+	w.promised = true
+	// Drop a pending "try again": from now on the holder's message is the
+	// only one, so whoever receives next gets it.
+	select {
+	case <-w.ch:
+	default:
+	}
+	f.handoffs.Add(1)
+	return w
 }
 
 // signalFirst signals the first waiter without a pending signal, and
 // reports whether there was one.
 func signalFirst(st *endpointFlow) bool {
 	for _, w := range st.deck {
-		select {
-		case w.ch <- struct{}{}:
+		if len(w.ch) == 0 {
+			w.ch <- nil
 			return true
-		default:
 		}
 	}
 	return false
@@ -308,6 +355,12 @@ func signalFirst(st *endpointFlow) bool {
 // chain pulls forward: the caller makes them available now (the store's
 // WakeDeliveries). maxInFlight is the endpoint's slot count.
 func (f *Flow) Released(id uuid.UUID, hold time.Duration, maxInFlight int) []int64 {
+	return f.released(id, hold, maxInFlight, false)
+}
+
+// released is Released; handed says the slot passed to a promised waiter,
+// which is then in flight and needs no signal.
+func (f *Flow) released(id uuid.UUID, hold time.Duration, maxInFlight int, handed bool) []int64 {
 	f.releases.Add(1)
 	f.holdNanos.Add(int64(hold))
 	now := f.opts.Now()
@@ -322,7 +375,7 @@ func (f *Flow) Released(id uuid.UUID, hold time.Duration, maxInFlight int) []int
 	st.lastRelease = now
 	// With a backlog, the time until the next take is service time too:
 	// the handoff to a waiter, or the chain's pull through River.
-	if signalFirst(st) || len(st.parkedSet) > 0 || len(st.pulled) > 0 {
+	if handed || signalFirst(st) || len(st.parkedSet) > 0 || len(st.pulled) > 0 {
 		st.releasedAt = now
 	}
 	f.sweep(now)

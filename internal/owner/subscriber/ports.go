@@ -107,6 +107,11 @@ type Lease struct {
 	// Token identifies this holder: only it can release the slot, so a
 	// holder whose lease expired cannot release its successor's.
 	Token uuid.UUID
+	// Written is when the slot's busy_until was last written (taken or
+	// renewed) and the endpoint last read with it, by the deliverer's wall
+	// clock. A lease passed from delivery to delivery in process is renewed
+	// when this is older than LeaseRefresh.
+	Written time.Time
 }
 
 // Claim is the answer to TakeLease: the endpoint and the event as they are
@@ -177,6 +182,12 @@ type Finish struct {
 	// (their waiters retry at once). It is false when a waiter of this
 	// process takes the slot anyway, which saves a NOTIFY per delivery.
 	Announce bool
+	// HandTo, when set, passes the lease to that token instead of
+	// releasing it, in the same write — when the endpoint is still enabled
+	// and the slot still within its MaxInFlight; otherwise the lease is
+	// released as usual. The new holder has it until now+HandTTL.
+	HandTo  uuid.UUID
+	HandTTL time.Duration
 	// Attempt is recorded when set.
 	Attempt *Attempt
 	Settle  Settle
@@ -192,6 +203,9 @@ type Finish struct {
 type Settled struct {
 	// Disabled is true when this failure disabled the endpoint.
 	Disabled bool
+	// HandedOver is the endpoint as it is now when the lease passed to
+	// Finish.HandTo; nil when it was released instead.
+	HandedOver *Endpoint
 }
 
 // DeliverStore is what webhook.deliver needs from storage.
@@ -203,9 +217,15 @@ type DeliverStore interface {
 	// and no transaction is held afterwards. ErrGone when the endpoint was
 	// deleted.
 	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
-	// Finish records, settles and releases atomically (see Finish), and
-	// wakes waiters of other replicas when asked to (Finish.Announce).
+	// Finish records, settles and releases (or passes on, Finish.HandTo)
+	// the lease atomically, in one round trip (see Finish), and wakes
+	// waiters of other replicas when asked to (Finish.Announce).
 	Finish(ctx context.Context, f Finish) (Settled, error)
+	// RenewLease extends a held slot to now+ttl and reads the endpoint as
+	// it is now, in one statement. held is false when the slot is no longer
+	// the token's (it expired and was taken) or the endpoint was disabled
+	// or narrowed below the slot; ErrGone when the endpoint was deleted.
+	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
 	// WakeDeliveries makes the given snoozed webhook.deliver jobs available
 	// now (the chain of Flow). Jobs not snoozed — finished, or never one of
 	// ours — are left alone, so a stale id is harmless. It returns the ids

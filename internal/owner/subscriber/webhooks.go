@@ -295,18 +295,45 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	released := false
 	release := func(f Finish) error {
 		f.Lease = lease
-		f.Announce = !d.flow.hasWaiter(ep.ID)
-		err := d.finish(ctx, f)
-		released = err == nil
-		if pull := d.flow.Released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight); len(pull) > 0 {
-			// Best effort: a pull that fails leaves the jobs to their
-			// fallback wake-up.
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-			running, werr := d.store.WakeDeliveries(wctx, pull)
-			cancel()
-			if werr == nil {
-				d.flow.unpulled(ep.ID, running)
+		next := d.flow.promise(ep.ID)
+		if next != nil && f.Settle == SettleSuccess {
+			// The first waiter here gets the lease as it is, in memory,
+			// before anything is written: its POST starts while this
+			// delivery's outcome is recorded. The slot stays busy under the
+			// same token; the chain renews it every LeaseRefresh.
+			next.ch <- &handoff{lease: *lease, endpoint: ep}
+			f.Lease = nil
+			err := d.finish(ctx, f)
+			released = true
+			if pull := d.flow.released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight, true); len(pull) > 0 {
+				d.wake(ctx, ep.ID, pull)
 			}
+			return err
+		}
+		// Otherwise (a failure, which may disable the endpoint, or an
+		// outcome that never reached it) the first waiter gets the lease
+		// in the same write that ends this delivery, if the endpoint still
+		// takes deliveries.
+		var nextLease Lease
+		if next != nil {
+			nextLease = Lease{EndpointID: ep.ID, Slot: lease.Slot, Token: uuid.New()}
+			f.HandTo, f.HandTTL = nextLease.Token, LeaseTTL
+		}
+		f.Announce = next == nil && !d.flow.hasWaiter(ep.ID)
+		settled, err := d.finishSettled(ctx, f)
+		released = err == nil
+		handed := false
+		if next != nil {
+			if err == nil && settled.HandedOver != nil {
+				handed = true
+				nextLease.Written = d.flow.opts.Now()
+				next.ch <- &handoff{lease: nextLease, endpoint: *settled.HandedOver}
+			} else {
+				next.ch <- nil
+			}
+		}
+		if pull := d.flow.released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight, handed); len(pull) > 0 {
+			d.wake(ctx, ep.ID, pull)
 		}
 		return err
 	}
@@ -369,6 +396,17 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	return res
 }
 
+// wake makes parked deliveries the chain pulled available now. Best
+// effort: a pull that fails leaves the jobs to their fallback wake-up.
+func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, pull []int64) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	running, err := d.store.WakeDeliveries(wctx, pull)
+	cancel()
+	if err == nil {
+		d.flow.unpulled(id, running)
+	}
+}
+
 // claim takes a lease slot, waiting on the deck when the endpoint is busy
 // and it fits there. Without a lease it returns the paced snooze.
 func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Duration, error) {
@@ -383,10 +421,40 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	)
 	defer func() {
 		if w != nil {
-			d.flow.leave(id, w)
 			deadline.Stop()
+			if !d.flow.leave(id, w) {
+				// A holder promised this waiter its lease, but the run
+				// ends without it: take the handoff and let it go.
+				go d.dropHandoff(ctx, w)
+			}
 		}
 	}()
+	handed := func(c Claim, h *handoff) (Claim, error) {
+		w = nil // the promise is kept: nothing to leave
+		deadline.Stop()
+		lease := h.lease
+		c.Endpoint = h.endpoint
+		if now := d.flow.opts.Now(); now.Sub(lease.Written) >= LeaseRefresh {
+			ep, held, err := d.store.RenewLease(ctx, lease, LeaseTTL)
+			if err != nil {
+				// Nobody else can use the slot until it expires: free it.
+				_ = d.finish(ctx, Finish{Lease: &lease, Announce: true})
+				return Claim{}, err
+			}
+			c.Endpoint = ep
+			if !held {
+				// Lost or no longer wanted: deliver nothing under it. A
+				// disabled endpoint discards; otherwise this snoozes.
+				_ = d.finish(ctx, Finish{Lease: &lease, Announce: true})
+				c.Lease = nil
+				return c, nil
+			}
+			lease.Written = now
+		}
+		d.flow.taken(id)
+		c.Lease = &lease
+		return c, nil
+	}
 	for {
 		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
 		if err != nil {
@@ -394,6 +462,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		}
 		if c.Lease != nil || !c.Endpoint.Enabled || c.Event == nil {
 			if c.Lease != nil {
+				c.Lease.Written = d.flow.opts.Now()
 				d.flow.taken(id)
 			}
 			return c, 0, nil
@@ -409,34 +478,74 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		}
 		recheck := time.NewTimer(d.flow.opts.Recheck)
 		select {
-		case <-w.ch:
+		case h := <-w.ch:
+			recheck.Stop()
+			if h != nil {
+				c, err := handed(c, h)
+				return c, d.snoozeIfNoLease(id, job.JobID, c), err
+			}
 		case <-recheck.C:
 		case <-deadline.C:
 			recheck.Stop()
 			d.flow.deckTimeouts.Add(1)
-			d.flow.leave(id, w)
+			if !d.flow.leave(id, w) {
+				// Promised meanwhile: the handoff is one write away.
+				if h := <-w.ch; h != nil {
+					c, err := handed(c, h)
+					return c, d.snoozeIfNoLease(id, job.JobID, c), err
+				}
+			}
 			w = nil
 			return c, d.flow.park(id, job.JobID), nil
 		case <-ctx.Done():
 			recheck.Stop()
 			return Claim{}, 0, ctx.Err()
 		}
-		recheck.Stop()
+	}
+}
+
+// snoozeIfNoLease parks a delivery whose passed lease could not be kept
+// and returns its snooze; 0 when it holds a lease or has nothing to wait
+// for.
+func (d *Deliverer) snoozeIfNoLease(id uuid.UUID, jobID int64, c Claim) time.Duration {
+	if c.Lease != nil || !c.Endpoint.Enabled || c.Event == nil {
+		return 0
+	}
+	return d.flow.park(id, jobID)
+}
+
+// dropHandoff receives the message promised to w, which no longer wants
+// it, and releases the lease it carries (if any), announcing the release so
+// that any waiter takes it.
+func (d *Deliverer) dropHandoff(ctx context.Context, w *waiter) {
+	for h := range w.ch {
+		if h != nil {
+			_ = d.finish(ctx, Finish{Lease: &h.lease, Announce: true})
+			d.flow.Wake(h.lease.EndpointID)
+		}
+		return
 	}
 }
 
 // finish writes f with a context of its own, so the lease is released even
 // when the run's context is done.
 func (d *Deliverer) finish(ctx context.Context, f Finish) error {
+	_, err := d.finishSettled(ctx, f)
+	return err
+}
+
+// finishSettled is finish, returning what the store did.
+func (d *Deliverer) finishSettled(ctx context.Context, f Finish) (Settled, error) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	if f.Now.IsZero() {
 		f.Now = d.clock.Now()
 	}
-	if _, err := d.store.Finish(fctx, f); err != nil {
-		return fmt.Errorf("finish delivery: %w", err)
+	settled, err := d.store.Finish(fctx, f)
+	if err != nil {
+		return settled, fmt.Errorf("finish delivery: %w", err)
 	}
-	return nil
+	return settled, nil
 }
 
 func (d *Deliverer) attempt(job DeliverJob, o Outcome, reason string) *Attempt {

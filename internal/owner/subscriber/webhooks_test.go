@@ -27,6 +27,7 @@ type fakeStore struct {
 	EnqueueFunc          func(ctx context.Context, ds []Delivery) ([]Enqueued, error)
 	TakeLeaseFunc        func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
 	FinishFunc           func(ctx context.Context, f Finish) (Settled, error)
+	RenewLeaseFunc       func(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error)
 	WakeDeliveriesFunc   func(ctx context.Context, jobIDs []int64) ([]int64, error)
 }
 
@@ -44,6 +45,9 @@ func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uu
 }
 func (s *fakeStore) Finish(ctx context.Context, f Finish) (Settled, error) {
 	return s.FinishFunc(ctx, f)
+}
+func (s *fakeStore) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error) {
+	return s.RenewLeaseFunc(ctx, l, ttl)
 }
 func (s *fakeStore) WakeDeliveries(ctx context.Context, jobIDs []int64) ([]int64, error) {
 	if s.WakeDeliveriesFunc == nil {
@@ -544,4 +548,133 @@ func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {
 	}
 	_, err = inScope(context.Background(), boom, ep, ev)
 	require.Error(t, err)
+}
+
+func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// status is the first delivery's answer.
+		status int
+		// disable makes the first delivery's Finish find the endpoint
+		// disabled, so the lease cannot pass.
+		disable bool
+		// stale makes the passed lease older than LeaseRefresh, and
+		// lost makes its renewal find it gone.
+		stale, lost bool
+		wantSecond  Outcome
+		wantRenew   bool
+		wantInMem   bool
+	}{
+		{name: "a success passes it in memory", status: 200, wantSecond: OutcomeCompleted, wantInMem: true},
+		{name: "a failure passes it in the finishing write", status: 500, wantSecond: OutcomeCompleted},
+		{name: "a disabled endpoint releases it instead", status: 500, disable: true, wantSecond: OutcomeDiscarded},
+		{name: "a stale pass is renewed first", status: 200, stale: true, wantSecond: OutcomeCompleted, wantRenew: true, wantInMem: true},
+		{name: "a pass found lost delivers nothing", status: 200, stale: true, lost: true, wantSecond: OutcomeSnoozed, wantRenew: true, wantInMem: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			lease := &memLease{holders: map[uuid.UUID]bool{}, slots: 1}
+			var (
+				mu       sync.Mutex
+				now      = time.Now()
+				renewals int
+			)
+			clock := func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				if tc.stale {
+					now = now.Add(LeaseRefresh) // every reading is a refresh interval later
+				}
+				return now
+			}
+			b.d.flow = NewFlow(FlowOptions{Recheck: time.Hour, MaxDeckWait: time.Hour, DefaultInterval: time.Millisecond, Now: clock})
+			b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration) (Claim, error) {
+				mu.Lock()
+				ep := b.ep
+				mu.Unlock()
+				c := Claim{Endpoint: ep, Event: &b.ev}
+				if ep.Enabled {
+					c.Lease = lease.take(token)
+				}
+				return c, nil
+			}
+			b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
+				b.mu.Lock()
+				b.finishes = append(b.finishes, f)
+				b.mu.Unlock()
+				var s Settled
+				if f.Lease == nil {
+					return s, nil
+				}
+				if f.HandTo != uuid.Nil && !tc.disable {
+					lease.release(f.Lease.Token)
+					lease.mu.Lock()
+					lease.holders[f.HandTo] = true
+					lease.mu.Unlock()
+					ep := b.ep
+					s.HandedOver = &ep
+					return s, nil
+				}
+				if tc.disable {
+					mu.Lock()
+					b.ep.Enabled = false
+					mu.Unlock()
+				}
+				lease.release(f.Lease.Token)
+				return s, nil
+			}
+			b.store.RenewLeaseFunc = func(_ context.Context, l Lease, _ time.Duration) (Endpoint, bool, error) {
+				mu.Lock()
+				renewals++
+				mu.Unlock()
+				lease.mu.Lock()
+				defer lease.mu.Unlock()
+				return b.ep, !tc.lost && lease.holders[l.Token], nil
+			}
+			holding := make(chan struct{})
+			proceed := make(chan struct{})
+			var first sync.Once
+			b.poster.PostFunc = func(_ context.Context, req PostRequest) (PostResponse, error) {
+				b.mu.Lock()
+				b.posts = append(b.posts, req)
+				b.mu.Unlock()
+				blocked := false
+				first.Do(func() { blocked = true })
+				if blocked {
+					close(holding)
+					<-proceed
+					return PostResponse{StatusCode: tc.status}, nil
+				}
+				return PostResponse{StatusCode: 200}, nil
+			}
+			firstDone := make(chan Result, 1)
+			go func() { firstDone <- b.d.Deliver(context.Background(), b.job()) }()
+			<-holding
+			second := make(chan Result, 1)
+			go func() { second <- b.d.Deliver(context.Background(), b.job()) }()
+			require.Eventually(t, func() bool { return b.d.flow.Stats().DeckJoins == 1 }, 10*time.Second, time.Millisecond)
+			close(proceed)
+			<-firstDone
+			require.Equal(t, tc.wantSecond, (<-second).Outcome)
+
+			finishes, _ := b.recorded()
+			require.NotEmpty(t, finishes)
+			if tc.wantInMem {
+				require.Nil(t, finishes[0].Lease, "a lease passed in memory is not written")
+			} else {
+				require.NotNil(t, finishes[0].Lease)
+				require.NotEqual(t, uuid.Nil, finishes[0].HandTo, "the pass rides on the finishing write")
+			}
+			mu.Lock()
+			require.Equal(t, tc.wantRenew, renewals > 0)
+			mu.Unlock()
+			require.Equal(t, int64(1), b.d.flow.Stats().Handoffs)
+			lease.mu.Lock()
+			defer lease.mu.Unlock()
+			require.Empty(t, lease.holders, "the lease is free once both are done")
+		})
+	}
 }

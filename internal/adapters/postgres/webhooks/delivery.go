@@ -111,6 +111,28 @@ func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscr
 	return out, nil
 }
 
+// deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
+// scanDeliverEndpoint reads, in its order.
+const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
+  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until`
+
+// scanDeliverEndpoint scans deliverEndpointColumns into ep.
+func scanDeliverEndpoint(row pgx.Row, ep *subscriber.Endpoint) error {
+	var (
+		headers []byte
+		mif     int16
+	)
+	if err := row.Scan(&ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
+		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil); err != nil {
+		return err
+	}
+	ep.MaxInFlight = int(mif)
+	if err := json.Unmarshal(headers, &ep.Headers); err != nil {
+		return fmt.Errorf("decode headers of endpoint %s: %w", ep.ID, err)
+	}
+	return nil
+}
+
 // takeLease reads the endpoint and the event and takes the endpoint's
 // first free slot among the first max_in_flight, in one statement: the
 // slot is locked with SKIP LOCKED (a concurrent taker moves on to another
@@ -118,9 +140,8 @@ func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscr
 // row, so two takers never hold one slot. No lease is taken for a disabled
 // endpoint or a pruned event.
 const takeLease = `WITH ep AS (
-  SELECT id, owner_id, url, event_types, embed_id, headers, max_in_flight, enabled, failing_since,
-         secret_enc, prev_secret_enc, prev_secret_until
-  FROM webhook_endpoints WHERE id = $1
+  SELECT ` + deliverEndpointColumns + `
+  FROM webhook_endpoints e WHERE e.id = $1
 ), ev AS (
   SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = $4
 ), free AS (
@@ -180,6 +201,44 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 	return c, nil
 }
 
+// renewLease extends a held slot and reads the endpoint in one statement.
+const renewLease = `WITH ep AS (
+  SELECT ` + deliverEndpointColumns + `
+  FROM webhook_endpoints e WHERE e.id = $1
+), renewed AS (
+  UPDATE webhook_endpoint_leases l SET busy_until = now() + make_interval(secs => $4::float8)
+  FROM ep
+  WHERE l.endpoint_id = $1 AND l.slot = $2 AND l.holder = $3 AND ep.enabled AND l.slot < ep.max_in_flight
+  RETURNING 1
+)
+SELECT ep.*, EXISTS (SELECT 1 FROM renewed) FROM ep`
+
+// RenewLease implements subscriber.DeliverStore.
+func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Duration) (subscriber.Endpoint, bool, error) {
+	var (
+		ep   subscriber.Endpoint
+		held bool
+	)
+	row := s.pool.QueryRow(ctx, renewLease, l.EndpointID, l.Slot, l.Token, ttl.Seconds())
+	err := scanDeliverEndpoint(rowWith{row, &held}, &ep)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ep, false, fmt.Errorf("endpoint %s: %w", l.EndpointID, subscriber.ErrGone)
+	}
+	if err != nil {
+		return ep, false, fmt.Errorf("renew lease of endpoint %s: %w", l.EndpointID, err)
+	}
+	return ep, held, nil
+}
+
+// rowWith scans a row whose columns are the wrapped scan's and then extra.
+type rowWith struct {
+	pgx.Row
+	extra any
+}
+
+// Scan implements pgx.Row.
+func (r rowWith) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra)...) }
+
 // Finish implements subscriber.DeliverStore: the attempt, the settlement,
 // the release and its NOTIFY go as one batch, which PostgreSQL runs as one
 // implicit transaction in one round trip.
@@ -223,7 +282,32 @@ RETURNING NOT enabled`, endpoint, f.Now, f.DisableAfter.Seconds(), f.DisableReas
 				return err
 			})
 	}
+	if l := f.Lease; l != nil && f.HandTo != uuid.Nil {
+		// The pass is the take's conditions without the wait: the slot
+		// stays busy, under the new holder's token, and the new holder
+		// gets the endpoint as it is now.
+		b.Queue(`UPDATE webhook_endpoint_leases l
+SET holder = $4, busy_until = now() + make_interval(secs => $5::float8), taken_at = now()
+FROM webhook_endpoints e
+WHERE l.endpoint_id = $1 AND l.slot = $2 AND l.holder = $3
+  AND e.id = l.endpoint_id AND e.enabled AND l.slot < e.max_in_flight
+RETURNING `+deliverEndpointColumns, l.EndpointID, l.Slot, l.Token, f.HandTo, f.HandTTL.Seconds()).
+			QueryRow(func(row pgx.Row) error {
+				var ep subscriber.Endpoint
+				err := scanDeliverEndpoint(row, &ep)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				settled.HandedOver = &ep
+				return nil
+			})
+	}
 	if l := f.Lease; l != nil {
+		// After a pass the holder is no longer ours, so this changes
+		// nothing.
 		b.Queue(`UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
 WHERE endpoint_id = $1 AND slot = $2 AND holder = $3`, l.EndpointID, l.Slot, l.Token)
 		if f.Announce {
@@ -239,24 +323,55 @@ WHERE endpoint_id = $1 AND slot = $2 AND holder = $3`, l.EndpointID, l.Slot, l.T
 	return settled, nil
 }
 
-// wakeDeliveries makes snoozed deliveries available now, as River's own
+// wakeDeliveries makes parked deliveries available now, as River's own
 // scheduler does when their time comes, and tells River's producers of the
 // webhooks queue to fetch (River's insert notification), so they need not
-// wait for their next poll. Only snoozed deliveries move: available or
-// scheduled, and due later. It returns the ids of those still running:
-// their snooze is not recorded yet (River's completer writes it a moment
-// after the worker returns), so the caller asks again later.
+// wait for their next poll. What moves:
+//
+//   - a scheduled delivery already due: exactly what River's scheduler would
+//     do next, done now. The chain does not wait for the scheduler, whose
+//     query can take tens of seconds on a river_job table that grew faster
+//     than autovacuum analyses it (measured: a 5,000-job burst on a fresh
+//     database timed it out for a minute, and every parked delivery with
+//     it);
+//   - an available or scheduled delivery due later, unless its last run
+//     was snoozed by the receiver (429 or 503 with Retry-After, recorded in
+//     the delivery log): that wait is the receiver's, and no other replica's
+//     stale parking list may cut it short.
+//
+// Retryable deliveries never move: their wait is the retry schedule.
+//
+// Rows are locked in id order with SKIP LOCKED, so the wake never waits on
+// River's scheduler or completer, which lock the same rows in their own
+// order (an UPDATE that locked them as it met them deadlocked with both).
+// It returns the ids of those still running — their snooze is not
+// recorded yet (River's completer writes it a moment after the worker
+// returns) — and of those skipped as locked, so the caller asks again
+// later.
 const wakeDeliveries = `WITH target AS (
-  SELECT id, state, scheduled_at FROM river_job WHERE id = ANY($1) AND kind = 'webhook.deliver'
+  SELECT id, state FROM river_job WHERE id = ANY($1) AND kind = 'webhook.deliver'
+), candidate AS (
+  SELECT j.id FROM river_job j
+  WHERE j.id = ANY($1) AND j.kind = 'webhook.deliver' AND (
+    (j.state = 'scheduled' AND j.scheduled_at <= now())
+    OR (j.state IN ('available', 'scheduled') AND j.scheduled_at > now()
+        AND (SELECT a.outcome FROM webhook_attempts a WHERE a.job_id = j.id ORDER BY a.id DESC LIMIT 1)
+            IS DISTINCT FROM 'snoozed'))
+), due AS (
+  SELECT j.id FROM river_job j JOIN candidate c ON c.id = j.id
+  WHERE j.state IN ('available', 'scheduled')
+  ORDER BY j.id
+  FOR UPDATE OF j SKIP LOCKED
 ), woke AS (
   UPDATE river_job j SET state = 'available', scheduled_at = now()
-  FROM target t
-  WHERE j.id = t.id AND t.state IN ('available', 'scheduled') AND t.scheduled_at > now()
-  RETURNING j.queue
+  FROM due WHERE j.id = due.id
+  RETURNING j.id, j.queue
 ), notified AS (
   SELECT pg_notify('river_insert', json_build_object('queue', min(queue))::text) FROM woke HAVING count(*) > 0
 )
-SELECT COALESCE(array_agg(id) FILTER (WHERE state = 'running'), '{}'), (SELECT count(*) FROM notified)
+SELECT COALESCE(array_agg(id) FILTER (WHERE state = 'running'
+         OR (id IN (SELECT id FROM candidate) AND id NOT IN (SELECT id FROM woke))), '{}'),
+       (SELECT count(*) FROM notified)
 FROM target`
 
 // WakeDeliveries implements subscriber.DeliverStore.

@@ -254,24 +254,36 @@ func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
 	require.Equal(t, riverjobs.QueueWebhooks, queue)
 }
 
-func TestWakeDeliveriesMovesOnlySnoozedJobs(t *testing.T) {
+func TestWakeDeliveriesMovesOnlyParkedJobs(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	var ids []int64
-	for range 4 {
+	for range 7 {
 		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), ScheduledAt: time.Now().Add(time.Hour)}})
 		require.NoError(t, err)
 		ids = append(ids, res[0].JobID)
 	}
-	// ids[0] stays snoozed (scheduled), ids[1] runs, ids[2] completed, ids[3] is available later (a short snooze).
-	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, ids[1])
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, ids[2])
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = $1`, ids[3])
-	require.NoError(t, err)
+	// ids[0] stays snoozed (scheduled), ids[1] runs, ids[2] completed, ids[3] is available later (a short snooze),
+	// ids[4] is scheduled and already due (River's scheduler has not got to it), ids[5] was snoozed by the
+	// receiver's Retry-After (its last logged attempt), ids[6] waits for a retry.
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := b.pool.Exec(ctx, sql, args...)
+		require.NoError(t, err)
+	}
+	exec(`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, ids[1])
+	exec(`UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, ids[2])
+	exec(`UPDATE river_job SET state = 'available' WHERE id = $1`, ids[3])
+	exec(`UPDATE river_job SET scheduled_at = now() - interval '1 second' WHERE id = $1`, ids[4])
+	exec(`UPDATE river_job SET state = 'retryable', attempt = 1 WHERE id = $1`, ids[6])
+	for i, o := range []subscriber.Outcome{subscriber.OutcomeRetryable, subscriber.OutcomeSnoozed} {
+		// An earlier failure, then the 429 that snoozed it: the last one counts.
+		_, err := b.store.Finish(ctx, subscriber.Finish{Attempt: &subscriber.Attempt{JobID: ids[5], EndpointID: ep.ID,
+			EventID: uuid.New(), Attempt: i + 1, Outcome: o, StatusCode: 429, At: time.Now()}})
+		require.NoError(t, err)
+	}
 
 	running, err := b.store.WakeDeliveries(ctx, append(ids, 999999))
 	require.NoError(t, err)
@@ -292,6 +304,25 @@ func TestWakeDeliveriesMovesOnlySnoozedJobs(t *testing.T) {
 	require.Equal(t, "running:later", states[ids[1]])
 	require.Equal(t, "completed:later", states[ids[2]], "a finished job is never woken")
 	require.Equal(t, "available:due", states[ids[3]])
+	require.Equal(t, "available:due", states[ids[4]], "a due job does not wait for River's scheduler")
+	require.Equal(t, "scheduled:later", states[ids[5]], "the receiver's Retry-After is never cut short")
+	require.Equal(t, "retryable:later", states[ids[6]], "a retry keeps its schedule")
+
+	// A row River holds locked (its scheduler or completer at work) is
+	// skipped, never waited for, and handed back to be asked about again.
+	res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), ScheduledAt: time.Now().Add(time.Hour)}})
+	require.NoError(t, err)
+	locked := res[0].JobID
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT 1 FROM river_job WHERE id = $1 FOR UPDATE`, locked)
+	require.NoError(t, err)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	running, err = b.store.WakeDeliveries(wctx, []int64{locked})
+	require.NoError(t, err, "the wake does not wait for the lock")
+	require.Equal(t, []int64{locked}, running)
 }
 
 func TestDeliveryLogAndRedeliver(t *testing.T) {

@@ -16,7 +16,7 @@ state="$root/.devdb"
 mkdir -p "$state"
 # Parallel test packages start the cluster at the same moment: one at a time.
 exec 9>"$state/lock"
-flock 9
+flock -w 300 9 || { echo "devdb: $state/lock is still held after 5 minutes; is another devdb.sh stuck?" >&2; exit 1; }
 
 bindir() {
   local d
@@ -75,10 +75,12 @@ start() {
   port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s' "$root" | cksum | cut -d' ' -f1) % 20000 )))"
   while ! port_free "$port"; do port=$((port + 1)); done
   mkdir -p "$dir/sock"; [ "$(id -u)" = 0 ] && chown postgres "$dir/sock"
-  # fsync off: this cluster holds development and test data only.
+  # fsync off: this cluster holds development and test data only. The server
+  # must not inherit the lock's descriptor (9>&-): it would hold the lock for
+  # as long as it runs, and every later devdb.sh would wait on it.
   as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
     "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB" \
-    >/dev/null || { tail -20 "$dir/server.log" >&2; exit 1; }
+    >/dev/null 9>&- || { tail -20 "$dir/server.log" >&2; exit 1; }
   echo "$port" >"$state/port"; echo "$dir" >"$state/dir"
   "$bin/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
     "SELECT 1 FROM pg_database WHERE datname='standmeet'" | grep -q 1 \

@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/domain"
@@ -574,6 +576,80 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 		out.Delivered, snoozes, jobs, Ratio(float64(snoozes), float64(jobs)), out.Duplicates, out.MaxInFlight)
 	b.r.Series = append(b.r.Series, out.Latency.Series("W1 burst 1 endpoint"), queue.Series("W1 ceiling: serial loop"))
 	b.checkClean("W1", out)
+	b.r.Add(Figure{Key: "w1_vs_writes", Label: "W1 deliveries (vs the notes written)", Unit: "/s",
+		Value: rate, Ceiling: "notes written by the 8 writers, same run", CeilingValue: commits.Rate()})
+	return b.runW1Drain(ctx, serialRate)
+}
+
+// runW1Drain measures the delivery engine alone on one endpoint: the notes
+// are written while the webhooks queue is paused (River's queue pause, as
+// an operator would from the admin UI), so their 5,000 deliveries wait as
+// a backlog; the queue is resumed and the drain timed from the resume to
+// the last receipt. W1 itself cannot run faster than its notes are
+// written.
+func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error {
+	a, err := b.NewOwner(ctx, "w1d")
+	if err != nil {
+		return err
+	}
+	eps, err := b.AddEndpoints(ctx, a, "w1d", 1, func(int) []string { return []string{noteEventType} }, nil)
+	if err != nil {
+		return err
+	}
+	queues, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	const queue = "webhooks"
+	if err := queues.QueuePause(ctx, queue, nil); err != nil {
+		return fmt.Errorf("pause %s: %w", queue, err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = queues.QueueResume(context.WithoutCancel(ctx), queue, nil)
+		}
+	}()
+	n := b.o.scale(5000)
+	commits := newCommits()
+	want := wantMore(eps, int64(n))
+	if err := WriteNotes(ctx, []*Admin{a}, "w1d", n, noteWriters, commits); err != nil {
+		return err
+	}
+	// Wait for every fan-out to have queued its delivery.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		var queued int
+		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`,
+			eps[0].ServerID).Scan(&queued); err != nil {
+			return err
+		}
+		if queued >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("W1 drain: only %d of %d deliveries queued", queued, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := queues.QueueResume(ctx, queue, nil); err != nil {
+		return fmt.Errorf("resume %s: %w", queue, err)
+	}
+	resumed = true
+	b.wait(ctx, "W1 drain", eps, want)
+	out := Tally(eps, commits)
+	jobs, snoozes, err := b.Snoozes(ctx, serverIDs(eps))
+	if err != nil {
+		return err
+	}
+	b.r.Add(Figure{Key: "w1_drain_per_s", Label: "W1 backlog of 5,000 drained to 1 endpoint", Unit: "/s",
+		Value: out.Rate(start), Ceiling: "serial sign+POST loop, same bodies", CeilingValue: serialRate})
+	b.r.Extra["w1_drain_snoozes_per_delivery"] = Ratio(float64(snoozes), float64(jobs))
+	b.r.Extra["w1_drain_duplicates"] = float64(out.Duplicates)
+	b.r.Extra["w1_drain_max_in_flight"] = float64(out.MaxInFlight)
+	b.r.Note("W1 drain: %d deliveries queued while the webhooks queue was paused, drained in %.1f s after the resume; %d snoozes over %d jobs, %d duplicates, max %d in flight",
+		out.Delivered, out.Last.Sub(start).Seconds(), snoozes, jobs, out.Duplicates, out.MaxInFlight)
+	b.checkClean("W1 drain", out)
 	return nil
 }
 

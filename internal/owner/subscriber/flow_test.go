@@ -203,3 +203,28 @@ func TestChainKeeperRestartsStalledChains(t *testing.T) {
 	d.restartStalled(context.Background())
 	require.Empty(t, woken)
 }
+
+func TestFanoutDefersOnlyBehindAFullDeckNotBehindItsShare(t *testing.T) {
+	t.Parallel()
+	// Four busy endpoints share DeckTotal 4: each one's share is 1, its
+	// deck 8. A fan-out defers a delivery only once the deck is full.
+	f := NewFlow(FlowOptions{DeckPerEndpoint: 8, DeckTotal: 40, DefaultInterval: time.Millisecond})
+	others := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for _, id := range others {
+		f.taken(id)
+	}
+	id := uuid.New()
+	f.taken(id)
+	f.opts.DeckTotal = 4
+	for i := range 8 {
+		_, deferred := f.backlog(id, 1)
+		require.False(t, deferred, "deferred with %d waiting, below a deck of 8", i)
+		f.mu.Lock()
+		st := f.state(id)
+		st.deck = append(st.deck, &waiter{ch: make(chan *handoff, 2)})
+		f.mu.Unlock()
+	}
+	wait, deferred := f.backlog(id, 1)
+	require.True(t, deferred, "a full deck defers")
+	require.Positive(t, wait)
+}

@@ -127,8 +127,6 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		case f.flow == nil || i >= len(parked) || r.Duplicate:
 		case parked[i]:
 			f.flow.parkQueued(ds[i].EndpointID, r.JobID)
-		case ds[i].ScheduledAt.IsZero():
-			f.flow.queued(ds[i].EndpointID, r.JobID)
 		}
 	}
 	return len(ds), nil
@@ -518,12 +516,9 @@ func (d *Deliverer) snoozeIfNoLease(id uuid.UUID, jobID int64, c Claim) time.Dur
 // it, and releases the lease it carries (if any), announcing the release so
 // that any waiter takes it.
 func (d *Deliverer) dropHandoff(ctx context.Context, w *waiter) {
-	for h := range w.ch {
-		if h != nil {
-			_ = d.finish(ctx, Finish{Lease: &h.lease, Announce: true})
-			d.flow.Wake(h.lease.EndpointID)
-		}
-		return
+	if h := <-w.ch; h != nil {
+		_ = d.finish(ctx, Finish{Lease: &h.lease, Announce: true})
+		d.flow.Wake(h.lease.EndpointID)
 	}
 }
 

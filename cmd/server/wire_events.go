@@ -8,11 +8,12 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
-func provideInserter(pool *pgxpool.Pool, logger *zap.Logger) (*riverjobs.Inserter, error) {
-	return riverjobs.NewInserter(pool, logger)
+func provideInserter(pool *pgxpool.Pool, cfg config.Config, logger *zap.Logger) (*riverjobs.Inserter, error) {
+	return riverjobs.NewInserter(pool, cfg.RiverFetchCooldown, logger)
 }
 
 func provideEventMetrics(reg *prometheus.Registry) (*events.Metrics, error) {

@@ -27,7 +27,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	store := provideEventStore(pool)
-	inserter, err := provideInserter(pool, logger)
+	inserter, err := provideInserter(pool, cfg, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

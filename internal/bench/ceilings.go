@@ -287,7 +287,7 @@ func ServeEcho(handler echo.HandlerFunc) (string, func(), error) {
 // EchoRiverHandler is the W4 ceiling handler: reads the body and commits one
 // River job per request.
 func EchoRiverHandler(pool *pgxpool.Pool, logger *zap.Logger) (echo.HandlerFunc, func(), error) {
-	ins, err := riverjobs.NewInserter(pool, logger)
+	ins, err := riverjobs.NewInserter(pool, 0, logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -96,7 +96,7 @@ func setup(t *testing.T) *testBundle {
 	pool := testdb.New(t)
 	clock := &frozenClock{now: time.Now().UTC().Truncate(time.Second)}
 	handler := &resultHandler{}
-	ins, err := riverjobs.NewInserter(pool, nil)
+	ins, err := riverjobs.NewInserter(pool, 0, nil)
 	require.NoError(t, err)
 	uow := pginbound.New(pool, riverjobs.NewInboundJobs(ins).With)
 	reg := verifier.NewDefaultRegistry()
@@ -306,7 +306,7 @@ func TestPurgeWorkerRemovesExpiredReplayKeys(t *testing.T) {
 }
 
 func riverJob(pool *pgxpool.Pool, id int64) (*rivertype.JobRow, error) {
-	c, err := riverjobs.NewInserter(pool, nil)
+	c, err := riverjobs.NewInserter(pool, 0, nil)
 	if err != nil {
 		return nil, err
 	}

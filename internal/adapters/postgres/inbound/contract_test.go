@@ -36,7 +36,7 @@ type harness struct {
 
 func newPostgresHarness(t *testing.T) (harness, *pgxpool.Pool) {
 	pool := testdb.New(t)
-	ins, err := riverjobs.NewInserter(pool, nil)
+	ins, err := riverjobs.NewInserter(pool, 0, nil)
 	require.NoError(t, err)
 	uow := pginbound.New(pool, riverjobs.NewInboundJobs(ins).With)
 	return harness{

@@ -38,7 +38,7 @@ func isDeclared(name string) bool { _, ok := domain.LookupEventType(name); retur
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	pool := testdb.New(t)
-	ins, err := riverjobs.NewInserter(pool, zap.NewNop())
+	ins, err := riverjobs.NewInserter(pool, 0, zap.NewNop())
 	require.NoError(t, err)
 	rec := events.NewRecorder(isDeclared, nil)
 	uow := pgwebhooks.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)

@@ -61,7 +61,14 @@ type Flow struct {
 	releases     atomic.Int64
 	holdNanos    atomic.Int64
 	handoffs     atomic.Int64
+	// peerSeen is when (unix nanoseconds) another replica last announced a
+	// release (Wake): deliveries are then being worked elsewhere too.
+	peerSeen atomic.Int64
 }
+
+// peerWindow is how long after another replica's last announcement the
+// fan-out stops deferring.
+const peerWindow = time.Minute
 
 // FlowOptions tune a Flow; zero values take the defaults.
 type FlowOptions struct {
@@ -468,6 +475,7 @@ func (f *Flow) hasWaiter(id uuid.UUID) bool {
 // Wake signals a waiter of endpoint id because a slot was released
 // elsewhere (another replica's NOTIFY).
 func (f *Flow) Wake(id uuid.UUID) {
+	f.peerSeen.Store(f.opts.Now().UnixNano())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if st := f.eps[id]; st != nil {
@@ -515,7 +523,16 @@ func (f *Flow) park(id uuid.UUID, jobID int64) time.Duration {
 // worse across replicas, whose pulls the other processes' River clients
 // fetch). River fetches in id order across endpoints, so such a fan-out
 // rarely finds its endpoint busy; one endpoint's burst still defers.
+//
+// With other replicas at work (one announced a release within peerWindow)
+// nothing is deferred: a deferred delivery waits for this process's chain
+// to pull it, but another replica's River client may fetch it, and a chain
+// whose endpoint is held elsewhere pulls nothing (measured, W2 on 2
+// replicas: 157-263 deliveries/s with deferral, 471 without).
 func (f *Flow) backlog(id uuid.UUID, maxInFlight int) (time.Duration, bool) {
+	if seen := f.peerSeen.Load(); seen != 0 && f.opts.Now().Sub(time.Unix(0, seen)) < peerWindow {
+		return 0, false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.state(id)

@@ -228,3 +228,23 @@ func TestFanoutDefersOnlyBehindAFullDeckNotBehindItsShare(t *testing.T) {
 	require.True(t, deferred, "a full deck defers")
 	require.Positive(t, wait)
 }
+
+func TestFanoutDefersNothingWhileAnotherReplicaWorks(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	f := NewFlow(FlowOptions{DeckPerEndpoint: 1, DefaultInterval: time.Millisecond, Now: func() time.Time { return now }})
+	id := uuid.New()
+	f.taken(id)
+	w := f.join(id)
+	require.NotNil(t, w)
+	_, deferred := f.backlog(id, 1)
+	require.True(t, deferred, "alone, a full deck defers")
+
+	f.Wake(uuid.New()) // another replica announced a release
+	_, deferred = f.backlog(id, 1)
+	require.False(t, deferred, "with a peer at work nothing is deferred")
+
+	now = now.Add(peerWindow)
+	_, deferred = f.backlog(id, 1)
+	require.True(t, deferred, "a peer silent for the window no longer counts")
+}

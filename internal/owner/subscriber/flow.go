@@ -476,6 +476,11 @@ func (f *Flow) hasWaiter(id uuid.UUID) bool {
 // elsewhere (another replica's NOTIFY).
 func (f *Flow) Wake(id uuid.UUID) {
 	f.peerSeen.Store(f.opts.Now().UnixNano())
+	f.signal(id)
+}
+
+// signal tells a waiter of endpoint id that a slot may be free.
+func (f *Flow) signal(id uuid.UUID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if st := f.eps[id]; st != nil {

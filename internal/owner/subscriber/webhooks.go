@@ -518,7 +518,7 @@ func (d *Deliverer) snoozeIfNoLease(id uuid.UUID, jobID int64, c Claim) time.Dur
 func (d *Deliverer) dropHandoff(ctx context.Context, w *waiter) {
 	if h := <-w.ch; h != nil {
 		_ = d.finish(ctx, Finish{Lease: &h.lease, Announce: true})
-		d.flow.Wake(h.lease.EndpointID)
+		d.flow.signal(h.lease.EndpointID)
 	}
 }
 

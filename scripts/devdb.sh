@@ -72,15 +72,23 @@ start() {
       || as_pg "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >"$state/initdb.log" 2>&1 \
       || { cat "$state/initdb.log" >&2; exit 1; }
   fi
-  port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s' "$root" | cksum | cut -d' ' -f1) % 20000 )))"
-  while ! port_free "$port"; do port=$((port + 1)); done
+  if as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+    # Running, but .devdb/ forgot it (a fresh clone at the same path, or
+    # .devdb/ removed): adopt it; its port is line 4 of postmaster.pid.
+    port="$(sed -n 4p "$dir/data/postmaster.pid")"
+  else
+    port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s' "$root" | cksum | cut -d' ' -f1) % 20000 )))"
+    while ! port_free "$port"; do port=$((port + 1)); done
+  fi
   mkdir -p "$dir/sock"; [ "$(id -u)" = 0 ] && chown postgres "$dir/sock"
-  # fsync off: this cluster holds development and test data only. The server
-  # must not inherit the lock's descriptor (9>&-): it would hold the lock for
-  # as long as it runs, and every later devdb.sh would wait on it.
-  as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-    "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB" \
-    >/dev/null 9>&- || { tail -20 "$dir/server.log" >&2; exit 1; }
+  if ! as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+    # fsync off: this cluster holds development and test data only. The server
+    # must not inherit the lock's descriptor (9>&-): it would hold the lock for
+    # as long as it runs, and every later devdb.sh would wait on it.
+    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
+      "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB" \
+      >/dev/null 9>&- || { tail -20 "$dir/server.log" >&2; exit 1; }
+  fi
   echo "$port" >"$state/port"; echo "$dir" >"$state/dir"
   "$bin/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
     "SELECT 1 FROM pg_database WHERE datname='standmeet'" | grep -q 1 \

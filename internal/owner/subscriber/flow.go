@@ -32,7 +32,7 @@ import (
 //     nothing queued is never measured, so idleness cannot stretch it).
 //   - The chain. When a release leaves the deck (plus what is already on
 //     its way) below three quarters full, the releasing holder makes the
-//     oldest parked deliveries available at once (Released returns their
+//     oldest parked deliveries available at once (released returns their
 //     job ids for the store to wake). They reach the deck within one River
 //     fetch, before it runs dry. So the endpoint never idles waiting for a
 //     timer, however wrong the interval estimate, and each delivery of a
@@ -143,10 +143,9 @@ type endpointFlow struct {
 	// still parked (ids leave it when their job runs again).
 	parked    []int64
 	parkedSet map[int64]bool
-	// pulled are jobs on their way to the deck — parked jobs made available
-	// early — not yet seen, with the
-	// time they were sent; repulls counts the pulls that found a job not
-	// yet snoozed.
+	// pulled are parked jobs made available early, on their way to the deck
+	// and not yet seen, with the time they were sent; repulls counts the
+	// pulls that found a job not yet snoozed.
 	pulled  map[int64]time.Time
 	repulls map[int64]int
 }
@@ -162,9 +161,9 @@ type waiter struct {
 	promised bool
 }
 
-// handoff is a lease passed from its holder to a waiter in the same write
-// that finished the holder's delivery: the waiter delivers without taking
-// the lease itself.
+// handoff is a lease passed from its holder to a waiter — in memory, or in
+// the write that finished the holder's delivery — with the endpoint as the
+// pass saw it: the waiter delivers without taking the lease itself.
 type handoff struct {
 	lease    Lease
 	endpoint Endpoint
@@ -357,16 +356,11 @@ func signalFirst(st *endpointFlow) bool {
 	return false
 }
 
-// Released records that this process released a slot of endpoint id after
-// holding it for hold, signals a waiter, and returns the parked jobs the
-// chain pulls forward: the caller makes them available now (the store's
-// WakeDeliveries). maxInFlight is the endpoint's slot count.
-func (f *Flow) Released(id uuid.UUID, hold time.Duration, maxInFlight int) []int64 {
-	return f.released(id, hold, maxInFlight, false)
-}
-
-// released is Released; handed says the slot passed to a promised waiter,
-// which is then in flight and needs no signal.
+// released records that this process released a slot of endpoint id after
+// holding it for hold, signals a waiter unless handed (the slot passed to
+// a promised waiter, which is then in flight), and returns the parked jobs
+// the chain pulls forward: the caller makes them available now (the
+// store's WakeDeliveries). maxInFlight is the endpoint's slot count.
 func (f *Flow) released(id uuid.UUID, hold time.Duration, maxInFlight int, handed bool) []int64 {
 	f.releases.Add(1)
 	f.holdNanos.Add(int64(hold))

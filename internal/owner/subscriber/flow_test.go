@@ -25,13 +25,13 @@ func TestFlowSignalsWaitersInOrderAndPassesUnusedSignalsOn(t *testing.T) {
 	a, b, c := f.join(id), f.join(id), f.join(id)
 	require.NotNil(t, a)
 
-	f.Released(id, time.Millisecond, 1)
+	f.released(id, time.Millisecond, 1, false)
 	require.True(t, signalled(a), "the first waiter is signalled")
 	require.False(t, signalled(b))
 
 	// Two releases before anyone acts: two different waiters are woken.
-	f.Released(id, time.Millisecond, 2)
-	f.Released(id, time.Millisecond, 2)
+	f.released(id, time.Millisecond, 2, false)
+	f.released(id, time.Millisecond, 2, false)
 	// a consumed its signal above, so the next two unsignalled are a and b.
 	require.True(t, signalled(a))
 	require.True(t, signalled(b))
@@ -87,11 +87,11 @@ func TestParkingSnoozesForThePositionTimesTheServiceInterval(t *testing.T) {
 
 	// The measured service time (hold plus handoff) replaces the default.
 	g := NewFlow(FlowOptions{DefaultInterval: time.Second, MinSnooze: time.Millisecond, Now: clock})
-	g.Released(id, 20*time.Millisecond, 1)
+	g.released(id, 20*time.Millisecond, 1, false)
 	_, d1, d2 := g.park(id, 1), g.park(id, 2), g.park(id, 3)
 	require.Equal(t, 20*time.Millisecond, d2-d1)
 	w := g.join(id)
-	g.Released(id, 20*time.Millisecond, 1) // signals w
+	g.released(id, 20*time.Millisecond, 1, false) // signals w
 	now = now.Add(10 * time.Millisecond)
 	g.taken(id)
 	g.leave(id, w)
@@ -100,12 +100,12 @@ func TestParkingSnoozesForThePositionTimesTheServiceInterval(t *testing.T) {
 	// Idle time between deliveries is not service time: the estimate
 	// stays put however long the endpoint sat idle.
 	now = now.Add(time.Hour)
-	g.Released(id, 20*time.Millisecond, 1)
+	g.released(id, 20*time.Millisecond, 1, false)
 	d1, d2 = g.park(id, 6), g.park(id, 7)
 	require.Equal(t, 30*time.Millisecond, d2-d1)
 	// max_in_flight 2 halves it.
 	h := NewFlow(FlowOptions{MinSnooze: time.Millisecond, Now: clock})
-	h.Released(id, 20*time.Millisecond, 2)
+	h.released(id, 20*time.Millisecond, 2, false)
 	_, d1, d2 = h.park(id, 1), h.park(id, 2), h.park(id, 3)
 	require.Equal(t, 10*time.Millisecond, d2-d1)
 }
@@ -121,26 +121,26 @@ func TestTheChainPullsParkedDeliveriesForwardOldestFirst(t *testing.T) {
 	f.arrived(id, 1) // job 1 woke up by itself
 
 	// Empty deck: pull enough to fill it, oldest first, skipping job 1.
-	require.Equal(t, []int64{0, 2, 3, 4}, f.Released(id, time.Millisecond, 1))
+	require.Equal(t, []int64{0, 2, 3, 4}, f.released(id, time.Millisecond, 1, false))
 	// They are on their way: no new pull.
-	require.Empty(t, f.Released(id, time.Millisecond, 1))
+	require.Empty(t, f.released(id, time.Millisecond, 1, false))
 	// Two arrive and wait on the deck; two are still on their way.
 	f.arrived(id, 0)
 	f.arrived(id, 2)
 	a, b := f.join(id), f.join(id)
-	require.Empty(t, f.Released(id, time.Millisecond, 1), "deck plus pulled is full")
+	require.Empty(t, f.released(id, time.Millisecond, 1, false), "deck plus pulled is full")
 	f.leave(id, a)
 	f.leave(id, b)
 	// Below three quarters again once the pulled ones time out.
 	now = now.Add(2 * time.Second)
-	require.Equal(t, []int64{5, 6, 7, 8}, f.Released(id, time.Millisecond, 1))
+	require.Equal(t, []int64{5, 6, 7, 8}, f.released(id, time.Millisecond, 1, false))
 	require.Equal(t, int64(8), f.Stats().Pulls)
 
 	// A pulled job still running (its snooze not recorded yet) is put
 	// back first in line and pulled at the next release.
 	f.unpulled(id, []int64{6})
 	now = now.Add(2 * time.Second)
-	require.Equal(t, []int64{6, 9}, f.Released(id, time.Millisecond, 1))
+	require.Equal(t, []int64{6, 9}, f.released(id, time.Millisecond, 1, false))
 }
 
 func TestFlowForgetsIdleEndpoints(t *testing.T) {
@@ -148,9 +148,9 @@ func TestFlowForgetsIdleEndpoints(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f := NewFlow(FlowOptions{Now: func() time.Time { return now }})
 	idle := uuid.New()
-	f.Released(idle, time.Millisecond, 1)
+	f.released(idle, time.Millisecond, 1, false)
 	now = now.Add(time.Hour)
-	f.Released(uuid.New(), time.Millisecond, 1)
+	f.released(uuid.New(), time.Millisecond, 1, false)
 	f.mu.Lock()
 	_, kept := f.eps[idle]
 	f.mu.Unlock()

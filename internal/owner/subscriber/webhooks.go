@@ -294,6 +294,10 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	release := func(f Finish) error {
 		f.Lease = lease
 		next := d.flow.promise(ep.ID)
+		var (
+			err    error
+			handed bool
+		)
 		if next != nil && f.Settle == SettleSuccess {
 			// The first waiter here gets the lease as it is, in memory,
 			// before anything is written: its POST starts while this
@@ -301,34 +305,11 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 			// same token; the chain renews it every LeaseRefresh.
 			next.ch <- &handoff{lease: *lease, endpoint: ep}
 			f.Lease = nil
-			err := d.finish(ctx, f)
-			released = true
-			if pull := d.flow.released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight, true); len(pull) > 0 {
-				d.wake(ctx, ep.ID, pull)
-			}
-			return err
-		}
-		// Otherwise (a failure, which may disable the endpoint, or an
-		// outcome that never reached it) the first waiter gets the lease
-		// in the same write that ends this delivery, if the endpoint still
-		// takes deliveries.
-		var nextLease Lease
-		if next != nil {
-			nextLease = Lease{EndpointID: ep.ID, Slot: lease.Slot, Token: uuid.New()}
-			f.HandTo, f.HandTTL = nextLease.Token, LeaseTTL
-		}
-		f.Announce = next == nil && !d.flow.hasWaiter(ep.ID)
-		settled, err := d.finishSettled(ctx, f)
-		released = err == nil
-		handed := false
-		if next != nil {
-			if err == nil && settled.HandedOver != nil {
-				handed = true
-				nextLease.Written = d.flow.opts.Now()
-				next.ch <- &handoff{lease: nextLease, endpoint: *settled.HandedOver}
-			} else {
-				next.ch <- nil
-			}
+			err = d.finish(ctx, f)
+			released, handed = true, true
+		} else {
+			handed, err = d.finishPassing(ctx, f, next)
+			released = err == nil
 		}
 		if pull := d.flow.released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight, handed); len(pull) > 0 {
 			d.wake(ctx, ep.ID, pull)
@@ -392,6 +373,31 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 		res.Err = errors.New(v.reason)
 	}
 	return res
+}
+
+// finishPassing ends a delivery whose lease cannot pass in memory (a
+// failure, which may disable the endpoint, or an outcome that never reached
+// it): the first waiter here, next, gets the lease in the same write, if
+// the endpoint still takes deliveries; otherwise the lease is released and
+// next is told to try again. It reports whether the lease passed.
+func (d *Deliverer) finishPassing(ctx context.Context, f Finish, next *waiter) (bool, error) {
+	var nextLease Lease
+	if next != nil {
+		nextLease = Lease{EndpointID: f.Lease.EndpointID, Slot: f.Lease.Slot, Token: uuid.New()}
+		f.HandTo, f.HandTTL = nextLease.Token, LeaseTTL
+	}
+	f.Announce = next == nil && !d.flow.hasWaiter(f.Lease.EndpointID)
+	settled, err := d.finishSettled(ctx, f)
+	if next == nil {
+		return false, err
+	}
+	if err != nil || settled.HandedOver == nil {
+		next.ch <- nil
+		return false, err
+	}
+	nextLease.Written = d.flow.opts.Now()
+	next.ch <- &handoff{lease: nextLease, endpoint: *settled.HandedOver}
+	return true, nil
 }
 
 // wake makes parked deliveries the chain pulled available now. Best

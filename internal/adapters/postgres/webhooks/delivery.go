@@ -116,14 +116,16 @@ func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscr
 const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
   e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until`
 
-// scanDeliverEndpoint scans deliverEndpointColumns into ep.
-func scanDeliverEndpoint(row pgx.Row, ep *subscriber.Endpoint) error {
+// scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
+// row's remaining columns into extra.
+func scanDeliverEndpoint(row pgx.Row, ep *subscriber.Endpoint, extra ...any) error {
 	var (
 		headers []byte
 		mif     int16
 	)
-	if err := row.Scan(&ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
-		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil); err != nil {
+	dest := append([]any{&ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
+		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		return err
 	}
 	ep.MaxInFlight = int(mif)
@@ -166,9 +168,6 @@ FROM ep LEFT JOIN ev ON true`
 func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (subscriber.Claim, error) {
 	var (
 		c       subscriber.Claim
-		e       = &c.Endpoint
-		headers []byte
-		mif     int16
 		slot    *int16
 		evID    *uuid.UUID
 		ev      subscriber.Event
@@ -177,19 +176,13 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 		evSubj  *string
 		evAt    *time.Time
 	)
-	err := s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID).Scan(
-		&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &headers, &mif, &e.Enabled, &e.FailingSince,
-		&e.SecretSealed, &e.PrevSecretSealed, &e.PrevSecretUntil, &slot,
-		&evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
+	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID), &c.Endpoint,
+		&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("endpoint %s: %w", endpointID, subscriber.ErrGone)
 	}
 	if err != nil {
 		return c, fmt.Errorf("take lease of endpoint %s: %w", endpointID, err)
-	}
-	e.MaxInFlight = int(mif)
-	if err := json.Unmarshal(headers, &e.Headers); err != nil {
-		return c, fmt.Errorf("decode headers of endpoint %s: %w", endpointID, err)
 	}
 	if evID != nil {
 		ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
@@ -220,7 +213,7 @@ func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Dur
 		held bool
 	)
 	row := s.pool.QueryRow(ctx, renewLease, l.EndpointID, l.Slot, l.Token, ttl.Seconds())
-	err := scanDeliverEndpoint(rowWith{row, &held}, &ep)
+	err := scanDeliverEndpoint(row, &ep, &held)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ep, false, fmt.Errorf("endpoint %s: %w", l.EndpointID, subscriber.ErrGone)
 	}
@@ -229,15 +222,6 @@ func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Dur
 	}
 	return ep, held, nil
 }
-
-// rowWith scans a row whose columns are the wrapped scan's and then extra.
-type rowWith struct {
-	pgx.Row
-	extra any
-}
-
-// Scan implements pgx.Row.
-func (r rowWith) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra)...) }
 
 // Finish implements subscriber.DeliverStore: the attempt, the settlement,
 // the release and its NOTIFY go as one batch, which PostgreSQL runs as one

@@ -99,6 +99,10 @@ func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
 	// Replicas share the database and the master key.
 	env := webhookEnv(1)
 	env["STANDMEET_MASTER_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	// Few workers each, so that neither replica can fetch all the
+	// deliveries in one go and keep the lease to itself: both must work
+	// the queue for the test to prove anything across replicas.
+	env["STANDMEET_RIVER_MAX_WORKERS"] = "8"
 	a := startTestServer(t, testServerOptions{Env: env})
 	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
 	ownerID, key := webhookOwner(t, a)

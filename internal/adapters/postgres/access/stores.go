@@ -2,15 +2,14 @@ package access
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/standmeet/standmeet/internal/access"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
@@ -46,8 +45,7 @@ WHERE owner_id = $1 AND id = $2 RETURNING `+roleColumns, r.OwnerID, r.ID, r.Name
 
 func (s *roleStore) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	tag, err := s.tx.Exec(ctx, `DELETE FROM access_roles WHERE owner_id = $1 AND id = $2`, ownerID, id)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation: codes use it
+	if pgerr.Is(err, pgerr.ForeignKeyViolation, "") { // codes use it
 		return domain.Conflict("ROLE_IN_USE", "codes use this role; it cannot be deleted")
 	}
 	if err != nil {

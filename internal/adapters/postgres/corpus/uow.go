@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
 )
@@ -72,11 +73,11 @@ func translate(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
-		case "23503": // foreign_key_violation: a parent vanished or has children
+		case pgerr.ForeignKeyViolation: // a parent vanished or has children
 			if pgErr.ConstraintName == "corpus_notes_parent_fkey" && pgErr.TableName == "corpus_notes" {
 				return domain.Conflict("NOTE_TREE_CHANGED", "the note's parent or children changed meanwhile; try again")
 			}
-		case "23514": // check_violation
+		case pgerr.CheckViolation:
 			return domain.Validation("INVALID_NOTE", "the note breaks a rule of the store: "+pgErr.ConstraintName)
 		}
 	}

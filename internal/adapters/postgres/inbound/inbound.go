@@ -110,14 +110,3 @@ func notFound(err error, what string) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
-
-func isViolation(err error, code, constraint string) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == code && (constraint == "" || pe.ConstraintName == constraint)
-}
-
-// Codes of PostgreSQL errors the adapter translates.
-const (
-	codeUniqueViolation     = "23505"
-	codeForeignKeyViolation = "23503"
-)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
@@ -82,7 +83,7 @@ func (s sourceStore) Update(ctx context.Context, src inbound.Source) error {
 func (s sourceStore) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	tag, err := s.tx.Exec(ctx, `DELETE FROM inbound_sources WHERE owner_id = $1 AND id = $2`, ownerID, id)
 	if err != nil {
-		if isViolation(err, codeForeignKeyViolation, "") {
+		if pgerr.Is(err, pgerr.ForeignKeyViolation, "") {
 			return inbound.ErrSourceInUse
 		}
 		return fmt.Errorf("delete inbound source: %w", err)

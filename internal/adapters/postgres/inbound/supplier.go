@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
@@ -71,7 +72,7 @@ func (s connectionStore) Insert(ctx context.Context, c supplier.Connection) erro
 		SELECT $1, $2, id, $4, $5, NULL, $6 FROM inbound_sources WHERE id = $3 AND owner_id = $2`,
 		c.ID, c.OwnerID, c.SourceID, c.Name, c.Supplier, c.CreatedAt)
 	if err != nil {
-		if isViolation(err, codeUniqueViolation, "supplier_connections_source_key") {
+		if pgerr.Is(err, pgerr.UniqueViolation, "supplier_connections_source_key") {
 			return supplier.ErrSourceTaken
 		}
 		return fmt.Errorf("insert supplier connection: %w", err)

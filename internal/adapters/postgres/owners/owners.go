@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner"
 )
@@ -121,11 +121,6 @@ func notFound(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-func isUniqueViolation(err error, constraint string) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == constraint
-}
-
 func utc(t time.Time) time.Time { return t.UTC() }
 
 func utcPtr(t *time.Time) *time.Time {
@@ -160,7 +155,7 @@ func scanOwner(row pgx.Row) (owner.Owner, error) {
 func (s ownerStore) Create(ctx context.Context, o owner.Owner) error {
 	_, err := s.tx.Exec(ctx, `INSERT INTO owners (`+ownerColumns+`) VALUES ($1, $2, $3, $4, $5)`,
 		o.ID, o.Email, o.PasswordHash, o.CreatedAt, o.UpdatedAt)
-	if isUniqueViolation(err, "owners_email_lower_key") {
+	if pgerr.Is(err, pgerr.UniqueViolation, "owners_email_lower_key") {
 		return owner.ErrEmailTaken
 	}
 	if err != nil {
@@ -187,7 +182,7 @@ func (s ownerStore) ByEmail(ctx context.Context, email string) (owner.Owner, err
 
 func (s ownerStore) UpdateEmail(ctx context.Context, id uuid.UUID, email string, at time.Time) error {
 	tag, err := s.tx.Exec(ctx, `UPDATE owners SET email = $2, updated_at = $3 WHERE id = $1`, id, email, at)
-	if isUniqueViolation(err, "owners_email_lower_key") {
+	if pgerr.Is(err, pgerr.UniqueViolation, "owners_email_lower_key") {
 		return owner.ErrEmailTaken
 	}
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
+	"github.com/standmeet/standmeet/internal/owner/subscriber"
 )
 
 // full reports whether the full fault tests run (make test-faults sets
@@ -383,7 +384,9 @@ const hangupLag = 50 * time.Millisecond
 // senderInFlight is the most requests the sender had outstanding at one
 // endpoint at once, from the sink's arrival and end times, where a request
 // the sender abandoned (status 0: it timed out and closed the connection)
-// ends up to hangupLag before the sink noticed. The sink's own count
+// ends up to hangupLag before the sink noticed, and never later than the
+// sender's own timeout after it arrived (it was sent before it arrived; on
+// a loaded machine the sink was measured noticing 165 ms late). The sink's own count
 // (MaxInFlight) includes that lag: a receiver still busy with a request its
 // sender gave up on is not a second request in flight.
 func senderInFlight(ars []bench.Arrival) int64 {
@@ -396,6 +399,9 @@ func senderInFlight(ars []bench.Arrival) int64 {
 		end := a.Done
 		if a.Status == 0 {
 			end = end.Add(-hangupLag)
+			if gaveUp := a.At.Add(subscriber.HTTPTimeout); end.After(gaveUp) {
+				end = gaveUp
+			}
 			if end.Before(a.At) {
 				end = a.At
 			}
@@ -635,4 +641,26 @@ func listenCounting(t *testing.T, addr string) *countingListener {
 	}()
 	t.Cleanup(func() { _ = ln.Close() })
 	return c
+}
+
+func TestSenderInFlightEndsAnAbandonedRequestAtTheSendersTimeout(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 30, 10, 25, 50, 0, time.UTC)
+	// The sink noticed the hang-up 165 ms after the sender's timeout.
+	abandoned := bench.Arrival{ID: "a", At: t0, Done: t0.Add(subscriber.HTTPTimeout + 165*time.Millisecond)}
+	cases := []struct {
+		name string
+		next time.Duration
+		want int64
+	}{
+		{"next request after the sender gave up", subscriber.HTTPTimeout + 105*time.Millisecond, 1},
+		{"next request while the first was really in flight", subscriber.HTTPTimeout / 2, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			next := bench.Arrival{ID: "b", At: t0.Add(c.next), Done: t0.Add(c.next + 5*time.Millisecond), Status: 200}
+			require.Equal(t, c.want, senderInFlight([]bench.Arrival{abandoned, next}))
+		})
+	}
 }

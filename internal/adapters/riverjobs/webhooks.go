@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/infra/events"
@@ -35,13 +36,28 @@ type WebhookDeliverArgs struct {
 func (WebhookDeliverArgs) Kind() string { return subscriber.KindDeliver }
 
 // InsertOpts puts deliveries on their own queue with seed 002's 18
-// attempts, unique by args.
+// attempts, unique by args in every state River keeps a job in.
+//
+// River's default unique states leave out cancelled and discarded, so a
+// fan-out that ran after a delivery was cancelled (a 410) or discarded
+// would queue the same (endpoint, event) again: webhooks.send_test queues
+// its delivery itself and the fan-out of the same webhook.test event comes
+// later, so a fast 410 was followed by a second POST. A finished delivery
+// is sent again only by Redeliver, which retries the same job.
 func (WebhookDeliverArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue:       QueueWebhooks,
 		MaxAttempts: subscriber.MaxAttempts,
-		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: deliveryUniqueStates},
 	}
+}
+
+// deliveryUniqueStates is every job state: one delivery job per
+// (endpoint, event) until River's cleaner deletes it.
+var deliveryUniqueStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStateCancelled, rivertype.JobStateCompleted,
+	rivertype.JobStateDiscarded, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
 }
 
 // WebhookFanoutWorker runs the fan-out handler.

@@ -254,6 +254,34 @@ func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
 	require.Equal(t, riverjobs.QueueWebhooks, queue)
 }
 
+// A delivery that has finished, however it finished, is not queued again by
+// a later fan-out of the same event: webhooks.send_test queues its delivery
+// itself, and the fan-out of its webhook.test event can run after a 410
+// cancelled that delivery.
+func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	for _, state := range []string{"completed", "cancelled", "discarded", "retryable"} {
+		t.Run(state, func(t *testing.T) {
+			ev := b.event(t, "code.issued")
+			first, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+			require.NoError(t, err)
+			_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 1,
+  finalized_at = CASE WHEN $2 = 'retryable' THEN NULL ELSE now() END WHERE id = $1`, first[0].JobID, state)
+			require.NoError(t, err)
+			again, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+			require.NoError(t, err)
+			require.True(t, again[0].Duplicate, "a %s delivery is not queued again", state)
+			var n int
+			require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'
+  AND args->>'event_id' = $1`, ev.String()).Scan(&n))
+			require.Equal(t, 1, n)
+		})
+	}
+}
+
 func TestWakeDeliveriesMovesOnlyParkedJobs(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -381,8 +409,13 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, out.Count, "nothing discarded is left")
 
-	// A discarded job whose (endpoint, event) has a live sibling is left alone.
-	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1`, jobs[1])
+	// A discarded job whose (endpoint, event) has a live sibling is left
+	// alone. Jobs are unique in every state now, so only a job queued
+	// before that (with River's default unique states, which leave out
+	// cancelled and discarded) can have a sibling: the UPDATE makes
+	// jobs[1] one.
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now(),
+  unique_states = B'11110101' WHERE id = $1`, jobs[1])
 	require.NoError(t, err)
 	_, err = b.ins.Insert(ctx, riverjobs.WebhookDeliverArgs{EndpointID: ep.ID, EventID: evs[1]}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)

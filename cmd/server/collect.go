@@ -86,7 +86,8 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 	return ms
 }
 
-func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer) []Background {
+func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer,
+	riverStats *riverjobs.StatsKeeper) []Background {
 	var bs []Background
 	if cfg.DebugAddr != "" {
 		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
@@ -95,6 +96,7 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	bs = append(bs, relay)
 	bs = append(bs, webhookLeases)
 	bs = append(bs, BackgroundFunc(deliverer.KeepChains))
+	bs = append(bs, riverStats)
 	return bs
 }
 

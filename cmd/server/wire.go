@@ -19,7 +19,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		providePool, provideMigrations, provideRegistry, provideMetricsHandler,
 		provideRiverConfig, provideWorker, provideTasksHandler,
 		// the event bus
-		provideInserter, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
+		provideInserter, provideRiverStats, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
 		provideSubscriptions,
 		// inbound webhooks (wire_inbound.go, unseal.go)
 		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,

@@ -150,7 +150,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer)
+	statsKeeper := provideRiverStats(pool, logger)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

@@ -63,6 +63,11 @@ func provideWebhookFlow(cfg config.Config, reg *prometheus.Registry) (*whsub.Flo
 			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
 		}, func() float64 { return get(flow.Stats()) })
 	}
+	gauge := func(name, help string, get func(whsub.FlowGauges) int) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
+		}, func() float64 { return float64(get(flow.Gauges())) })
+	}
 	for _, c := range []prometheus.Collector{
 		counter("snoozes_total", "Deliveries that found their endpoint busy and snoozed.", func(s whsub.FlowStats) float64 { return float64(s.Snoozes) }),
 		counter("deck_joins_total", "Waits in process for a busy endpoint's lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckJoins) }),
@@ -72,6 +77,10 @@ func provideWebhookFlow(cfg config.Config, reg *prometheus.Registry) (*whsub.Flo
 		counter("releases_total", "Leases released by this process.", func(s whsub.FlowStats) float64 { return float64(s.Releases) }),
 		counter("handoffs_total", "Leases passed straight from a holder to a waiter.", func(s whsub.FlowStats) float64 { return float64(s.Handoffs) }),
 		counter("hold_seconds_total", "Time leases were held by this process.", func(s whsub.FlowStats) float64 { return s.Hold.Seconds() }),
+		gauge("in_flight", "Lease slots this process holds now.", func(g whsub.FlowGauges) int { return g.InFlight }),
+		gauge("waiting", "Deliveries waiting in process for a busy endpoint's lease.", func(g whsub.FlowGauges) int { return g.Waiting }),
+		gauge("pulled", "Parked deliveries made available early and not yet running.", func(g whsub.FlowGauges) int { return g.Pulled }),
+		gauge("parked", "Deliveries parked behind a busy endpoint, as this process knows them.", func(g whsub.FlowGauges) int { return g.Parked }),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register webhook flow metrics: %w", err)

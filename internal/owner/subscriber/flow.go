@@ -209,6 +209,34 @@ func (f *Flow) Stats() FlowStats {
 	}
 }
 
+// FlowGauges is what Flow holds right now, summed over endpoints.
+type FlowGauges struct {
+	// Endpoints is the number of endpoints Flow keeps state for.
+	Endpoints int
+	// InFlight is the number of lease slots this process holds.
+	InFlight int
+	// Waiting is the number of deliveries on the decks.
+	Waiting int
+	// Pulled is the number of parked deliveries made available and not yet
+	// seen running.
+	Pulled int
+	// Parked is the number of deliveries parked here.
+	Parked int
+}
+
+// Gauges returns what Flow holds now.
+func (f *Flow) Gauges() FlowGauges {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g := FlowGauges{Endpoints: len(f.eps), Waiting: f.waiting}
+	for _, st := range f.eps {
+		g.InFlight += st.inFlight
+		g.Pulled += len(st.pulled)
+		g.Parked += len(st.parkedSet)
+	}
+	return g
+}
+
 func (f *Flow) state(id uuid.UUID) *endpointFlow {
 	st := f.eps[id]
 	if st == nil {

@@ -248,3 +248,31 @@ func TestFanoutDefersNothingWhileAnotherReplicaWorks(t *testing.T) {
 	_, deferred = f.backlog(id, 1)
 	require.True(t, deferred, "a peer silent for the window no longer counts")
 }
+
+func TestFlowGaugesSumWhatItHoldsNow(t *testing.T) {
+	t.Parallel()
+	f := NewFlow(FlowOptions{DeckPerEndpoint: 4, DefaultInterval: time.Millisecond})
+	x, y := uuid.New(), uuid.New()
+	require.Equal(t, FlowGauges{}, f.Gauges())
+
+	f.taken(x)
+	f.taken(y)
+	w := f.join(x)
+	require.NotNil(t, w)
+	f.park(x, 1)
+	f.park(x, 2)
+	f.parkQueued(y, 3)
+	require.Equal(t, FlowGauges{Endpoints: 2, InFlight: 2, Waiting: 1, Parked: 3}, f.Gauges())
+
+	// x's release pulls its parked jobs: they are on their way, no longer
+	// parked; y's job runs again.
+	pulled := f.released(x, time.Millisecond, 1, false)
+	require.ElementsMatch(t, []int64{1, 2}, pulled)
+	f.arrived(y, 3)
+	require.Equal(t, FlowGauges{Endpoints: 2, InFlight: 1, Waiting: 1, Pulled: 2}, f.Gauges())
+
+	f.leave(x, w)
+	f.arrived(x, 1)
+	f.arrived(x, 2)
+	require.Equal(t, FlowGauges{Endpoints: 2, InFlight: 1}, f.Gauges())
+}

@@ -54,61 +54,67 @@ func plannedScheduled(t *testing.T, pool *pgxpool.Pool) float64 {
 	return plan[0]["Plan"]["Plan Rows"].(float64)
 }
 
-func TestStatsKeeperAnalysesRiverJobAfterABurst(t *testing.T) {
+func TestStatsKeeperAnalysesWhenTheWaitingJobsMoreThanDouble(t *testing.T) {
 	t.Parallel()
 	pool := statsDB(t)
 	ctx := context.Background()
-	keeper := riverjobs.NewStatsKeeper(pool, zap.NewNop(), riverjobs.StatsOptions{MinChanges: 1000, Fraction: 0.2})
+	// Only the waiting-jobs trigger: the change count never suffices.
+	keeper := riverjobs.NewStatsKeeper(pool, zap.NewNop(), riverjobs.StatsOptions{MinChanges: 1 << 40, MinWaiting: 200})
 
 	// Statistics taken when every job was completed: the planner believes
 	// next to nothing is scheduled.
 	insertJobs(t, pool, 1, 2000, "completed")
 	_, err := pool.Exec(ctx, `ANALYZE river_job`)
 	require.NoError(t, err)
-	analysed, err := keeper.Check(ctx)
-	require.NoError(t, err)
-	require.False(t, analysed, "nothing changed since the analyse")
-
-	// A few changes are not worth an analyse.
+	check := func() bool {
+		t.Helper()
+		analysed, err := keeper.Check(ctx)
+		require.NoError(t, err)
+		return analysed
+	}
+	require.False(t, check(), "nothing waits")
 	insertJobs(t, pool, 2001, 100, "scheduled")
-	analysed, err = keeper.Check(ctx)
-	require.NoError(t, err)
-	require.False(t, analysed, "100 changed rows are below MinChanges")
+	require.False(t, check(), "100 waiting jobs are below MinWaiting")
 
 	// A burst of parked deliveries.
 	insertJobs(t, pool, 2101, 3000, "scheduled")
 	require.Less(t, plannedScheduled(t, pool), 100.0, "stale statistics hide the burst")
-	require.Eventually(t, func() bool {
-		analysed, err := keeper.Check(ctx)
-		require.NoError(t, err)
-		return analysed
-	}, 10*time.Second, 50*time.Millisecond, "the burst is analysed")
+	require.True(t, check(), "3,100 waiting jobs, more than twice none")
 	require.Greater(t, plannedScheduled(t, pool), 2000.0, "the planner sees the burst")
 
-	analysed, err = keeper.Check(ctx)
-	require.NoError(t, err)
-	require.False(t, analysed, "the analyse reset the change count")
+	require.False(t, check(), "nothing grew since")
+	insertJobs(t, pool, 5101, 1000, "retryable")
+	require.False(t, check(), "4,100 is not more than twice 3,100 plus 200")
+	insertJobs(t, pool, 6101, 3000, "scheduled")
+	require.True(t, check(), "7,100 is")
 }
 
-func TestStatsKeeperRequiresAShareOfALargeTable(t *testing.T) {
+func TestStatsKeeperAnalysesWhenAShareOfTheTableChanged(t *testing.T) {
 	t.Parallel()
 	pool := statsDB(t)
 	ctx := context.Background()
-	keeper := riverjobs.NewStatsKeeper(pool, zap.NewNop(), riverjobs.StatsOptions{MinChanges: 100, Fraction: 0.5})
+	keeper := riverjobs.NewStatsKeeper(pool, zap.NewNop(), riverjobs.StatsOptions{MinChanges: 1000, Fraction: 0.5})
 	insertJobs(t, pool, 1, 4000, "completed")
 	_, err := pool.Exec(ctx, `ANALYZE river_job`)
 	require.NoError(t, err)
-	insertJobs(t, pool, 4001, 1500, "scheduled")
-	// 1,500 changes over 5,500 live rows: above MinChanges, below half.
+	insertJobs(t, pool, 4001, 500, "available")
 	analysed, err := keeper.Check(ctx)
 	require.NoError(t, err)
+	require.False(t, analysed, "500 changes are below MinChanges")
+	insertJobs(t, pool, 4501, 1500, "available")
+	// 2,000 changes over 6,000 live rows: above MinChanges, below half.
+	analysed, err = keeper.Check(ctx)
+	require.NoError(t, err)
 	require.False(t, analysed)
-	insertJobs(t, pool, 5501, 3000, "scheduled")
+	insertJobs(t, pool, 6001, 3000, "available")
 	require.Eventually(t, func() bool {
 		analysed, err := keeper.Check(ctx)
 		require.NoError(t, err)
 		return analysed
-	}, 10*time.Second, 50*time.Millisecond, "4,500 changes over 8,500 live rows pass half")
+	}, 10*time.Second, 50*time.Millisecond, "5,000 changes over 9,000 live rows pass half")
+	analysed, err = keeper.Check(ctx)
+	require.NoError(t, err)
+	require.False(t, analysed, "the analyse reset the change count")
 }
 
 func TestStatsKeeperRunStopsWithItsContext(t *testing.T) {

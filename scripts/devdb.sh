@@ -77,7 +77,9 @@ start() {
     # .devdb/ removed): adopt it; its port is line 4 of postmaster.pid.
     port="$(sed -n 4p "$dir/data/postmaster.pid")"
   else
-    port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s' "$root" | cksum | cut -d' ' -f1) % 20000 )))"
+    # Below the kernel's ephemeral range (32768 and up here), where a
+    # client connection's local port can take ours at any moment.
+    port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s' "$root" | cksum | cut -d' ' -f1) % 12000 )))"
     while ! port_free "$port"; do port=$((port + 1)); done
   fi
   mkdir -p "$dir/sock"; [ "$(id -u)" = 0 ] && chown postgres "$dir/sock"
@@ -85,9 +87,18 @@ start() {
     # fsync off: this cluster holds development and test data only. The server
     # must not inherit the lock's descriptor (9>&-): it would hold the lock for
     # as long as it runs, and every later devdb.sh would wait on it.
-    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
+    # A port free a moment ago can be taken before the server binds it (a
+    # client's local port): then try the next free one, a few times.
+    local tries=0
+    until as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
       "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB" \
-      >/dev/null 9>&- || { tail -20 "$dir/server.log" >&2; exit 1; }
+      >/dev/null 2>&1 9>&-; do
+      tries=$((tries + 1))
+      if [ "$tries" -ge 5 ] || ! tail -5 "$dir/server.log" | grep -q "could not create any TCP/IP sockets"; then
+        tail -20 "$dir/server.log" >&2; exit 1
+      fi
+      port=$((port + 1)); while ! port_free "$port"; do port=$((port + 1)); done
+    done
   fi
   echo "$port" >"$state/port"; echo "$dir" >"$state/dir"
   "$bin/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \

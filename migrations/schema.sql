@@ -1040,6 +1040,7 @@ CREATE UNIQUE INDEX inbound_messages_source_message_key ON inbound_messages (sou
 CREATE UNIQUE INDEX inbound_messages_unsigned_body_key ON inbound_messages (source_id, payload_sha256) WHERE NOT message_id_signed;
 CREATE INDEX inbound_messages_source_received_idx ON inbound_messages (source_id, received_at DESC, id DESC);
 CREATE INDEX inbound_messages_source_dead_idx ON inbound_messages (source_id, received_at DESC, id DESC) WHERE state = 'dead';
+CREATE INDEX inbound_messages_done_idx ON inbound_messages (done_at) WHERE state = 'done';
 
 -- events: none (supplier.connected/.activated/.disconnected are recorded by the supplier use cases through Record)
 CREATE TABLE supplier_connections (

@@ -41,7 +41,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	sealFunc := provideInboundSeal(box)
-	service := provideInboundService(unitOfWork, registry, sealFunc)
+	service := provideInboundService(unitOfWork, registry, sealFunc, cfg)
 	prometheusRegistry := provideRegistry()
 	metrics, err := provideEventMetrics(prometheusRegistry)
 	if err != nil {

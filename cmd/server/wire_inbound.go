@@ -15,6 +15,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
@@ -51,8 +52,9 @@ func provideInboundRouter(sup *supplier.Service) (*inbound.Router, error) {
 	)
 }
 
-func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc) *inbound.Service {
-	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config) *inbound.Service {
+	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{},
+		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention})
 }
 
 func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc) *inbound.Gateway {
@@ -68,7 +70,7 @@ func provideInboundProcessWorker(proc *inbound.Processor, logger *zap.Logger) *r
 }
 
 func provideInboundPurgeWorker(svc *inbound.Service, logger *zap.Logger) *riverjobs.InboundPurgeWorker {
-	return riverjobs.NewInboundPurgeWorker(svc.PurgeReplays, logger.Named("inbound"))
+	return riverjobs.NewInboundPurgeWorker(svc.Maintain, logger.Named("inbound"))
 }
 
 func provideHooksMounter(gw *inbound.Gateway, logger *zap.Logger, reg *prometheus.Registry) (*hooks.Mounter, error) {

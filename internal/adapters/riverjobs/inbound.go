@@ -138,7 +138,8 @@ func (w *InboundProcessWorker) NextRetry(job *river.Job[InboundProcessArgs]) tim
 	return time.Time{}
 }
 
-// InboundPurgeArgs are the args of the replay-key purge.
+// InboundPurgeArgs are the args of the inbound upkeep: expired replay keys
+// and processed messages past the retention.
 type InboundPurgeArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -156,34 +157,36 @@ func (InboundPurgeArgs) InsertOpts() river.InsertOpts {
 	}
 }
 
-// PurgeReplaysFunc deletes expired replay keys (inbound.Service.PurgeReplays).
-type PurgeReplaysFunc func(ctx context.Context) (int64, error)
+// InboundMaintainFunc runs the inbound upkeep (inbound.Service.Maintain)
+// and returns how many replay keys and messages it deleted.
+type InboundMaintainFunc func(ctx context.Context) (replayKeys, messages int64, err error)
 
-// InboundPurgeWorker runs the purge.
+// InboundPurgeWorker runs the upkeep.
 type InboundPurgeWorker struct {
 	river.WorkerDefaults[InboundPurgeArgs]
-	purge PurgeReplaysFunc
-	log   *zap.Logger
+	maintain InboundMaintainFunc
+	log      *zap.Logger
 }
 
-// NewInboundPurgeWorker returns the purge worker.
-func NewInboundPurgeWorker(purge PurgeReplaysFunc, log *zap.Logger) *InboundPurgeWorker {
+// NewInboundPurgeWorker returns the upkeep worker.
+func NewInboundPurgeWorker(maintain InboundMaintainFunc, log *zap.Logger) *InboundPurgeWorker {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &InboundPurgeWorker{purge: purge, log: log}
+	return &InboundPurgeWorker{maintain: maintain, log: log}
 }
 
-// Work deletes every expired replay key.
+// Work deletes every expired replay key and every processed message past
+// the retention.
 func (w *InboundPurgeWorker) Work(ctx context.Context, _ *river.Job[InboundPurgeArgs]) error {
-	n, err := w.purge(ctx)
-	if n > 0 {
-		w.log.Debug("expired inbound replay keys removed", zap.Int64("count", n))
+	keys, messages, err := w.maintain(ctx)
+	if keys > 0 || messages > 0 {
+		w.log.Debug("inbound upkeep", zap.Int64("replay_keys", keys), zap.Int64("messages", messages))
 	}
 	return err
 }
 
-// InboundPurgeInterval is how often expired replay keys are removed.
+// InboundPurgeInterval is how often the inbound upkeep runs.
 const InboundPurgeInterval = 5 * time.Minute
 
 // InboundPeriodicJobs returns the purge, every InboundPurgeInterval and once

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -107,7 +108,7 @@ func setup(t *testing.T) *testBundle {
 
 	workers := river.NewWorkers()
 	require.NoError(t, riverjobs.RegisterInbound(workers,
-		riverjobs.NewInboundProcessWorker(proc, nil), riverjobs.NewInboundPurgeWorker(svc.PurgeReplays, nil)))
+		riverjobs.NewInboundProcessWorker(proc, nil), riverjobs.NewInboundPurgeWorker(svc.Maintain, nil)))
 	w, err := riverjobs.NewWorker(pool, riverjobs.Config{MaxWorkers: 10, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}, workers, nil, nil)
 	require.NoError(t, err)
 	events, cancel := w.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
@@ -289,7 +290,7 @@ func TestRetryAfterHintWins(t *testing.T) {
 	require.WithinDuration(t, *r.nextAttemptAt, job.ScheduledAt, time.Microsecond)
 }
 
-func TestPurgeWorkerRemovesExpiredReplayKeys(t *testing.T) {
+func TestPurgeWorkerRemovesExpiredReplayKeysAndOldProcessedMessages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
@@ -297,12 +298,32 @@ func TestPurgeWorkerRemovesExpiredReplayKeys(t *testing.T) {
 	_, err := b.pool.Exec(ctx, `INSERT INTO inbound_replays (source_id, message_id, payload_sha256, registered_at, expires_at)
 		SELECT $1, 'old-' || g, sha256(g::text::bytea), now() - interval '2 hours', now() - interval '1 hour' FROM generate_series(1, 12000) g`, sourceID)
 	require.NoError(t, err)
-	w := riverjobs.NewInboundPurgeWorker(b.svc.PurgeReplays, nil)
+	// 6,000 messages processed 31 days ago (more than one batch), and one
+	// of each kind that stays: processed 29 days ago, dead and never
+	// processed for 40 days.
+	_, err = b.pool.Exec(ctx, `INSERT INTO inbound_messages (id, owner_id, source_id, message_id, message_id_signed,
+  payload_sha256, body, received_at, state, attempts, done_at, dead_at)
+SELECT gen_random_uuid(), s.owner_id, s.id, 'm-' || g, true, sha256(g::text::bytea), '{}'::bytea,
+  now() - interval '40 days',
+  CASE WHEN g <= 6001 THEN 'done' WHEN g = 6002 THEN 'dead' ELSE 'received' END, 1,
+  CASE WHEN g <= 6000 THEN now() - interval '31 days' WHEN g = 6001 THEN now() - interval '29 days' END,
+  CASE WHEN g = 6002 THEN now() - interval '40 days' END
+FROM inbound_sources s, generate_series(1, 6003) g WHERE s.id = $1`, sourceID)
+	require.NoError(t, err)
+	w := riverjobs.NewInboundPurgeWorker(b.svc.Maintain, nil)
 	b.clock.Set(time.Now())
 	require.NoError(t, w.Work(ctx, &river.Job[riverjobs.InboundPurgeArgs]{}))
 	var left int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_replays WHERE source_id = $1`, sourceID).Scan(&left))
 	require.Equal(t, 1, left, "only the live key of the accepted message is left")
+	rows, err := b.pool.Query(ctx, `SELECT message_id FROM inbound_messages WHERE source_id = $1 AND message_id LIKE 'm-%' ORDER BY message_id`, sourceID)
+	require.NoError(t, err)
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"m-6001", "m-6002", "m-6003"}, kept, "processed within the retention, dead, unprocessed")
+	var accepted int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE source_id = $1 AND message_id NOT LIKE 'm-%'`, sourceID).Scan(&accepted))
+	require.Equal(t, 1, accepted, "the message received just now stays")
 }
 
 func riverJob(pool *pgxpool.Pool, id int64) (*rivertype.JobRow, error) {

@@ -25,7 +25,11 @@
 // completion), so every Handler must be idempotent. Duplicates of an accepted
 // message (same source and message id, or for kinds whose id is not signed,
 // same body) are answered 200 and processed nothing again; the uniqueness is
-// held by the inbox table itself, so it outlives River's job retention.
+// held by the inbox table itself, so it outlives River's job retention. A
+// processed message is kept for the retention (STANDMEET_EVENT_RETENTION,
+// 30 days) and then deleted by the periodic upkeep (Service.Maintain), so
+// the inbox does not grow without bound; senders retry for days, not
+// weeks. Dead letters and unprocessed messages are never deleted by age.
 //
 // # Retries
 //

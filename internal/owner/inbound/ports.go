@@ -103,6 +103,10 @@ type InboxStore interface {
 	// and returns them with the attempts each has left (at least one) out of
 	// maxAttempts.
 	Revive(ctx context.Context, ownerID, sourceID, id uuid.UUID, resetAttempts bool, maxAttempts int, now time.Time) ([]Revived, error)
+	// PurgeDone deletes up to limit messages processed (done) before
+	// before and returns how many it deleted. Dead letters and messages
+	// not yet processed stay, however old.
+	PurgeDone(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
 // JobQueue enqueues processing jobs in the transaction.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -41,7 +42,14 @@ type ServiceDeps struct {
 	Seal      SealFunc
 	Clock     domain.Clock
 	Policy    RetryPolicy
+	// Retention is how long a processed message stays in the inbox, its
+	// id still deduplicating a redelivery (30 days when zero; the server
+	// passes STANDMEET_EVENT_RETENTION). Dead letters stay until replayed.
+	Retention time.Duration
 }
+
+// DefaultInboxRetention is ServiceDeps.Retention when none is given.
+const DefaultInboxRetention = 30 * 24 * time.Hour
 
 // Service holds the admin use cases of inbound sources, their inbox and dead
 // letters. Every one is scoped by the calling owner.
@@ -56,6 +64,9 @@ func NewService(d ServiceDeps) *Service {
 	}
 	if d.Policy.MaxAttempts == 0 {
 		d.Policy = DefaultRetryPolicy()
+	}
+	if d.Retention <= 0 {
+		d.Retention = DefaultInboxRetention
 	}
 	return &Service{d: d}
 }
@@ -388,6 +399,45 @@ func (s *Service) PurgeReplays(ctx context.Context) (int64, error) {
 			return total, nil
 		}
 	}
+}
+
+// PurgeInbox deletes, in batches, the messages processed longer ago than
+// the retention and returns how many. Their ids no longer deduplicate: a
+// sender redelivering a message after the retention (30 days by default;
+// providers retry for days at most) has it processed again. Dead letters
+// and unprocessed messages stay, however old: they are the owner's to
+// replay or to read.
+func (s *Service) PurgeInbox(ctx context.Context) (int64, error) {
+	const batch = 5000
+	before := s.d.Clock.Now().Add(-s.d.Retention)
+	var total int64
+	for {
+		var n int64
+		err := s.d.UoW.Do(ctx, func(tx Tx) error {
+			var err error
+			n, err = tx.Inbox().PurgeDone(ctx, before, batch)
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("purge processed inbound messages: %w", err)
+		}
+		total += n
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// Maintain runs the periodic upkeep of the inbound tables: expired replay
+// keys and processed messages past the retention. It returns how many rows
+// of each it deleted.
+func (s *Service) Maintain(ctx context.Context) (replayKeys, messages int64, err error) {
+	replayKeys, err = s.PurgeReplays(ctx)
+	if err != nil {
+		return replayKeys, 0, err
+	}
+	messages, err = s.PurgeInbox(ctx)
+	return replayKeys, messages, err
 }
 
 // sourceErr keeps domain errors and turns a bare not-found into the

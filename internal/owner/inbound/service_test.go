@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -327,4 +328,61 @@ func TestDeadLettersListAndReplay(t *testing.T) {
 	require.Equal(t, `{"m":"m2"}`, detail.Body)
 	require.Equal(t, "utf-8", detail.BodyEncoding)
 	require.Equal(t, "/admin/tasks?job="+strconv.FormatInt(*detail.JobID, 10), *detail.TaskURL)
+}
+
+func TestPurgeInboxDeletesProcessedMessagesPastTheRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := &failing{resultFunc: func(m inbound.Message) error {
+		if m.MessageID == "bad" {
+			return inbound.Permanent(errors.New("bad product code"))
+		}
+		return nil
+	}}
+	b := setup(t, inbound.Route{Name: "double", Kind: inbound.AnyKind, Handler: h})
+	src, key := b.swSource(t)
+	day := 24 * time.Hour
+	old := b.accept(t, key, src.ID, "old", `{"m":"old"}`)
+	require.Equal(t, inbound.OutcomeDone, b.process(t, old, inbound.Job{Attempt: 1, MaxAttempts: 5}).Kind)
+	dead := b.accept(t, key, src.ID, "bad", `{"m":"bad"}`)
+	require.Equal(t, inbound.OutcomeDead, b.process(t, dead, inbound.Job{Attempt: 1, MaxAttempts: 5}).Kind)
+	waiting := b.accept(t, key, src.ID, "waiting", `{"m":"waiting"}`)
+	b.clock.Advance(29 * day)
+	recent := b.accept(t, key, src.ID, "recent", `{"m":"recent"}`)
+	require.Equal(t, inbound.OutcomeDone, b.process(t, recent, inbound.Job{Attempt: 1, MaxAttempts: 5}).Kind)
+	b.clock.Advance(2 * day)
+
+	keys, n, err := b.svc.Maintain(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "only the message processed 31 days ago")
+	require.Positive(t, keys, "the replay keys of the 31-day-old messages expired too")
+	_, ok := b.mem.Message(old)
+	require.False(t, ok)
+	for _, id := range []uuid.UUID{dead, waiting, recent} {
+		_, ok := b.mem.Message(id)
+		require.True(t, ok, "dead letters, unprocessed and recent messages stay")
+	}
+	// Past the retention its id deduplicates no more: a sender that sends
+	// it again has it processed again.
+	require.NotEqual(t, old, b.accept(t, key, src.ID, "old", `{"m":"old"}`))
+
+	// A shorter retention, as STANDMEET_EVENT_RETENTION sets it.
+	short := inbound.NewService(inbound.ServiceDeps{UoW: b.mem, Verifiers: b.verReg, Seal: fakeBox{}.Seal, Clock: b.clock, Retention: day})
+	n, err = short.PurgeInbox(ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "the message processed 2 days ago")
+	_, ok = b.mem.Message(recent)
+	require.False(t, ok)
+}
+
+func TestPurgeInboxReportsAStoreFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the store refuses to start a transaction
+	_, err := b.svc.PurgeInbox(ctx)
+	require.ErrorContains(t, err, "purge processed inbound messages")
+	require.ErrorIs(t, err, context.Canceled)
+	_, _, err = b.svc.Maintain(ctx)
+	require.ErrorIs(t, err, context.Canceled)
 }

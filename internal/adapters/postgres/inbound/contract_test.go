@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -108,6 +109,7 @@ func TestContract(t *testing.T) {
 		"rollback":          contractRollback,
 		"delete":            contractDelete,
 		"inbox list paging": contractInboxList,
+		"inbox purge":       contractInboxPurge,
 	}
 	for impl, newHarness := range impls {
 		for name, run := range cases {
@@ -240,6 +242,65 @@ func contractReplay(t *testing.T, h harness) {
 		require.Equal(t, inbound.ReplayConflict, out, "the live key stays")
 		return err
 	})
+}
+
+// contractInboxPurge: PurgeDone deletes processed messages done before the
+// cutoff, oldest first and no more than the limit; dead letters and
+// unprocessed messages stay; a purged message id deduplicates no more.
+func contractInboxPurge(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	var es []inbound.Envelope
+	for i := range 5 {
+		e := envelope(src, fmt.Sprintf("m%d", i), fmt.Sprintf(`{"i":%d}`, i), true, base)
+		require.True(t, insert(t, h, e).Inserted)
+		es = append(es, e)
+	}
+	inbox := func(fn func(ib inbound.InboxStore)) {
+		do(t, h, func(tx inbound.Tx) error { fn(tx.Inbox()); return nil })
+	}
+	inbox(func(ib inbound.InboxStore) {
+		for i, doneAt := range []int{10, 20, 30} {
+			_, ok, err := ib.Begin(ctx, es[i].ID, int64(i+1), at(1))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.NoError(t, ib.MarkDone(ctx, es[i].ID, at(doneAt)))
+		}
+		_, ok, err := ib.Begin(ctx, es[3].ID, 4, at(1))
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, ib.MarkDead(ctx, es[3].ID, "boom", at(5)))
+	})
+	purge := func(before time.Time, limit int) int64 {
+		t.Helper()
+		var n int64
+		do(t, h, func(tx inbound.Tx) error {
+			var err error
+			n, err = tx.Inbox().PurgeDone(ctx, before, limit)
+			return err
+		})
+		return n
+	}
+	require.EqualValues(t, 1, purge(at(25), 1), "the limit holds")
+	inbox(func(ib inbound.InboxStore) {
+		_, err := ib.Get(ctx, owner, es[0].ID)
+		require.ErrorIs(t, err, domain.ErrNotFound, "the oldest done goes first")
+		_, err = ib.Get(ctx, owner, es[1].ID)
+		require.NoError(t, err)
+	})
+	require.EqualValues(t, 1, purge(at(25), 10))
+	require.EqualValues(t, 0, purge(at(25), 10), "nothing else was done before the cutoff")
+	inbox(func(ib inbound.InboxStore) {
+		for i, want := range map[int]inbound.State{2: inbound.StateDone, 3: inbound.StateDead, 4: inbound.StateReceived} {
+			r, err := ib.Get(ctx, owner, es[i].ID)
+			require.NoError(t, err, "message %d stays", i)
+			require.Equal(t, want, r.State)
+		}
+	})
+	require.True(t, insert(t, h, envelope(src, "m0", `{"i":0}`, true, at(40))).Inserted, "a purged id deduplicates no more")
+	require.False(t, insert(t, h, envelope(src, "m2", `{"i":2}`, true, at(40))).Inserted, "a kept one still does")
 }
 
 func contractInboxDedupe(t *testing.T, h harness) {

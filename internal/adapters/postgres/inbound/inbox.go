@@ -245,6 +245,15 @@ func (s inboxStore) Revive(ctx context.Context, ownerID, sourceID, id uuid.UUID,
 	return out, nil
 }
 
+func (s inboxStore) PurgeDone(ctx context.Context, before time.Time, limit int) (int64, error) {
+	tag, err := s.tx.Exec(ctx, `DELETE FROM inbound_messages WHERE id IN (
+  SELECT id FROM inbound_messages WHERE state = 'done' AND done_at < $1 ORDER BY done_at LIMIT $2)`, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("purge processed inbound messages: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil

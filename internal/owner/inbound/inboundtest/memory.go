@@ -422,6 +422,25 @@ func (b inbox) Revive(_ context.Context, ownerID, sourceID, id uuid.UUID, reset 
 	return out, nil
 }
 
+// PurgeDone deletes the oldest-done messages first, as many as limit.
+func (b inbox) PurgeDone(_ context.Context, before time.Time, lim int) (int64, error) {
+	if err := b.t.check(); err != nil {
+		return 0, err
+	}
+	var old []inbound.Record
+	for _, r := range b.t.m.st.inbox {
+		if r.State == inbound.StateDone && r.DoneAt.Before(before) {
+			old = append(old, r)
+		}
+	}
+	sort.Slice(old, func(i, j int) bool { return old[i].DoneAt.Before(old[j].DoneAt) })
+	old = limit(old, lim)
+	for _, r := range old {
+		delete(b.t.m.st.inbox, r.ID)
+	}
+	return int64(len(old)), nil
+}
+
 type jobs struct{ t *memTx }
 
 func (j jobs) EnqueueProcess(_ context.Context, js ...inbound.ProcessJob) error {

@@ -12,8 +12,11 @@ PKGS := ./...
 
 .PHONY: run build test browser test-go lint generate check-generated devdb devdb-stop bench test-faults clean
 
+# VERSION names the build in the webhooks' User-Agent, MCP and OpenAPI.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o bin/standmeet ./cmd/server
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/standmeet ./cmd/server
 
 # run: the server on the private cluster (or DATABASE_URL), with a dev master key.
 run: build

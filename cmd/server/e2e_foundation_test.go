@@ -62,3 +62,13 @@ func TestReadyzReportsPendingMigrations(t *testing.T) {
 	require.Contains(t, body, "MIGRATIONS_PENDING")
 	require.Contains(t, body, "0010_events")
 }
+
+func TestBuildVersionPrefersTheLinkedVersion(t *testing.T) {
+	// Not parallel: it sets the package's link-time variable.
+	saved := version
+	t.Cleanup(func() { version = saved })
+	version = ""
+	require.Equal(t, "dev", buildVersion(), "go test stamps no module version")
+	version = "v1.2.3-4-gabcdef0"
+	require.Equal(t, "v1.2.3-4-gabcdef0", buildVersion())
+}

@@ -128,9 +128,17 @@ func provideEmbedAdmits(s *access.Service) whsub.EmbedAdmitsFunc { return s.Embe
 // ownership check of embeds.
 func provideEmbedBelongsTo(s *access.Service) webhooks.EmbedBelongsToFunc { return s.EmbedBelongsTo }
 
-// buildVersion is the module version stamped by the Go toolchain, "dev"
-// for a local build.
+// version is set at link time by `make build` (-X main.version=, from git
+// describe); empty for `go build`, `go run` and tests.
+var version string
+
+// buildVersion is the linked version, else the module version stamped by
+// the Go toolchain, else "dev". It names the server in the webhooks'
+// User-Agent, MCP and OpenAPI.
 func buildVersion() string {
+	if version != "" {
+		return version
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}

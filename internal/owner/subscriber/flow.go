@@ -260,19 +260,31 @@ func (f *Flow) capacity(st *endpointFlow) int {
 	return max(1, min(f.opts.DeckPerEndpoint, int(f.opts.MaxDeckWait/f.intervalOf(st))))
 }
 
-// target is how many deliveries of the endpoint should be on the deck or on
-// their way to it: its deck capacity, but no more than its share of
-// DeckTotal among the endpoints busy here, so a burst to many endpoints
-// does not wake more deliveries than the decks can take. Called with f.mu
-// held.
-func (f *Flow) target(st *endpointFlow) int {
-	active := 0
+// census is what pull needs to know of all endpoints: how many are busy
+// and how many pulled deliveries are on their way. Counting it is O(eps),
+// so stalled counts once per sweep rather than once per endpoint.
+type census struct {
+	active, onTheWay int
+}
+
+// count takes the census. Called with f.mu held.
+func (f *Flow) count() census {
+	var c census
 	for _, o := range f.eps {
 		if o.busy() {
-			active++
+			c.active++
 		}
+		c.onTheWay += len(o.pulled)
 	}
-	return max(1, min(f.capacity(st), f.opts.DeckTotal/max(active, 1)))
+	return c
+}
+
+// target is how many deliveries of the endpoint should be on the deck or on
+// their way to it: its deck capacity, but no more than its share of
+// DeckTotal among the endpoints busy here (c.active), so a burst to many
+// endpoints does not wake more deliveries than the decks can take.
+func (f *Flow) target(st *endpointFlow, c census) int {
+	return max(1, min(f.capacity(st), f.opts.DeckTotal/max(c.active, 1)))
 }
 
 // busy reports whether the endpoint has deliveries in flight, waiting, on
@@ -408,34 +420,38 @@ func (f *Flow) released(id uuid.UUID, hold time.Duration, maxInFlight int, hande
 		st.releasedAt = now
 	}
 	f.sweep(now)
-	return f.pull(st, now)
+	c := f.count()
+	return f.pull(st, now, &c)
 }
 
 // pull takes the oldest parked jobs when the deck plus what is on its way
-// is below three quarters of its capacity, enough to fill it.
-func (f *Flow) pull(st *endpointFlow, now time.Time) []int64 {
+// is below three quarters of its capacity, enough to fill it. c is the
+// census of all endpoints; pull keeps it current with what it changes.
+// Called with f.mu held.
+func (f *Flow) pull(st *endpointFlow, now time.Time, c *census) []int64 {
+	wasBusy := st.busy()
 	for jobID, at := range st.pulled {
 		if now.Sub(at) > f.opts.PullTimeout {
 			delete(st.pulled, jobID)
+			c.onTheWay--
 		}
 	}
-	c := f.target(st)
+	if wasBusy && !st.busy() {
+		c.active--
+	}
+	want := f.target(st, *c)
 	have := len(st.deck) + len(st.pulled)
-	if have*4 >= c*3 {
+	if have*4 >= want*3 {
 		return nil
 	}
 	// Pull no more than will find room: a free slot, or a place on the
 	// deck under DeckTotal. A job pulled into a full deck would only snooze
 	// again.
 	free := max(0, st.slots-st.inFlight-have)
-	onTheWay := 0
-	for _, o := range f.eps {
-		onTheWay += len(o.pulled)
-	}
-	limit := have + free + max(0, f.opts.DeckTotal-f.waiting-onTheWay)
-	c = min(c, limit)
+	limit := have + free + max(0, f.opts.DeckTotal-f.waiting-c.onTheWay)
+	want = min(want, limit)
 	var ids []int64
-	for len(st.parked) > 0 && have < c {
+	for len(st.parked) > 0 && have < want {
 		jobID := st.parked[0]
 		st.parked = st.parked[1:]
 		if !st.parkedSet[jobID] {
@@ -446,6 +462,7 @@ func (f *Flow) pull(st *endpointFlow, now time.Time) []int64 {
 		ids = append(ids, jobID)
 		have++
 	}
+	c.onTheWay += len(ids)
 	f.pulls.Add(int64(len(ids)))
 	return ids
 }
@@ -627,11 +644,12 @@ func (f *Flow) stalled() map[uuid.UUID][]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out map[uuid.UUID][]int64
+	c := f.count()
 	for id, st := range f.eps {
 		if len(st.parkedSet) == 0 || st.inFlight > 0 || len(st.deck) > 0 {
 			continue
 		}
-		if ids := f.pull(st, now); len(ids) > 0 {
+		if ids := f.pull(st, now, &c); len(ids) > 0 {
 			if out == nil {
 				out = map[uuid.UUID][]int64{}
 			}

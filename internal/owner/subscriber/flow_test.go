@@ -276,3 +276,27 @@ func TestFlowGaugesSumWhatItHoldsNow(t *testing.T) {
 	f.arrived(x, 2)
 	require.Equal(t, FlowGauges{Endpoints: 2, InFlight: 1}, f.Gauges())
 }
+
+// TestStalledChainsShareTheRoomLeftOnTheDecks: one sweep over idle
+// endpoints counts what it has pulled already, so together they never pull
+// more than DeckTotal has room for.
+func TestStalledChainsShareTheRoomLeftOnTheDecks(t *testing.T) {
+	t.Parallel()
+	f := NewFlow(FlowOptions{DeckPerEndpoint: 8, DeckTotal: 4, DefaultInterval: time.Millisecond})
+	busy := uuid.New()
+	for range 3 {
+		require.NotNil(t, f.join(busy)) // 3 of the 4 places taken
+	}
+	a, b := uuid.New(), uuid.New()
+	for j := range int64(4) {
+		f.parkQueued(a, 100+j)
+		f.parkQueued(b, 200+j)
+	}
+	pulled := f.stalled()
+	total := 0
+	for _, ids := range pulled {
+		total += len(ids)
+	}
+	require.Equal(t, 1, total, "one place is left on the decks: %v", pulled)
+	require.Equal(t, FlowGauges{Endpoints: 3, Waiting: 3, Pulled: 1, Parked: 7}, f.Gauges())
+}

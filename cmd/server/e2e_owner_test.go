@@ -764,3 +764,33 @@ func inboundIsolationRows() map[string]isolationRow {
 		},
 	}
 }
+
+// TestBehindATrustedProxyTheForwardedClientIsBanned: with
+// STANDMEET_TRUSTED_PROXIES naming the proxy, brute force arriving through
+// it bans the address the proxy forwarded, not the proxy, so the other
+// clients behind it still get through; without the setting the header is
+// ignored (TestBruteForceGetsTheIPBanned bans the peer).
+func TestBehindATrustedProxyTheForwardedClientIsBanned(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_TRUSTED_PROXIES": "127.0.0.3"}})
+	o := ts.newOwnerAccount(t)
+	proxy := ownerClient(t, "127.0.0.3")
+	const attacker = "198.51.100.7"
+	forwarded := func(ip string) map[string]string { return map[string]string{"X-Forwarded-For": ip} }
+	lim := ts.App.Commands.Owners.Limits()
+	wrong := `{"email":"` + o.Email + `","password":"not the password"}`
+	for i := 0; i < lim.BanAfter; i++ {
+		ts.ownerDo(t, proxy, http.MethodPost, "/api/auth/login", wrong, forwarded(attacker))
+	}
+	status, body := ts.ownerDo(t, proxy, http.MethodGet, "/healthz", "", forwarded(attacker))
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Equal(t, "IP_BANNED", errCode(t, body))
+
+	status, body = ts.ownerDo(t, proxy, http.MethodPost, "/api/auth/login",
+		`{"email":"`+o.Email+`","password":"`+o.Password+`"}`, forwarded("198.51.100.8"))
+	require.Equal(t, http.StatusOK, status, "another client behind the proxy logs in: %s", body)
+	var ip string
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
+		`SELECT data->>'ip' FROM events WHERE owner_id = $1 AND type = $2`, o.ID, domain.EventIPBanAdded).Scan(&ip))
+	require.Equal(t, attacker, ip, "the forwarded client is banned, not the proxy")
+}

@@ -69,7 +69,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
 	corpusService := provideCorpusService(corpusUnitOfWork)
 	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService)
-	gate := provideAuthGate(ownerService, logger)
+	gate := provideAuthGate(ownerService, logger, cfg)
 	authenticator := provideAuthenticator(gate)
 	v2 := provideMiddleware(gate)
 	unsealFunc := provideInboundUnseal(box)

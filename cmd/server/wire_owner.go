@@ -38,8 +38,8 @@ func provideOwnerService(uow *owners.UnitOfWork) (*owner.Service, error) {
 // provideAuthGate builds the owner authenticator, auth routes and IP-ban
 // middleware. No reverse proxy is trusted: the client address is the TCP
 // peer until a configuration variable names trusted proxies.
-func provideAuthGate(svc *owner.Service, logger *zap.Logger) *auth.Gate {
-	return auth.New(svc, auth.Options{}, logger.Named("auth"))
+func provideAuthGate(svc *owner.Service, logger *zap.Logger, cfg config.Config) *auth.Gate {
+	return auth.New(svc, auth.Options{TrustedProxies: cfg.TrustedProxies}, logger.Named("auth"))
 }
 
 // ownerHint tells the operator of an instance without an owner how to

@@ -32,6 +32,11 @@ type Config struct {
 	// EgressAllow is STANDMEET_EGRESS_ALLOW: prefixes the outbound client may
 	// reach although they are private or loopback.
 	EgressAllow []netip.Prefix
+	// TrustedProxies is STANDMEET_TRUSTED_PROXIES: the reverse proxies whose
+	// X-Forwarded-For and X-Forwarded-Proto are believed (client address
+	// for rate limits and IP bans, HTTPS for cookies). Empty: the client is
+	// the TCP peer.
+	TrustedProxies []netip.Prefix
 	// LogFormat is STANDMEET_LOG: "json" (default) or "console".
 	LogFormat string
 	// EventRetention is STANDMEET_EVENT_RETENTION, default 30 days.
@@ -124,6 +129,9 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 	}
 	if c.EgressAllow, err = httpx.ParseAllowList(getenv("STANDMEET_EGRESS_ALLOW")); err != nil {
 		return c, &Error{"STANDMEET_EGRESS_ALLOW", err.Error()}
+	}
+	if c.TrustedProxies, err = httpx.ParseAllowList(getenv("STANDMEET_TRUSTED_PROXIES")); err != nil {
+		return c, &Error{"STANDMEET_TRUSTED_PROXIES", err.Error()}
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		return c, &Error{"STANDMEET_LOG", fmt.Sprintf("want json or console, got %q", c.LogFormat)}

@@ -28,6 +28,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, 30*24*time.Hour, c.EventRetention)
 	require.Len(t, c.MasterKey, 32)
 	require.Empty(t, c.EgressAllow)
+	require.Empty(t, c.TrustedProxies, "no proxy is trusted unless configured")
 }
 
 func TestLoadNamesTheBadVariable(t *testing.T) {
@@ -42,6 +43,7 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 		{"not base64", "STANDMEET_MASTER_KEY", "%%%", "STANDMEET_MASTER_KEY"},
 		{"bad addr", "STANDMEET_ADDR", "8080", "STANDMEET_ADDR"},
 		{"bad allow", "STANDMEET_EGRESS_ALLOW", "127.0.0.0/8,nope", "STANDMEET_EGRESS_ALLOW"},
+		{"bad proxies", "STANDMEET_TRUSTED_PROXIES", "10.0.0.1/8", "STANDMEET_TRUSTED_PROXIES"},
 		{"bad log", "STANDMEET_LOG", "xml", "STANDMEET_LOG"},
 		{"bad retention", "STANDMEET_EVENT_RETENTION", "-3d", "STANDMEET_EVENT_RETENTION"},
 		{"bad workers", "STANDMEET_RIVER_MAX_WORKERS", "0", "STANDMEET_RIVER_MAX_WORKERS"},
@@ -74,11 +76,13 @@ func TestLoadParsesValues(t *testing.T) {
 	delete(m, "STANDMEET_MASTER_KEY")
 	m["STANDMEET_MASTER_KEY_FILE"] = keyFile
 	m["STANDMEET_EGRESS_ALLOW"] = "127.0.0.0/8, ::1"
+	m["STANDMEET_TRUSTED_PROXIES"] = "10.0.0.0/8 192.0.2.7"
 	m["STANDMEET_EVENT_RETENTION"] = "7d"
 	m["STANDMEET_LOG"] = "console"
 	c, err := Load(env(m), true)
 	require.NoError(t, err)
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, c.EgressAllow)
+	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}, c.TrustedProxies)
 	require.Equal(t, 7*24*time.Hour, c.EventRetention)
 	require.Equal(t, "console", c.LogFormat)
 

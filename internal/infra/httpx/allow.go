@@ -8,13 +8,14 @@ import (
 	"unicode"
 )
 
-// ParseAllowList parses an egress allow list such as the value of
-// STANDMEET_EGRESS_ALLOW: CIDR prefixes and bare IP addresses separated by
+// ParseAllowList parses an address list such as the value of
+// STANDMEET_EGRESS_ALLOW or STANDMEET_TRUSTED_PROXIES: CIDR prefixes and bare IP addresses separated by
 // commas and/or white space, e.g. "127.0.0.0/8, ::1/128". A bare address is
 // a single-host prefix (/32 or /128). An IPv4-mapped prefix (::ffff:a.b.c.d/n
 // with n ≥ 96) is returned as the IPv4 prefix it covers.
 //
-// It is strict, because a typo here opens the internal network: a prefix
+// It is strict, because a typo here opens the internal network (or lets
+// clients choose the address they are banned by): a prefix
 // with host bits set ("10.0.0.1/8"), a zone, or an IPv4 address in a
 // non-canonical form ("127.1", "0177.0.0.1") is an error naming the entry.
 // The empty string yields an empty list.
@@ -27,7 +28,7 @@ func ParseAllowList(s string) ([]netip.Prefix, error) {
 	for i, f := range fields {
 		p, err := parseAllowEntry(f)
 		if err != nil {
-			return nil, fmt.Errorf("egress allow list entry %d %q: %w", i+1, f, err)
+			return nil, fmt.Errorf("list entry %d %q: %w", i+1, f, err)
 		}
 		out = append(out, p)
 	}

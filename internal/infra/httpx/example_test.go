@@ -28,7 +28,7 @@ func ExampleParseAllowList() {
 	fmt.Println(err)
 	// Output:
 	// [127.0.0.0/8 ::1/128] <nil>
-	// egress allow list entry 1 "10.0.0.1/8": host bits set: write 10.0.0.0/8 for the network or 10.0.0.1/32 for the host
+	// list entry 1 "10.0.0.1/8": host bits set: write 10.0.0.0/8 for the network or 10.0.0.1/32 for the host
 }
 
 // A webhook sender: internal addresses refused, no redirects, 64 KiB of

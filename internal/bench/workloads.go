@@ -520,14 +520,24 @@ func postBuilder(url string) func(int) (*http.Request, error) {
 	}
 }
 
+// noteEndpoint adds an owner named by prefix with one endpoint subscribed
+// to its notes' changes: W1's setup.
+func (b *ServerBench) noteEndpoint(ctx context.Context, prefix string) (*Admin, []*SinkEndpoint, error) {
+	a, err := b.NewOwner(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	eps, err := b.AddEndpoints(ctx, a, prefix, 1, func(int) []string { return []string{noteEventType} }, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, eps, nil
+}
+
 // runW1 is the burst to one endpoint: 5,000 notes written as fast as 8
 // writers can, each a corpus.note.changed delivered to the one endpoint.
 func (b *ServerBench) runW1(ctx context.Context) error {
-	a, err := b.NewOwner(ctx, "w1")
-	if err != nil {
-		return err
-	}
-	eps, err := b.AddEndpoints(ctx, a, "w1", 1, func(int) []string { return []string{noteEventType} }, nil)
+	a, eps, err := b.noteEndpoint(ctx, "w1")
 	if err != nil {
 		return err
 	}
@@ -588,11 +598,7 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 // the last receipt. W1 itself cannot run faster than its notes are
 // written.
 func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error {
-	a, err := b.NewOwner(ctx, "w1d")
-	if err != nil {
-		return err
-	}
-	eps, err := b.AddEndpoints(ctx, a, "w1d", 1, func(int) []string { return []string{noteEventType} }, nil)
+	a, eps, err := b.noteEndpoint(ctx, "w1d")
 	if err != nil {
 		return err
 	}

@@ -379,26 +379,40 @@ func (s *Service) revive(ctx context.Context, tx Tx, ownerID, sourceID, id uuid.
 	return len(revived), nil
 }
 
-// PurgeReplays deletes expired replay keys in batches and returns how many
-// it deleted. The periodic maintenance job calls it.
-func (s *Service) PurgeReplays(ctx context.Context) (int64, error) {
-	const batch = 5000
+// purgeBatch is how many rows one purge transaction deletes at most.
+const purgeBatch = 5000
+
+// purgeInBatches runs del, each time in a transaction of its own, until it
+// deletes fewer than purgeBatch rows, and returns how many it deleted.
+func (s *Service) purgeInBatches(ctx context.Context, del func(tx Tx, limit int) (int64, error)) (int64, error) {
 	var total int64
 	for {
 		var n int64
 		err := s.d.UoW.Do(ctx, func(tx Tx) error {
 			var err error
-			n, err = tx.Replays().PurgeExpired(ctx, s.d.Clock.Now(), batch)
+			n, err = del(tx, purgeBatch)
 			return err
 		})
 		if err != nil {
-			return total, fmt.Errorf("purge inbound replay keys: %w", err)
+			return total, err // the failed batch rolled back
 		}
 		total += n
-		if n < batch {
+		if n < purgeBatch {
 			return total, nil
 		}
 	}
+}
+
+// PurgeReplays deletes expired replay keys in batches and returns how many
+// it deleted. The periodic maintenance job calls it.
+func (s *Service) PurgeReplays(ctx context.Context) (int64, error) {
+	n, err := s.purgeInBatches(ctx, func(tx Tx, limit int) (int64, error) {
+		return tx.Replays().PurgeExpired(ctx, s.d.Clock.Now(), limit)
+	})
+	if err != nil {
+		return n, fmt.Errorf("purge inbound replay keys: %w", err)
+	}
+	return n, nil
 }
 
 // PurgeInbox deletes, in batches, the messages processed longer ago than
@@ -408,24 +422,14 @@ func (s *Service) PurgeReplays(ctx context.Context) (int64, error) {
 // and unprocessed messages stay, however old: they are the owner's to
 // replay or to read.
 func (s *Service) PurgeInbox(ctx context.Context) (int64, error) {
-	const batch = 5000
 	before := s.d.Clock.Now().Add(-s.d.Retention)
-	var total int64
-	for {
-		var n int64
-		err := s.d.UoW.Do(ctx, func(tx Tx) error {
-			var err error
-			n, err = tx.Inbox().PurgeDone(ctx, before, batch)
-			return err
-		})
-		if err != nil {
-			return total, fmt.Errorf("purge processed inbound messages: %w", err)
-		}
-		total += n
-		if n < batch {
-			return total, nil
-		}
+	n, err := s.purgeInBatches(ctx, func(tx Tx, limit int) (int64, error) {
+		return tx.Inbox().PurgeDone(ctx, before, limit)
+	})
+	if err != nil {
+		return n, fmt.Errorf("purge processed inbound messages: %w", err)
 	}
+	return n, nil
 }
 
 // Maintain runs the periodic upkeep of the inbound tables: expired replay

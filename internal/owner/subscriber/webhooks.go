@@ -206,15 +206,10 @@ func (d *Deliverer) KeepChains(ctx context.Context) error {
 
 func (d *Deliverer) restartStalled(ctx context.Context) {
 	for id, pull := range d.flow.stalled() {
-		wctx, cancel := context.WithTimeout(ctx, finishTimeout)
-		running, err := d.store.WakeDeliveries(wctx, pull)
-		cancel()
-		if err != nil {
+		if err := d.wake(ctx, id, pull); err != nil {
 			// Put them back: the next tick (or their fallback) retries.
 			d.flow.unpulled(id, pull)
-			continue
 		}
-		d.flow.unpulled(id, running)
 	}
 }
 
@@ -312,7 +307,9 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 			released = err == nil
 		}
 		if pull := d.flow.released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight, handed); len(pull) > 0 {
-			d.wake(ctx, ep.ID, pull)
+			// Best effort: a pull that fails leaves the jobs to their
+			// fallback wake-up.
+			_ = d.wake(ctx, ep.ID, pull)
 		}
 		return err
 	}
@@ -400,15 +397,18 @@ func (d *Deliverer) finishPassing(ctx context.Context, f Finish, next *waiter) (
 	return true, nil
 }
 
-// wake makes parked deliveries the chain pulled available now. Best
-// effort: a pull that fails leaves the jobs to their fallback wake-up.
-func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, pull []int64) {
+// wake makes parked deliveries the chain pulled available now, and puts
+// back those still running, to be pulled again. On an error nothing was
+// woken; the caller decides what becomes of the pull.
+func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, pull []int64) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	running, err := d.store.WakeDeliveries(wctx, pull)
 	cancel()
-	if err == nil {
-		d.flow.unpulled(id, running)
+	if err != nil {
+		return err
 	}
+	d.flow.unpulled(id, running)
+	return nil
 }
 
 // claim takes a lease slot, waiting on the deck when the endpoint is busy

@@ -1055,3 +1055,12 @@ CREATE TABLE supplier_connections (
 CREATE UNIQUE INDEX supplier_connections_source_key ON supplier_connections (source_id);
 CREATE INDEX supplier_connections_owner_created_idx ON supplier_connections (owner_id, created_at DESC, id DESC);
 -- ==== end inbound webhooks ====
+
+-- ==== webhook endpoint settings and soft delete (0110-0119) ====
+ALTER TABLE webhook_endpoints
+    ADD COLUMN timeout_seconds smallint NOT NULL DEFAULT 10 CHECK (timeout_seconds BETWEEN 1 AND 10),
+    ADD COLUMN max_attempts smallint NOT NULL DEFAULT 18 CHECK (max_attempts BETWEEN 1 AND 18),
+    ADD COLUMN deleted_at timestamptz,
+    ADD CONSTRAINT webhook_endpoints_deleted_disabled CHECK (deleted_at IS NULL OR NOT enabled);
+CREATE INDEX webhook_endpoints_deleted_idx ON webhook_endpoints (deleted_at) WHERE deleted_at IS NOT NULL;
+-- ==== end webhook endpoint settings ====

@@ -21,6 +21,9 @@ type CreateInput struct {
 	Headers     map[string]string `json:"headers,omitempty" doc:"custom request headers, name to string value"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"default true"`
 	MaxInFlight *int              `json:"max_in_flight,omitempty" doc:"deliveries in flight at once, 1..8, default 1"`
+	// TimeoutSeconds and MaxAttempts default to their caps.
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10, default 10"`
+	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery before it fails, 1..18 (the first of the retry schedule), default 18"`
 
 	// rawHeaders is the headers field as sent, kept so a malformed one is
 	// reported as INVALID_HEADERS rather than as a JSON type error.
@@ -62,6 +65,10 @@ type UpdateInput struct {
 	Headers     map[string]string `json:"headers,omitempty" doc:"replaces all custom headers; {} removes them"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"true also clears the failure state"`
 	MaxInFlight *int              `json:"max_in_flight,omitempty"`
+	// TimeoutSeconds and MaxAttempts apply to attempts that start after
+	// the change.
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
+	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
 
 	rawHeaders json.RawMessage
 	// embedSet records that embed_id was present in the body (null
@@ -135,9 +142,13 @@ type IDInput struct {
 	ID uuid.UUID `json:"id" path:"id"`
 }
 
-// ListInput pages the endpoints.
+// ListInput filters, orders and pages the endpoints.
 type ListInput struct {
 	op.PageInput
+	State     string `json:"state,omitempty" query:"state" doc:"enabled, failing, disabled or deleted; default every endpoint not deleted"`
+	EventType string `json:"event_type,omitempty" query:"event_type" doc:"only endpoints subscribed to this webhook event type (through their globs)"`
+	URL       string `json:"url,omitempty" query:"url" doc:"only endpoints whose URL contains this text (case-insensitive)"`
+	Sort      string `json:"sort,omitempty" query:"sort" doc:"created (default, oldest first), -created, url or -url"`
 }
 
 // DeliveriesInput pages an endpoint's delivery log.

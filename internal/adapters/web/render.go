@@ -66,6 +66,7 @@ var funcs = template.FuncMap{
 		}
 	},
 	"join": strings.Join,
+	"list": func(s ...string) []string { return s },
 	"contains": func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {

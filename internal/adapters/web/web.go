@@ -116,6 +116,8 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/webhooks/:id/enable", h.form(h.webhookEnable))
 	g.POST("/webhooks/:id/disable", h.form(h.webhookDisable))
 	g.POST("/webhooks/:id/rotate", h.form(h.webhookRotate))
+	g.GET("/webhooks/:id/edit", h.page(h.webhookEdit))
+	g.POST("/webhooks/:id/edit", h.form(h.webhookUpdate))
 	g.GET("/webhooks/:id/delete", h.page(h.webhookDeleteConfirm))
 	g.POST("/webhooks/:id/delete", h.form(h.webhookDelete))
 

@@ -199,6 +199,15 @@ type Delivery struct {
 	Snoozes int `json:"snoozes"`
 }
 
+// EventDelivery is a delivery of one event, with the endpoint it went to.
+type EventDelivery struct {
+	Delivery
+	EndpointID  uuid.UUID `json:"endpoint_id"`
+	EndpointURL string    `json:"endpoint_url"`
+	// EndpointState is the endpoint's state now (deleted ones included).
+	EndpointState string `json:"endpoint_state"`
+}
+
 // TaskURL returns the River UI link of job id.
 func TaskURL(jobID int64) string {
 	return "/admin/tasks?job=" + strconv.FormatInt(jobID, 10)
@@ -286,6 +295,10 @@ type DeliveryStore interface {
 	// List returns up to limit deliveries of endpointID, newest job first,
 	// with job ids below before (0: from the newest).
 	List(ctx context.Context, endpointID uuid.UUID, before int64, limit int) ([]Delivery, error)
+	// ListByEvent returns up to limit deliveries of eventID to ownerID's
+	// endpoints, oldest job first, or an error wrapping domain.ErrNotFound
+	// when eventID is not one of ownerID's events (or was pruned).
+	ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
 	// Redeliver queues again every discarded or cancelled delivery of
 	// endpointID (River's JobRetry: same job, same webhook-id) and returns
 	// how many.

@@ -157,6 +157,11 @@ type DeliveriesInput struct {
 	op.PageInput
 }
 
+// EventIDInput names one event.
+type EventIDInput struct {
+	ID uuid.UUID `json:"id" path:"id" doc:"event id"`
+}
+
 // SecretOutput is a new secret, shown once.
 type SecretOutput struct {
 	Secret string `json:"secret"`

@@ -73,6 +73,13 @@ func (s *Service) Ops() op.Set {
 			return s.Redeliver(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
+			Name: "webhooks.event_deliveries", Summary: "The webhook deliveries of one event, each with its endpoint",
+			Description: "NOT_FOUND when the event is not yours or was pruned by the retention.",
+			Method:      http.MethodGet, Path: "/api/admin/events/{id}/deliveries",
+		}, func(ctx context.Context, c op.Caller, in EventIDInput) (op.List[EventDelivery], error) {
+			return s.EventDeliveries(ctx, c.OwnerID, in.ID)
+		}),
+		op.New(op.Meta{
 			Name: "webhooks.event_types", Summary: "The event types an endpoint can subscribe to",
 			Method: http.MethodGet, Path: base + "/event-types",
 		}, func(context.Context, op.Caller, op.Empty) (op.List[EventTypeView], error) {

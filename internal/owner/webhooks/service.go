@@ -551,6 +551,32 @@ func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID, in Deliveri
 	return op.NewPage(rows, limit, func(d Delivery) string { return strconv.FormatInt(d.JobID, 10) }), nil
 }
 
+// maxEventDeliveries bounds the deliveries listed for one event: one per
+// endpoint (the fan-out's unique key), plus redeliveries and tests.
+const maxEventDeliveries = 500
+
+// EventDeliveries lists the webhook deliveries of one of the owner's
+// events, each with the endpoint it went to (a deleted one included), so
+// the events view links each event to its deliveries.
+func (s *Service) EventDeliveries(ctx context.Context, ownerID, eventID uuid.UUID) (op.List[EventDelivery], error) {
+	var rows []EventDelivery
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		rows, err = tx.Deliveries().ListByEvent(ctx, ownerID, eventID, maxEventDeliveries)
+		return err
+	})
+	if err != nil {
+		return op.List[EventDelivery]{}, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	for i := range rows {
+		rows[i].TaskURL = TaskURL(rows[i].JobID)
+	}
+	if rows == nil {
+		rows = []EventDelivery{}
+	}
+	return op.List[EventDelivery]{Data: rows}, nil
+}
+
 // Redeliver queues again every discarded delivery of the endpoint (River
 // states discarded and cancelled), after the receiver was fixed. Each keeps
 // its job and its webhook-id, so a receiver that did get it dedupes it. A

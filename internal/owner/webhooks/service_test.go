@@ -30,6 +30,8 @@ type memStore struct {
 	// DeliveriesFunc and RedeliverFunc answer the delivery log calls.
 	DeliveriesFunc func(endpointID uuid.UUID, before int64, limit int) ([]Delivery, error)
 	RedeliverFunc  func(endpointID uuid.UUID) (int, error)
+	// EventDeliveriesFunc answers ListByEvent.
+	EventDeliveriesFunc func(ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
 }
 
 type recordedEvent struct {
@@ -164,6 +166,13 @@ func (d memDeliveries) List(_ context.Context, endpointID uuid.UUID, before int6
 		return nil, nil
 	}
 	return d.t.m.DeliveriesFunc(endpointID, before, limit)
+}
+
+func (d memDeliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error) {
+	if d.t.m.EventDeliveriesFunc == nil {
+		return nil, domain.ErrNotFound
+	}
+	return d.t.m.EventDeliveriesFunc(ownerID, eventID, limit)
 }
 
 func (d memDeliveries) Redeliver(_ context.Context, endpointID uuid.UUID) (int, error) {
@@ -406,16 +415,17 @@ func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 func TestOpsAreDeclaredOnTheContractsRoutes(t *testing.T) {
 	t.Parallel()
 	want := map[string]string{
-		"webhooks.list":          "GET /api/admin/webhooks",
-		"webhooks.get":           "GET /api/admin/webhooks/{id}",
-		"webhooks.create":        "POST /api/admin/webhooks",
-		"webhooks.update":        "PATCH /api/admin/webhooks/{id}",
-		"webhooks.delete":        "DELETE /api/admin/webhooks/{id}",
-		"webhooks.rotate_secret": "POST /api/admin/webhooks/{id}/rotate-secret",
-		"webhooks.send_test":     "POST /api/admin/webhooks/{id}/test",
-		"webhooks.deliveries":    "GET /api/admin/webhooks/{id}/deliveries",
-		"webhooks.redeliver":     "POST /api/admin/webhooks/{id}/redeliver",
-		"webhooks.event_types":   "GET /api/admin/webhooks/event-types",
+		"webhooks.list":             "GET /api/admin/webhooks",
+		"webhooks.get":              "GET /api/admin/webhooks/{id}",
+		"webhooks.create":           "POST /api/admin/webhooks",
+		"webhooks.update":           "PATCH /api/admin/webhooks/{id}",
+		"webhooks.delete":           "DELETE /api/admin/webhooks/{id}",
+		"webhooks.rotate_secret":    "POST /api/admin/webhooks/{id}/rotate-secret",
+		"webhooks.send_test":        "POST /api/admin/webhooks/{id}/test",
+		"webhooks.deliveries":       "GET /api/admin/webhooks/{id}/deliveries",
+		"webhooks.redeliver":        "POST /api/admin/webhooks/{id}/redeliver",
+		"webhooks.event_types":      "GET /api/admin/webhooks/event-types",
+		"webhooks.event_deliveries": "GET /api/admin/events/{id}/deliveries",
 	}
 	ops := setupService(t).svc.Ops()
 	require.Len(t, ops, len(want))
@@ -599,7 +609,7 @@ func TestListFiltersSortsPagesAndShowsHealth(t *testing.T) {
 	for in, code := range map[ListInput]string{
 		{State: "paused"}:           CodeInvalidState,
 		{EventType: "nope.nothing"}: CodeInvalidEventType,
-		{EventType: "booking.*"}:     CodeInvalidEventType,
+		{EventType: "booking.*"}:    CodeInvalidEventType,
 		{Sort: "health"}:            CodeInvalidSort,
 		{Sort: "url", PageInput: op.PageInput{Cursor: "zzz"}}: "INVALID_CURSOR",
 		{PageInput: op.PageInput{Cursor: "zzz"}}:              "INVALID_CURSOR",

@@ -235,3 +235,41 @@ func TestStateCollectorCountsEndpointsAndDeliveries(t *testing.T) {
 		"deliveries/failed":   0,
 	}, got)
 }
+
+func TestEventDeliveriesListTheEventsJobsWithTheirEndpoint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	sent, err := b.svc.SendTest(ctx, b.owner, a.ID)
+	require.NoError(t, err)
+
+	out, err := b.svc.EventDeliveries(ctx, b.owner, sent.EventID)
+	require.NoError(t, err)
+	require.Len(t, out.Data, 1)
+	d := out.Data[0]
+	require.Equal(t, sent.JobID, d.JobID)
+	require.Equal(t, a.ID, d.EndpointID)
+	require.Equal(t, "https://a.example/h", d.EndpointURL)
+	require.Equal(t, webhooks.StateEnabled, d.EndpointState)
+	require.Equal(t, "webhook.test", d.EventType)
+	require.Equal(t, webhooks.TaskURL(sent.JobID), d.TaskURL)
+
+	other := b.newOwner(t)
+	_, err = b.svc.EventDeliveries(ctx, other, sent.EventID)
+	require.ErrorIs(t, err, domain.ErrNotFound, "another owner's event is not found")
+	_, err = b.svc.EventDeliveries(ctx, b.owner, uuid.New())
+	require.ErrorIs(t, err, domain.ErrNotFound)
+
+	require.NoError(t, b.svc.Delete(ctx, b.owner, a.ID))
+	out, err = b.svc.EventDeliveries(ctx, b.owner, sent.EventID)
+	require.NoError(t, err)
+	require.Len(t, out.Data, 1, "a deleted endpoint's deliveries stay listed")
+	require.Equal(t, webhooks.StateDeleted, out.Data[0].EndpointState)
+
+	ev := b.event(t, "code.issued")
+	out, err = b.svc.EventDeliveries(ctx, b.owner, ev)
+	require.NoError(t, err)
+	require.NotNil(t, out.Data)
+	require.Empty(t, out.Data, "an event without deliveries lists none")
+}

@@ -108,6 +108,9 @@ func (h *Handler) nav() []navItem {
 	if h.has("inbound_sources.list") {
 		items = append(items, navItem{"inbound", "Inbound", "/admin/inbound"})
 	}
+	if h.has("events.list") && h.has("events.get") {
+		items = append(items, navItem{"event-log", "Events", "/admin/events"})
+	}
 	if h.has("events.poisoned") {
 		items = append(items, navItem{"events", "Poisoned events", "/admin/events/poisoned"})
 	}

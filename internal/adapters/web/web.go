@@ -130,7 +130,9 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/inbound/:id/disable", h.form(h.inboundDisable))
 	g.POST("/inbound/:id/dead-letters/:message_id/replay", h.form(h.deadLetterReplay))
 
+	g.GET("/events", h.page(h.eventList))
 	g.GET("/events/poisoned", h.page(h.poisonedList))
+	g.GET("/events/:id", h.page(h.eventShow))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 }
 

@@ -273,6 +273,9 @@ VALUES ($1, $2, $3, $3) RETURNING id`, me, typ, base.Add(time.Duration(i)*time.M
 		in.Until = base.Add(5 * time.Minute).Format(time.RFC3339)
 	})
 	require.Equal(t, []uuid.UUID{ids[4], ids[3], ids[2]}, idsOf(window), "since inclusive, until exclusive")
-	typed := list(func(in *eventsops.ListInput) { in.Type = "c.d"; in.Since = base.Add(2 * time.Minute).Format(time.RFC3339) })
+	typed := list(func(in *eventsops.ListInput) {
+		in.Type = "c.d"
+		in.Since = base.Add(2 * time.Minute).Format(time.RFC3339)
+	})
 	require.Equal(t, []uuid.UUID{ids[5], ids[3]}, idsOf(typed))
 }

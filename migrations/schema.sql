@@ -1063,4 +1063,7 @@ ALTER TABLE webhook_endpoints
     ADD COLUMN deleted_at timestamptz,
     ADD CONSTRAINT webhook_endpoints_deleted_disabled CHECK (deleted_at IS NULL OR NOT enabled);
 CREATE INDEX webhook_endpoints_deleted_idx ON webhook_endpoints (deleted_at) WHERE deleted_at IS NOT NULL;
+-- The endpoint list's health probes attempts by endpoint, outcome and time.
+DROP INDEX webhook_attempts_endpoint_idx;
+CREATE INDEX webhook_attempts_endpoint_outcome_idx ON webhook_attempts (endpoint_id, outcome, attempted_at);
 -- ==== end webhook endpoint settings ====

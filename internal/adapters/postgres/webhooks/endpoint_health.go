@@ -22,18 +22,22 @@ var _ webhooks.HealthReader = (*HealthReader)(nil)
 // NewHealthReader returns a HealthReader reading through pool.
 func NewHealthReader(pool *pgxpool.Pool) *HealthReader { return &HealthReader{pool: pool} }
 
-// healthSQL reads a page of endpoints' outcomes in one statement, each
-// endpoint through the attempts' endpoint index. A run that waited for a
-// busy endpoint (snoozed) is no attempt; a discarded run (a 4xx, a refused
-// target) is a failure.
-const healthSQL = `SELECT e.id, h.last_ok, h.last_fail, h.n, h.ok
-FROM unnest($1::uuid[]) AS e(id)
-CROSS JOIN LATERAL (
-  SELECT max(a.attempted_at) FILTER (WHERE a.outcome = 'completed') AS last_ok,
-         max(a.attempted_at) FILTER (WHERE a.outcome IN ('retryable', 'discarded')) AS last_fail,
-         count(*) FILTER (WHERE a.attempted_at >= $2 AND a.outcome <> 'snoozed') AS n,
-         count(*) FILTER (WHERE a.attempted_at >= $2 AND a.outcome = 'completed') AS ok
-  FROM webhook_attempts a WHERE a.endpoint_id = e.id) h`
+// healthSQL reads a page of endpoints' outcomes in one statement. Each value
+// is an index-only probe or range of webhook_attempts_endpoint_outcome_idx
+// (endpoint, outcome, time): the latest success and failure whatever their
+// age, and the day's attempts, without reading an endpoint's whole log. A
+// run that waited for a busy endpoint (snoozed) is no attempt; a discarded
+// run (a 4xx, a refused target) is a failure.
+const healthSQL = `SELECT e.id,
+  (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'completed'),
+  GREATEST(
+    (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'retryable'),
+    (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'discarded')),
+  (SELECT count(*) FROM webhook_attempts a
+   WHERE a.endpoint_id = e.id AND a.outcome IN ('completed', 'retryable', 'discarded') AND a.attempted_at >= $2),
+  (SELECT count(*) FROM webhook_attempts a
+   WHERE a.endpoint_id = e.id AND a.outcome = 'completed' AND a.attempted_at >= $2)
+FROM unnest($1::uuid[]) AS e(id)`
 
 // Health returns the health of each of ids, counting attempts since since.
 func (r *HealthReader) Health(ctx context.Context, ids []uuid.UUID, since time.Time) (map[uuid.UUID]webhooks.Health, error) {

@@ -47,18 +47,16 @@ func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
 }
 
-// stateSQL counts in one statement. The delivery counts walk River's
-// (state, queue, …) fetch index, one range per state.
+// stateSQL counts in one statement, each count an index-only range: the
+// deliveries (the only jobs of the webhooks queue) through River's
+// (state, queue, …) fetch index, one range per state; the endpoints are few.
 const stateSQL = `SELECT
   (SELECT count(*) FROM webhook_endpoints WHERE enabled AND failing_since IS NOT NULL),
   (SELECT count(*) FROM webhook_endpoints WHERE NOT enabled AND deleted_at IS NULL),
-  count(*) FILTER (WHERE j.state IN ('available', 'scheduled', 'pending')),
-  count(*) FILTER (WHERE j.state = 'running'),
-  count(*) FILTER (WHERE j.state = 'retryable'),
-  count(*) FILTER (WHERE j.state IN ('discarded', 'cancelled'))
-FROM river_job j
-WHERE j.state IN ('available', 'scheduled', 'pending', 'running', 'retryable', 'discarded', 'cancelled')
-  AND j.queue = 'webhooks' AND j.kind = 'webhook.deliver'`
+  (SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled', 'pending') AND queue = 'webhooks'),
+  (SELECT count(*) FROM river_job WHERE state = 'running' AND queue = 'webhooks'),
+  (SELECT count(*) FROM river_job WHERE state = 'retryable' AND queue = 'webhooks'),
+  (SELECT count(*) FROM river_job WHERE state IN ('discarded', 'cancelled') AND queue = 'webhooks')`
 
 // Collect implements prometheus.Collector: one query, bounded to 2 s.
 func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {

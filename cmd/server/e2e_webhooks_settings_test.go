@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
+
+	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
+	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 )
 
 func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
@@ -130,4 +134,28 @@ func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
 	raw, err := json.Marshal(page)
 	require.NoError(t, err)
 	require.False(t, strings.Contains(string(raw), `"prev_cursor":"`), "back at the newest page")
+}
+
+// TestWebhookPrunePurgesEndpointsDeletedBeforeTheRetention: the retention
+// job the server registers purges an endpoint deleted longer ago than the
+// retention, with its delivery log, and keeps one deleted since.
+func TestWebhookPrunePurgesEndpointsDeletedBeforeTheRetention(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := newSurfaceOwner(t, ts)
+	old := createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/old","event_types":["booking.*"]}`)
+	recent := createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/recent","event_types":["booking.*"]}`)
+	for _, id := range []string{old, recent} {
+		status, resp := ts.do(t, http.MethodDelete, "/api/admin/webhooks/"+id, o.Key, "")
+		require.Equal(t, http.StatusNoContent, status, resp)
+	}
+	_, err := ts.App.Pool.Exec(t.Context(), `UPDATE webhook_endpoints SET deleted_at = now() - interval '2 hours' WHERE id = $1`, old)
+	require.NoError(t, err)
+
+	w := provideWebhookPruneWorker(pgwebhooks.NewStore(ts.App.Pool, nil), ts.App.Pool)
+	require.NoError(t, w.Work(t.Context(), &river.Job[riverjobs.WebhookPruneArgs]{Args: riverjobs.WebhookPruneArgs{Retention: time.Hour}}))
+	status, resp := ts.do(t, http.MethodGet, "/api/admin/webhooks/"+old, o.Key, "")
+	require.Equal(t, http.StatusNotFound, status, resp)
+	status, resp = ts.do(t, http.MethodGet, "/api/admin/webhooks/"+recent, o.Key, "")
+	require.Equal(t, http.StatusOK, status, resp)
 }

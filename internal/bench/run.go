@@ -136,6 +136,9 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		return err
 	}
 	defer b.Close()
+	if err := b.EnableWorkCounting(ctx); err != nil {
+		r.Note("no statement counts: %v", err)
+	}
 	// Each step with what it usually costs on a 2-core machine: a step that
 	// would end past the budget is skipped (and said so), so make bench
 	// keeps its 10 minutes on a slow or busy machine.

@@ -81,6 +81,9 @@ func MountOps(e *echo.Echo, ops op.Set, auth Authenticator, logger *zap.Logger) 
 				}
 				return c.NoContent(status)
 			}
+			if s, ok := out.(op.Statuser); ok {
+				return c.JSON(s.HTTPStatus(), out)
+			}
 			return c.JSON(m.SuccessStatus(), out)
 		})
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/openapi/schema"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	// SessionCookie names the admin session cookie; when set, the document
 	// declares it as a second way to authenticate besides the bearer key.
 	SessionCookie string
+	// Webhooks are the event types the instance sends as webhooks; the
+	// document describes each in its webhooks section (AddWebhooks).
+	Webhooks []domain.EventType
 }
 
 // Document builds the OpenAPI document of ops. It fails when an op's path
@@ -108,6 +112,9 @@ func Document(ops op.Set, opts Options) (map[string]any, error) {
 	}
 	if len(tagList) > 0 {
 		doc["tags"] = tagList
+	}
+	if err := AddWebhooks(doc, opts.Webhooks); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }

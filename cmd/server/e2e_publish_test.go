@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
@@ -320,4 +321,36 @@ func publishIsolationRows() map[string]isolationRow {
 			WantB: http.StatusAccepted, WantA: http.StatusOK,
 		},
 	}
+}
+
+// TestPublishThroughMCP: the MCP tool is the same op, refusals included.
+func TestPublishThroughMCP(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	owner := ts.newOwnerAccount(t)
+	cs := mcpSession(t, ts, owner.Key)
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	name := ""
+	for _, tool := range tools.Tools {
+		if tool.Name == "events.publish" || tool.Name == "events_publish" {
+			name = tool.Name
+			require.Contains(t, mustJSON(t, tool.InputSchema), "idempotency_key")
+		}
+	}
+	require.NotEmpty(t, name, "no events.publish tool")
+	out := callTool[publishOut](t, cs, name, map[string]any{"type": "gas.exhausted", "subject": "instance://gas",
+		"data": map[string]any{"period": "2026-12"}, "idempotency_key": "mcp-1"})
+	require.NotEqual(t, uuid.Nil, out.ID)
+	again := callTool[publishOut](t, cs, name, map[string]any{"type": "gas.exhausted", "subject": "instance://gas",
+		"data": map[string]any{"period": "2027-01"}, "idempotency_key": "mcp-1"})
+	require.Equal(t, publishOut{ID: out.ID, Duplicate: true}, again)
+	require.Equal(t, 1, eventCount(t, ts, owner.ID, "gas.exhausted"))
+
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{
+		"type": domain.EventIPBanAdded, "subject": "ip_ban/x", "data": map[string]any{}}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, textOf(res), "EVENT_TYPE_NOT_PUBLISHABLE")
+	require.Zero(t, eventCount(t, ts, owner.ID, domain.EventIPBanAdded))
 }

@@ -52,9 +52,9 @@ func AddWebhooks(doc map[string]any, types []domain.EventType) error {
 					}},
 				},
 				"responses": map[string]any{
-					"2XX": map[string]any{"description": "delivered; the body of the answer is ignored (its first bytes are kept in the delivery log)"},
-					"410": map[string]any{"description": "gone: the delivery ends at once and is not retried; the endpoint is disabled"},
-					"429": map[string]any{"description": "too many requests: retried after Retry-After (seconds or an HTTP date) without spending an attempt"},
+					"2XX":     map[string]any{"description": "delivered; the body of the answer is ignored (its first bytes are kept in the delivery log)"},
+					"410":     map[string]any{"description": "gone: the delivery ends at once and is not retried; the endpoint is disabled"},
+					"429":     map[string]any{"description": "too many requests: retried after Retry-After (seconds or an HTTP date) without spending an attempt"},
 					"default": map[string]any{"description": "any other answer, or none within the timeout, is retried with backoff; after the last attempt the delivery is discarded (redeliver brings it back)"},
 				},
 			},

@@ -89,6 +89,8 @@ func TestPublishRefusalsRecordNothing(t *testing.T) {
 		{"data off its schema", with(func(m map[string]any) { m["data"] = map[string]any{"booking_id": 41} }), http.StatusUnprocessableEntity, "DATA_SCHEMA_MISMATCH"},
 		{"bad idempotency key", with(func(m map[string]any) { m["idempotency_key"] = "has spaces" }), http.StatusBadRequest, "INVALID_IDEMPOTENCY_KEY"},
 		{"unknown field", with(func(m map[string]any) { m["occurred"] = "now" }), http.StatusBadRequest, "INVALID_JSON"},
+		{"body over the route's limit", `{"type":"booking.created","subject":"booking://b_1","data":{"booking_id":"` + strings.Repeat("x", 70<<10) + `"}}`,
+			http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := eventCount(t, ts, owner.ID, "")

@@ -178,6 +178,14 @@ func operationOf(d op.Descriptor) (map[string]any, error) {
 			"description": http.StatusText(status),
 			"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
 		}
+		// An output that chooses its status answers 200 for the replay of
+		// an idempotent request (op.Statuser).
+		if d.OutputType().Implements(reflect.TypeFor[op.Statuser]()) && status != http.StatusOK {
+			responses["200"] = map[string]any{
+				"description": "the replay of an earlier request: the first result",
+				"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
+			}
+		}
 	}
 	errRef := map[string]any{"$ref": "#/components/responses/Error"}
 	responses["400"] = errRef

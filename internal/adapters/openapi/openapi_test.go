@@ -23,6 +23,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/openapi/opstest"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/publish"
 )
 
 func loadDoc(t *testing.T, ops op.Set) *openapi3.T {
@@ -230,4 +231,14 @@ func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) 
 	plain, err := openapi.NewHandler(opstest.Ops(), openapi.Options{})
 	require.NoError(t, err)
 	require.NotContains(t, string(plain.Bytes()), `"webhooks"`)
+}
+
+func TestStatuserOutputsDocumentTheReplayStatus(t *testing.T) {
+	t.Parallel()
+	ops := op.Set{op.New(op.Meta{Name: "events.publish", Summary: "publish", Method: http.MethodPost, Path: "/api/admin/events", Status: http.StatusAccepted},
+		func(context.Context, op.Caller, publish.Input) (publish.Output, error) { return publish.Output{}, nil })}
+	doc := loadDoc(t, ops)
+	post := doc.Paths.Find("/api/admin/events").Post
+	require.NotNil(t, post.Responses.Status(http.StatusAccepted))
+	require.NotNil(t, post.Responses.Status(http.StatusOK), "a repeated idempotency key answers 200")
 }

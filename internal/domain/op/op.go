@@ -45,6 +45,9 @@ type Meta struct {
 	Status int
 	// Public ops need no owner credentials (Caller is zero).
 	Public bool
+	// MaxBodyBytes, when positive, caps the request body the REST
+	// projection reads; a longer one is refused with 413.
+	MaxBodyBytes int64
 }
 
 // Group returns the part of the name before the first dot.
@@ -132,9 +135,9 @@ func (s Set) Sorted() Set {
 	return out
 }
 
-// Statuser is an output that chooses its own REST success status, e.g.
-// 200 for the replay of an idempotent request where a new one is 202. The
-// REST projection asks it before Meta.Status.
+// Statuser is an output that chooses its own REST success status: 200 for
+// the replay of an idempotent request, Meta.Status otherwise. The REST
+// projection asks it before Meta.Status; the OpenAPI document lists both.
 type Statuser interface {
 	HTTPStatus() int
 }

@@ -22,6 +22,8 @@ func (s *Service) Ops() op.Set {
 			Method: http.MethodPost,
 			Path:   "/api/admin/events",
 			Status: http.StatusAccepted,
+			// One event with room for JSON escaping of its data.
+			MaxBodyBytes: 64 << 10,
 		}, s.Publish),
 		op.New(op.Meta{
 			Name:    "events.publish_batch",
@@ -33,6 +35,8 @@ func (s *Service) Ops() op.Set {
 			Method: http.MethodPost,
 			Path:   "/api/admin/events/batch",
 			Status: http.StatusAccepted,
+			// A full batch with room for JSON escaping of its data.
+			MaxBodyBytes: 2 << 20,
 		}, s.PublishBatch),
 	}
 }

@@ -32,6 +32,9 @@ func publishEvent(run string, i int) string {
 // runPublish measures events.publish through the API: events published one
 // per request by 16 clients, and in batches of 100 by 4 clients, each
 // beside the relay's rate of events recorded and fanned out in the same run.
+// Each phase waits until the relay has fanned out its events and counts the
+// River jobs queued per event over the phase (the fan-outs of the bus's
+// subscribers).
 func (b *ServerBench) runPublish(ctx context.Context) error {
 	a, err := b.NewOwner(ctx, "publish")
 	if err != nil {
@@ -50,56 +53,72 @@ func (b *ServerBench) runPublish(ctx context.Context) error {
 		}
 		return req, err
 	}
-
-	n := b.o.scale(5000)
-	since := time.Now()
-	single := Load(ctx, NewClient(publishWorkers), n, publishWorkers, func(i int) (*http.Request, error) {
-		return post("/api/admin/events", publishEvent(run+"s", i))
-	})
-	accepted := single.Statuses[http.StatusAccepted]
-	b.r.Add(Figure{Key: "publish_single_events_per_s", Label: "publish API, 1 event per request, 16 clients", Unit: "/s",
-		Value: float64(accepted) / single.Elapsed.Seconds(), Ceiling: "relay: events recorded and fanned out", CeilingValue: ceiling})
-	b.r.Extra["publish_single_p50_ms"] = Ms(single.Latency.Percentile(50))
-	b.r.Extra["publish_single_p99_ms"] = Ms(single.Latency.Percentile(99))
-	if accepted != n {
-		b.Problem("publish single: %d of %d accepted (statuses %v, %d transport errors)", accepted, n, single.Statuses, single.Errors)
+	phase := func(key, label string, requests, workers, perRequest int, build func(i int) (*http.Request, error)) error {
+		var since time.Time
+		if err := b.Pool.QueryRow(ctx, `SELECT now()`).Scan(&since); err != nil {
+			return err
+		}
+		res := Load(ctx, NewClient(workers), requests, workers, build)
+		ok := res.Statuses[http.StatusAccepted]
+		b.r.Add(Figure{Key: key + "_events_per_s", Label: label, Unit: "/s",
+			Value: float64(ok*perRequest) / res.Elapsed.Seconds(), Ceiling: "relay: events recorded and fanned out", CeilingValue: ceiling})
+		b.r.Extra[key+"_p50_ms"] = Ms(res.Latency.Percentile(50))
+		b.r.Extra[key+"_p99_ms"] = Ms(res.Latency.Percentile(99))
+		if ok != requests {
+			b.Problem("%s: %d of %d requests accepted (statuses %v, %d transport errors)", key, ok, requests, res.Statuses, res.Errors)
+		}
+		last, err := b.waitFannedOut(ctx, "booking://"+run+key+"-%", ok*perRequest)
+		if err != nil {
+			return err
+		}
+		if last.IsZero() {
+			return nil
+		}
+		b.r.Extra[key+"_fanned_out_per_s"] = float64(ok*perRequest) / last.Sub(since).Seconds()
+		var jobs int
+		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE created_at >= $1`, since).Scan(&jobs); err != nil {
+			return err
+		}
+		if ok > 0 {
+			b.r.Extra[key+"_river_jobs_per_event"] = float64(jobs) / float64(ok*perRequest)
+		}
+		return nil
 	}
 
+	n := b.o.scale(5000)
+	if err := phase("publish_single", "publish API, 1 event per request, 16 clients", n, publishWorkers, 1, func(i int) (*http.Request, error) {
+		return post("/api/admin/events", publishEvent(run+"publish_single", i))
+	}); err != nil {
+		return err
+	}
 	batches := max(b.o.scale(200), 1)
-	batched := Load(ctx, NewClient(publishBatchWorkers), batches, publishBatchWorkers, func(i int) (*http.Request, error) {
+	return phase("publish_batch", "publish API, batches of 100, 4 clients", batches, publishBatchWorkers, publishBatchSize, func(i int) (*http.Request, error) {
 		items := make([]string, publishBatchSize)
 		for j := range items {
-			items[j] = publishEvent(run+"b", i*publishBatchSize+j)
+			items[j] = publishEvent(run+"publish_batch", i*publishBatchSize+j)
 		}
 		return post("/api/admin/events/batch", `{"events":[`+strings.Join(items, ",")+`]}`)
 	})
-	okBatches := batched.Statuses[http.StatusAccepted]
-	b.r.Add(Figure{Key: "publish_batch_events_per_s", Label: "publish API, batches of 100, 4 clients", Unit: "/s",
-		Value: float64(okBatches*publishBatchSize) / batched.Elapsed.Seconds(), Ceiling: "relay: events recorded and fanned out", CeilingValue: ceiling})
-	b.r.Extra["publish_batch_p50_ms"] = Ms(batched.Latency.Percentile(50))
-	b.r.Extra["publish_batch_p99_ms"] = Ms(batched.Latency.Percentile(99))
-	if okBatches != batches {
-		b.Problem("publish batch: %d of %d batches accepted (statuses %v, %d transport errors)", okBatches, batches, batched.Statuses, batched.Errors)
-	}
+}
 
-	// Every published event is fanned out by the relay like any other.
-	want := accepted + okBatches*publishBatchSize
+// waitFannedOut waits until want events whose subject is LIKE pattern are
+// fanned out and returns when the last was; a shortfall after two minutes
+// is a problem of the run (and the zero time).
+func (b *ServerBench) waitFannedOut(ctx context.Context, pattern string, want int) (time.Time, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var fanned int
 		var last *time.Time
 		if err := b.Pool.QueryRow(ctx, `SELECT count(*), max(fanned_out_at) FROM events
-WHERE type = 'booking.created' AND subject LIKE $1 AND fanned_out_at IS NOT NULL`, "booking://"+run+"%").Scan(&fanned, &last); err != nil {
-			return err
+WHERE type = 'booking.created' AND subject LIKE $1 AND fanned_out_at IS NOT NULL`, pattern).Scan(&fanned, &last); err != nil {
+			return time.Time{}, err
 		}
 		if fanned >= want && last != nil {
-			b.r.Extra["publish_fanned_out_per_s"] = float64(want) / last.Sub(since).Seconds()
-			b.r.Note("publish: %d events published, all fanned out %.1f s after the first request", want, last.Sub(since).Seconds())
-			return nil
+			return *last, nil
 		}
 		if time.Now().After(deadline) {
-			b.Problem("publish: only %d of %d published events fanned out after 2 min", fanned, want)
-			return nil
+			b.Problem("publish: only %d of %d published events (%s) fanned out after 2 min", fanned, want, pattern)
+			return time.Time{}, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/entity"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -335,6 +336,9 @@ func checkSubject(s string) error {
 		if r <= ' ' || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return bad("it contains a space or a control character")
 		}
+	}
+	if entity.IsRaw(s) {
+		return bad("raw:// names the corpus's private notes, which never leave the instance")
 	}
 	scheme, rest, ok := strings.Cut(s, ":")
 	if !ok || scheme == "" || rest == "" {

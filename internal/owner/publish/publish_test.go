@@ -95,6 +95,7 @@ func TestPublishRefusalsRecordNothing(t *testing.T) {
 		{"subject without scheme", with(func(in *Input) { in.Subject = "b_1" }), domain.KindValidation, CodeInvalidSubject},
 		{"subject with a space", with(func(in *Input) { in.Subject = "booking://b 1" }), domain.KindValidation, CodeInvalidSubject},
 		{"subject with a bad scheme", with(func(in *Input) { in.Subject = "1booking://b" }), domain.KindValidation, CodeInvalidSubject},
+		{"raw subject", with(func(in *Input) { in.Subject = "RAW://diary/today" }), domain.KindValidation, CodeInvalidSubject},
 		{"subject too long", with(func(in *Input) { in.Subject = "booking://" + strings.Repeat("b", MaxSubjectLen) }), domain.KindValidation, CodeInvalidSubject},
 		{"data an array", with(func(in *Input) { in.Data = json.RawMessage(`[1]`) }), domain.KindValidation, CodeDataNotObject},
 		{"data a string", with(func(in *Input) { in.Data = json.RawMessage(`"x"`) }), domain.KindValidation, CodeDataNotObject},

@@ -10,7 +10,7 @@ import (
 // OpenAPI are projections of this list.
 func (s *Service) Ops() op.Set {
 	const refusals = " Refusals, nothing recorded: UNKNOWN_EVENT_TYPE (400), EVENT_TYPE_NOT_PUBLISHABLE (403: produced inside this server), " +
-		"INVALID_SUBJECT (400: not an absolute URI), DATA_NOT_OBJECT (400), DATA_TOO_LARGE (413: over 4096 bytes), " +
+		"INVALID_SUBJECT (400: not an absolute URI, or raw://), DATA_NOT_OBJECT (400), DATA_TOO_LARGE (413: over 4096 bytes), " +
 		"DATA_SCHEMA_MISMATCH (422: not the type's data_schema), INVALID_IDEMPOTENCY_KEY (400), RATE_LIMITED (429 with Retry-After: this key's events or bytes per second)."
 	return op.Set{
 		op.New(op.Meta{

@@ -99,6 +99,9 @@ func NewServerBench(ctx context.Context, o Options, r *Report) (*ServerBench, er
 		Env:     map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8", "STANDMEET_WEBHOOK_MAX_ENDPOINTS": "2000"},
 		LogPath: logPath,
 	}
+	for k, v := range publishEnv {
+		b.Opts.Env[k] = v
+	}
 	return b, nil
 }
 

@@ -129,6 +129,7 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/inbound/:id/dead-letters/:message_id/replay", h.form(h.deadLetterReplay))
 
 	g.GET("/events/poisoned", h.page(h.poisonedList))
+	g.GET("/event-types", h.page(h.eventCatalog))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 }
 

@@ -1056,6 +1056,16 @@ CREATE UNIQUE INDEX supplier_connections_source_key ON supplier_connections (sou
 CREATE INDEX supplier_connections_owner_created_idx ON supplier_connections (owner_id, created_at DESC, id DESC);
 -- ==== end inbound webhooks ====
 
+-- ==== published events (0090-0099) ====
+-- events: none (a publish records its event through the Recorder; this row only remembers the key)
+CREATE TABLE event_publish_keys (
+    owner_id uuid NOT NULL,
+    key      text NOT NULL CHECK (key <> '' AND octet_length(key) <= 255),
+    event_id uuid NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+    PRIMARY KEY (owner_id, key)
+);
+CREATE INDEX event_publish_keys_event_idx ON event_publish_keys (event_id);
+-- ==== end published events ====
 -- ==== webhook endpoint settings and soft delete (0110-0119) ====
 ALTER TABLE webhook_endpoints
     ADD COLUMN timeout_seconds smallint NOT NULL DEFAULT 10 CHECK (timeout_seconds BETWEEN 1 AND 10),

@@ -32,6 +32,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookFlow, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookLeaseListener, provideWebhookHealth, provideEmbedAdmits, provideEmbedBelongsTo,
 		// corpus and access (wire_corpus.go, wire_access.go)
 		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
+		// events published by the owner's services (wire_publish.go)
+		providePublishLimiter, providePublishService, providePublishOps,
 		// what the parts contribute (collect.go)
 		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
 		// surfaces: MCP, OpenAPI, admin UI (wire_surfaces.go)

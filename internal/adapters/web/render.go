@@ -114,6 +114,9 @@ func (h *Handler) nav() []navItem {
 	if h.has("events.poisoned") {
 		items = append(items, navItem{"events", "Poisoned events", "/admin/events/poisoned"})
 	}
+	if h.has("webhooks.event_types") {
+		items = append(items, navItem{"catalog", "Event catalog", "/admin/event-types"})
+	}
 	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
 	return items
 }

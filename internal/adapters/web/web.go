@@ -133,6 +133,7 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.GET("/events", h.page(h.eventList))
 	g.GET("/events/poisoned", h.page(h.poisonedList))
 	g.GET("/events/:id", h.page(h.eventShow))
+	g.GET("/event-types", h.page(h.eventCatalog))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -178,9 +179,15 @@ type RedeliverOutput struct {
 	Count int `json:"count"`
 }
 
-// EventTypeView is one Webhook-exposed event type.
+// EventTypeView is one Webhook-exposed event type, documented: who
+// produces it, the JSON Schema of its data and an example webhook body.
 type EventTypeView struct {
-	Name        string `json:"name"`
-	Domain      string `json:"domain"`
-	Description string `json:"description"`
+	Name        string          `json:"name"`
+	Domain      string          `json:"domain"`
+	Description string          `json:"description"`
+	Producer    domain.Producer `json:"producer" doc:"kind: trigger, use_case or external; name: the trigger or use case"`
+	// Publishable is true for external types: events.publish accepts them.
+	Publishable bool            `json:"publishable" doc:"true when the owner's services may publish it through events.publish"`
+	DataSchema  json.RawMessage `json:"data_schema" doc:"JSON Schema (draft 2020-12) of the event's data"`
+	Example     json.RawMessage `json:"example" doc:"an example webhook body: id, type, subject, occurred_at, data"`
 }

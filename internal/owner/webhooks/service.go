@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -605,7 +606,8 @@ func (s *Service) EventTypes() op.List[EventTypeView] {
 	all := domain.WebhookEventTypes()
 	out := op.List[EventTypeView]{Data: make([]EventTypeView, len(all))}
 	for i, t := range all {
-		out.Data[i] = EventTypeView{Name: t.Name, Domain: t.Domain, Description: t.Description}
+		out.Data[i] = EventTypeView{Name: t.Name, Domain: t.Domain, Description: t.Description, Producer: t.Producer,
+			Publishable: t.Publishable(), DataSchema: json.RawMessage(t.DataSchema), Example: json.RawMessage(t.ExampleBody())}
 	}
 	return out
 }

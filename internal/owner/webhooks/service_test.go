@@ -442,6 +442,30 @@ func TestOpsAreDeclaredOnTheContractsRoutes(t *testing.T) {
 	require.Len(t, types.Data, len(domain.WebhookEventTypes()))
 }
 
+func TestEventTypesDocumentProducerSchemaAndExample(t *testing.T) {
+	t.Parallel()
+	types := setupService(t).svc.EventTypes()
+	publishable := 0
+	for _, v := range types.Data {
+		require.NotEmpty(t, v.Producer.Kind, v.Name)
+		require.Equal(t, v.Producer.Kind == domain.ProducedExternally, v.Publishable, v.Name)
+		if v.Publishable {
+			publishable++
+		}
+		var body struct {
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(v.Example, &body), v.Name)
+		require.Equal(t, v.Name, body.Type)
+		require.NoError(t, domain.ValidateJSON(string(v.DataSchema), body.Data), v.Name)
+	}
+	require.Equal(t, 18, publishable)
+	raw, err := json.Marshal(types.Data[0])
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"data_schema":{"`, "the schema is an object, not a string")
+}
+
 func TestStoreErrorsKeepTheirKind(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)

@@ -65,8 +65,9 @@ func provideSubscriptions() []events.Subscription {
 }
 
 func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Service, webhookOps webhookOps,
-	corpusSvc *corpus.Service, accessSvc *access.Service) op.Set {
+	corpusSvc *corpus.Service, accessSvc *access.Service, jobs jobOps) op.Set {
 	var ops op.Set
+	ops = append(ops, jobs...)
 	ops = append(ops, owners.Ops()...)
 	ops = append(ops, eventsops.Ops(eventStore)...)
 	ops = append(ops, inbound...)

@@ -363,6 +363,7 @@ var isolationTables = []func() map[string]isolationRow{
 	accessIsolationRows,
 	webhooksIsolationRows,
 	inboundIsolationRows,
+	jobsIsolationRows,
 }
 
 func mergeIsolationRows(t *testing.T) map[string]isolationRow {

@@ -68,12 +68,49 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainWebhookOps := provideWebhookOps(webhooksService)
 	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
 	corpusService := provideCorpusService(corpusUnitOfWork)
-	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService)
+	riverjobsConfig := provideRiverConfig(cfg)
+	pruneWorker := providePruneWorker(pool, logger, metrics)
+	router, err := provideInboundRouter(supplierService)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	processor := provideInboundProcessor(unitOfWork, router)
+	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
+	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
+	webhooksStore := provideWebhookStore(pool, inserter)
+	embedAdmitsFunc := provideEmbedAdmits(accessService)
+	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
+	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
+	poster := provideWebhookPoster(cfg)
+	unsealFunc := provideWebhookUnseal(box)
+	deliverer := provideWebhookDeliverer(webhooksStore, poster, unsealFunc, embedAdmitsFunc, flow)
+	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
+	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore)
+	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
+	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v2 := providePeriodicJobs(cfg)
+	worker, err := provideWorker(pool, riverjobsConfig, workers, v2, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	mainJobOps := provideJobOps(worker, pool)
+	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainJobOps)
 	gate := provideAuthGate(ownerService, logger, cfg)
 	authenticator := provideAuthenticator(gate)
-	v2 := provideMiddleware(gate)
-	unsealFunc := provideInboundUnseal(box)
-	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc)
+	v3 := provideMiddleware(gate)
+	inboundUnsealFunc := provideInboundUnseal(box)
+	gateway := provideInboundGateway(unitOfWork, registry, inboundUnsealFunc)
 	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
 	if err != nil {
 		cleanup()
@@ -98,50 +135,14 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	owners := provideOwnerDirectory(pool)
 	publicMounter := providePublicAPI(owners, corpusService, accessService, gate, logger)
 	vaultimportMounter := provideVaultImport(corpusService, authenticator, logger)
-	v3 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
+	v4 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
 	mainMetricsHandler := provideMetricsHandler(prometheusRegistry)
-	riverjobsConfig := provideRiverConfig(cfg)
-	pruneWorker := providePruneWorker(pool, logger, metrics)
-	router, err := provideInboundRouter(supplierService)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	processor := provideInboundProcessor(unitOfWork, router)
-	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
-	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhooksStore := provideWebhookStore(pool, inserter)
-	embedAdmitsFunc := provideEmbedAdmits(accessService)
-	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
-	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
-	poster := provideWebhookPoster(cfg)
-	subscriberUnsealFunc := provideWebhookUnseal(box)
-	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc, flow)
-	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
-	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore)
-	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
-	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	v4 := providePeriodicJobs(cfg)
-	worker, err := provideWorker(pool, riverjobsConfig, workers, v4, logger)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
 	mainTasksHandler, err := provideTasksHandler(ctx, worker, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, set, authenticator, v2, v3, mainMetricsHandler, mainTasksHandler, logger)
+	server := provideServer(pool, v, set, authenticator, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {

@@ -55,6 +55,7 @@ const (
 	EventOwnerLogin                 = "owner.login"
 	EventOwnerEmailChanged          = "owner.email_changed"
 	EventOwnerRecoveryRequested     = "owner.recovery_requested"
+	EventOwnerOperatorChanged       = "owner.operator_changed"
 	EventIPBanAdded                 = "ip_ban.added"
 )
 
@@ -103,6 +104,8 @@ func catalogEntries() []EventType {
 		w(EventOwnerLogin, "owner", "The owner logged in."),
 		w(EventOwnerEmailChanged, "owner", "The owner's email changed."),
 		w(EventOwnerRecoveryRequested, "owner", "Account recovery was requested."),
+		// Internal: who may use River's UI is the instance's own business.
+		{Name: EventOwnerOperatorChanged, Exposure: Internal, Domain: "owner", Description: "The operator role (River's UI) was granted to or revoked from an owner."},
 		w(EventIPBanAdded, "owner", "An IP address was banned after repeated abuse."),
 	}
 }

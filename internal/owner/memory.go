@@ -304,6 +304,19 @@ func (s memOwners) UpdatePassword(_ context.Context, id uuid.UUID, hash string, 
 	return nil
 }
 
+func (s memOwners) SetOperator(_ context.Context, id uuid.UUID, operator bool, at time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	o, ok := s.t.st.owners[id]
+	if !ok {
+		return notFound("owner")
+	}
+	o.Operator, o.UpdatedAt = operator, at
+	s.t.st.owners[id] = o
+	return nil
+}
+
 func (s memOwners) Oldest(_ context.Context) (Owner, error) {
 	if err := s.t.check(); err != nil {
 		return Owner{}, err

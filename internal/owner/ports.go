@@ -45,6 +45,8 @@ type OwnerStore interface {
 	// UpdateEmail changes the email (EMAIL_TAKEN conflict as Create).
 	UpdateEmail(ctx context.Context, id uuid.UUID, email string, at time.Time) error
 	UpdatePassword(ctx context.Context, id uuid.UUID, hash string, at time.Time) error
+	// SetOperator grants (true) or revokes (false) the operator role.
+	SetOperator(ctx context.Context, id uuid.UUID, operator bool, at time.Time) error
 	// Oldest returns the first owner created (the instance's founder).
 	Oldest(ctx context.Context) (Owner, error)
 	Count(ctx context.Context) (int, error)

@@ -514,6 +514,10 @@ func (s memAttempts) CountByEmail(_ context.Context, kind AttemptKind, email str
 	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && !a.At.Before(since) })
 }
 
+func (s memAttempts) CountByEmailAndIP(_ context.Context, kind AttemptKind, email, ip string, since time.Time) (int, error) {
+	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && a.IP == ip && !a.At.Before(since) })
+}
+
 func (s memAttempts) TargetedOwners(_ context.Context, kind AttemptKind, ip string, since time.Time) ([]uuid.UUID, error) {
 	if err := s.t.check(); err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ type AttemptStore interface {
 	CountByIP(ctx context.Context, kind AttemptKind, ip string, since time.Time) (int, error)
 	// CountByEmail counts attempts of kind naming email at or after since.
 	CountByEmail(ctx context.Context, kind AttemptKind, email string, since time.Time) (int, error)
+	// CountByEmailAndIP counts attempts of kind naming email from ip at or
+	// after since.
+	CountByEmailAndIP(ctx context.Context, kind AttemptKind, email, ip string, since time.Time) (int, error)
 	// TargetedOwners returns the distinct owners whose accounts attempts of
 	// kind from ip named at or after since.
 	TargetedOwners(ctx context.Context, kind AttemptKind, ip string, since time.Time) ([]uuid.UUID, error)

@@ -61,8 +61,8 @@ func TestInputGateOnRESTAndMCP(t *testing.T) {
 	}
 
 	tools := []struct {
-		name, tool string
-		args       map[string]any
+		name, tool  string
+		args        map[string]any
 		code, field string
 	}{
 		{"NUL in a key name", "api_keys.issue", map[string]any{"name": "a\x00b"}, "INVALID_INPUT", "name"},

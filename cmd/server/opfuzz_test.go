@@ -296,9 +296,12 @@ func typesOf(s schema.Schema) map[string]bool {
 	return out
 }
 
+// fuzzStrings are the random strings. URLs among them are loopback only, on
+// the discard port: an endpoint the random requests create must never lead
+// a delivery off this machine.
 var fuzzStrings = []string{
 	"", " ", "a", "Zoë 🚀", "code.*", "*", "webhook.test", "../../etc/passwd", "<script>alert(1)</script>",
-	"' OR 1=1 --", "%00", "\\u0000", "https://example.com/hook", "http://127.0.0.1:9/fuzz", "127.1",
+	"' OR 1=1 --", "%00", "\\u0000", "http://127.0.0.1:9/fuzz", "https://[::1]:9/fuzz", "http://127.1:9/", "127.1",
 	"x@example.com", "whsec_AAAA", "smk_" + strings.Repeat("x", 43), strings.Repeat("long ", 2000),
 	"\u202egnp.exe", "\t\n\r", "null", "{}", "0", "-1", "9999999999999999999999",
 }

@@ -406,7 +406,9 @@ func isolationAdminRoutes(ts *testServer) []string {
 // rows. A route without a row in the table fails the test.
 func TestOwnerIsolationOnEveryAdminRoute(t *testing.T) {
 	t.Parallel()
-	ts := startTestServer(t, testServerOptions{})
+	// The webhook rows register loopback discard-port endpoints, which
+	// registration refuses unless the policy allows them.
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.1/32"}})
 	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t), B: ts.newOwnerAccount(t)}
 	rows := mergeIsolationRows(t)
 	routes := isolationAdminRoutes(ts)

@@ -4,7 +4,9 @@ package main
 // delivery workers, the lease listener and the relay subscription.
 
 import (
+	"errors"
 	"fmt"
+	"net/netip"
 	"runtime/debug"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +22,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/infra/httpx"
 	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
 	"github.com/standmeet/standmeet/internal/owner/webhooks"
 )
@@ -40,7 +43,8 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riv
 }
 
 func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config) *webhooks.Service {
-	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints})
+	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
+		Egress: webhookEgressCheck(cfg)})
 }
 
 func provideWebhookOps(svc *webhooks.Service) webhookOps { return webhookOps(svc.Ops()) }
@@ -143,4 +147,19 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// webhookEgressCheck hands the webhooks domain the delivery client's egress
+// policy (httpx.CheckAddr with STANDMEET_EGRESS_ALLOW), so a URL the client
+// would refuse to dial is refused when it is registered.
+func webhookEgressCheck(cfg config.Config) webhooks.EgressCheckFunc {
+	return func(ip netip.Addr) error {
+		var blocked *httpx.BlockedError
+		if err := httpx.CheckAddr(ip, cfg.EgressAllow); errors.As(err, &blocked) {
+			return errors.New(blocked.Reason)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
 }

@@ -24,6 +24,7 @@ type Service struct {
 	clock          domain.Clock
 	newSecret      func() (string, error)
 	maxEndpoints   int
+	egress         EgressCheckFunc
 }
 
 // Deps are the Service's ports.
@@ -38,6 +39,10 @@ type Deps struct {
 	NewSecret func() (string, error)
 	// MaxEndpoints is the soft limit per owner (DefaultMaxEndpoints).
 	MaxEndpoints int
+	// Egress refuses, at create and update, URLs whose host is an IP
+	// literal or localhost the egress policy refuses; nil checks nothing
+	// here (the delivery client still does at dial time).
+	Egress EgressCheckFunc
 }
 
 // NewService builds the Service.
@@ -53,7 +58,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints,
+		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, egress: d.Egress,
 	}
 }
 
@@ -145,6 +150,9 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	if err := s.checkEgress(ctx, hostOf(u)); err != nil {
+		return WithSecret{}, err
+	}
 	desc, err := ValidateDescription(in.Description)
 	if err != nil {
 		return WithSecret{}, err
@@ -213,6 +221,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 	if in.URL != nil {
 		v, err := ValidateURL(*in.URL)
 		if err != nil {
+			return View{}, err
+		}
+		if err := s.checkEgress(ctx, hostOf(v)); err != nil {
 			return View{}, err
 		}
 		u = &v

@@ -88,8 +88,9 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 }
 
 func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer,
-	riverStats *riverjobs.StatsKeeper) []Background {
+	riverStats *riverjobs.StatsKeeper, sealHeaders headerSealer) []Background {
 	var bs []Background
+	bs = append(bs, sealHeaders)
 	if cfg.DebugAddr != "" {
 		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
 	}

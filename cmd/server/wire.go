@@ -39,7 +39,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// HTTP
 		provideAuthenticator, provideServer,
 		// CLI
-		provideCommands, provideMasterKeyRotator,
+		provideCommands, provideMasterKeyRotator, provideHeaderSealer,
 		wire.Struct(new(App), "*"),
 	)
 	return nil, nil, nil

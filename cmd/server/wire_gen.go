@@ -152,7 +152,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
 	statsKeeper := provideRiverStats(pool, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper)
+	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper, mainHeaderSealer)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

@@ -183,6 +183,9 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	if headers, err = s.sealHeaders(id, headers, nil); err != nil {
+		return WithSecret{}, err
+	}
 	now := s.clock.Now()
 	e := Endpoint{
 		ID: id, OwnerID: ownerID, URL: u, Description: desc, EventTypes: types, EmbedID: in.EmbedID,
@@ -271,7 +274,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			e.EventTypes = types
 		}
 		if headers != nil {
-			e.Headers = headers
+			if e.Headers, err = s.sealHeaders(e.ID, headers, e.Headers); err != nil {
+				return err
+			}
 		}
 		if in.MaxInFlight != nil {
 			e.MaxInFlight = *in.MaxInFlight

@@ -44,12 +44,16 @@ func TestInputGateOnRESTAndMCP(t *testing.T) {
 		{"NUL in a key name", http.MethodPost, "/api/admin/api-keys", `{"name":"a\u0000b"}`, "INVALID_INPUT", "name", "NUL"},
 		{"invalid UTF-8 in a key name", http.MethodPost, "/api/admin/api-keys", "{\"name\":\"a\xffb\"}", "INVALID_INPUT", "name", "UTF-8"},
 		{"NUL in an upgrade note", http.MethodPost, "/api/admin/instance/upgrade-request", `{"note":"\u0000"}`, "INVALID_INPUT", "note", "NUL"},
+		{"NUL in a vault import", http.MethodPost, "/api/admin/vault/import", `{"notes":[{"genre":"wiki","title":"t","body":"x\u0000"}]}`, "INVALID_INPUT", "notes[0].body", "NUL"},
 		{"NUL in a list element", http.MethodPost, "/api/admin/webhooks", `{"url":"https://example.com/h","event_types":["code.*","\u0000"]}`, "INVALID_INPUT", "event_types[1]", "NUL"},
 		{"trailing word", http.MethodPost, "/api/admin/api-keys", `{"name":"trailing"} xyz`, "INVALID_JSON", "", "trailing"},
 		{"second object", http.MethodPost, "/api/admin/api-keys", `{"name":"first"}{"name":"second"}`, "INVALID_JSON", "", "trailing"},
 		{"limit too large", http.MethodGet, "/api/admin/ip-bans?limit=500", "", "INVALID_RANGE", "limit", "between 1 and 200"},
 		{"limit negative", http.MethodGet, "/api/admin/events/poisoned?limit=-1", "", "INVALID_RANGE", "limit", "between 1 and 200"},
 		{"NUL in a query parameter", http.MethodGet, "/api/admin/ip-bans?cursor=%00", "", "INVALID_INPUT", "cursor", "NUL"},
+		// The public routes share the gate.
+		{"NUL in a public access request", http.MethodPost, "/api/access-requests", `{"name":"Vis\u0000itor","email":"v@example.com","message":"hi"}`, "INVALID_INPUT", "name", "NUL"},
+		{"trailing data on a public route", http.MethodPost, "/api/access/redeem", `{"code":"x"}{}`, "INVALID_JSON", "", "trailing"},
 	}
 	for _, c := range rest {
 		status, body := ts.do(t, c.method, c.path, o.Key, c.body)

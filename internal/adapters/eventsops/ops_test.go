@@ -98,7 +98,7 @@ func TestListPassesOwnerFilterAndPage(t *testing.T) {
 	out, err := call(t, ops, "events.list", op.Caller{OwnerID: owner}, func(in any) {
 		in.(*eventsops.ListInput).Type = "x.y"
 		in.(*eventsops.ListInput).Cursor = "c1"
-		in.(*eventsops.ListInput).Limit = 1000
+		in.(*eventsops.ListInput).Limit = op.MaxLimit
 	})
 	require.NoError(t, err)
 	require.Equal(t, owner, gotOwner)

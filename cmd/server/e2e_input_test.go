@@ -8,7 +8,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,4 +88,41 @@ func TestInputGateOnRESTAndMCP(t *testing.T) {
 	require.Equal(t, keys0, keys, "a refused input wrote an API key")
 	require.Equal(t, events0, events, "a refused input recorded an event")
 	require.Empty(t, ts.Logs.FilterLevelExact(zap.ErrorLevel).All(), "bad input is not an error of the server")
+}
+
+// TestMCPRefusesInvalidUTF8InArguments: raw bytes that are not UTF-8 in a
+// tool's arguments (which no JSON encoder writes, so the SDK's client cannot
+// send them) are refused naming the argument, as on REST.
+func TestMCPRefusesInvalidUTF8InArguments(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	body := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"api_keys_issue\",\"arguments\":{\"name\":\"a\xffb\"}}}"
+	req, err := http.NewRequest(http.MethodPost, ts.URL+mcp.Path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+o.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var rpc struct {
+		Result *sdk.CallToolResult `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rpc), string(raw))
+	require.Nil(t, rpc.Error, string(raw))
+	require.NotNil(t, rpc.Result, string(raw))
+	d := mcp.ErrorOf(rpc.Result)
+	require.NotNil(t, d, string(raw))
+	require.Equal(t, "INVALID_INPUT", d.Code, string(raw))
+	require.Equal(t, "name", d.Field)
+	var keys int
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE owner_id = $1`, o.ID).Scan(&keys))
+	require.Equal(t, 1, keys, "no key was issued")
 }

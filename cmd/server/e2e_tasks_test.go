@@ -414,6 +414,12 @@ func TestOperatorRoleFromTheCLI(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, tasks(ops))
 	require.Equal(t, http.StatusNotFound, tasks(plain))
+	status, body := ts.do(t, http.MethodGet, "/api/admin/me", ops, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"operator":true`)
+	status, body = ts.do(t, http.MethodGet, "/api/admin/me", plain, "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"operator":false`)
 
 	code, out, errOut = cli("owner", "revoke-operator", "--email", "OPS@example.com")
 	require.Equal(t, 0, code, errOut)

@@ -85,7 +85,14 @@ func fuzzOps(ctx context.Context, target fuzzTarget, ops op.Set, cfg fuzzConfig)
 			} else if msg := wantRefusal(st, body); msg != "" {
 				fail("%s REST %s: %s: %s", m.Name, c.what, msg, clip(body))
 			}
-			if c.restOnly || target.MCP == nil {
+			if target.MCP == nil || c.trailing {
+				continue
+			}
+			if c.restOnly {
+				// Bytes no JSON encoder writes: sent as a raw JSON-RPC call.
+				if msg := callMCPRaw(ctx, client, target, m.Name, c.args); msg != "" {
+					fail("%s MCP %s: %s", m.Name, c.what, msg)
+				}
 				continue
 			}
 			if msg := callMCP(ctx, target.MCP, m.Name, c.args, true); msg != "" {
@@ -494,6 +501,69 @@ func callMCP(ctx context.Context, cs *sdk.ClientSession, opName string, args map
 		return "a tool error " + d.Code + ": " + d.Message
 	case refused && !res.IsError:
 		return "accepted: " + clip([]byte(textOf(res)))
+	}
+	return ""
+}
+
+// callMCPRaw sends one tools/call as raw JSON-RPC (the server is stateless),
+// with invalidUTF8 swapped for raw bytes, and says what is wrong with the
+// answer: it must be a tool error with the contract's shape, or a protocol
+// refusal that is not an internal error.
+func callMCPRaw(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any) string {
+	params, err := json.Marshal(map[string]any{"name": mcp.ToolName(opName), "arguments": args})
+	if err != nil {
+		return err.Error()
+	}
+	placeholder, _ := json.Marshal(invalidUTF8)
+	params = bytes.ReplaceAll(params, placeholder[1:len(placeholder)-1], []byte("\xff\xfe"))
+	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), params...), '}')
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.BaseURL+mcp.Path, bytes.NewReader(body))
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+target.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return "transport: " + err.Error()
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "transport: " + err.Error()
+	}
+	if resp.StatusCode >= 500 {
+		return "HTTP " + strconv.Itoa(resp.StatusCode) + ": " + clip(raw)
+	}
+	var rpc struct {
+		Result *sdk.CallToolResult `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &rpc); err != nil {
+		if resp.StatusCode >= 400 {
+			return "" // refused by the transport before the tool ran
+		}
+		return "unreadable answer: " + clip(raw)
+	}
+	switch {
+	case rpc.Error != nil && rpc.Error.Code == -32603:
+		return "JSON-RPC internal error: " + clip(raw)
+	case rpc.Error != nil:
+		return ""
+	case rpc.Result == nil:
+		return "no result: " + clip(raw)
+	}
+	d := mcp.ErrorOf(rpc.Result)
+	switch {
+	case !rpc.Result.IsError:
+		return "accepted: " + clip(raw)
+	case d == nil:
+		return "a tool error without the contract's shape: " + clip(raw)
+	case d.Code == "INTERNAL" || d.Message == "":
+		return "a tool error " + d.Code + ": " + d.Message
 	}
 	return ""
 }

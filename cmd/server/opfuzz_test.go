@@ -212,7 +212,9 @@ func hostileValues(r *rand.Rand, s schema.Schema, depth int) []hostile {
 	var out []hostile
 	has := func(t string) bool { return types[t] }
 	if len(types) == 0 {
-		return nil // any value (json.RawMessage): nothing is wrong by type
+		// Any value (json.RawMessage, an interface): nothing is wrong by
+		// type, but its strings are text like any other.
+		return []hostile{{"a string with NUL", "a\x00"}, {"a nested NUL", map[string]any{"k": []any{"\x00"}}}}
 	}
 	if !has("object") {
 		out = append(out, hostile{"an object", map[string]any{"a": 1}})

@@ -2,6 +2,7 @@ package op
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,13 +16,14 @@ type gateInner struct {
 }
 
 type gateInput struct {
-	ID      uuid.UUID         `json:"id" path:"id"`
-	Name    string            `json:"name"`
-	Note    *string           `json:"note,omitempty"`
-	Types   []string          `json:"event_types"`
-	Headers map[string]string `json:"headers"`
-	Inner   *gateInner        `json:"inner"`
-	Search  string            `query:"q"`
+	ID      uuid.UUID                  `json:"id" path:"id"`
+	Name    string                     `json:"name"`
+	Note    *string                    `json:"note,omitempty"`
+	Types   []string                   `json:"event_types"`
+	Headers map[string]string          `json:"headers"`
+	Inner   *gateInner                 `json:"inner"`
+	Search  string                     `query:"q"`
+	Options map[string]json.RawMessage `json:"options"`
 	PageInput
 }
 
@@ -36,6 +38,7 @@ func TestDecodeJSONAndCheckNameTheField(t *testing.T) {
 		{"NUL in a map value", `{"headers":{"X-Team":"a\u0000"}}`, CodeInvalidInput, "headers.X-Team"},
 		{"NUL in a map key", `{"headers":{"X\u0000":"a"}}`, CodeInvalidInput, "headers.X\x00"},
 		{"NUL in a nested object", `{"inner":{"value":"\u0000"}}`, CodeInvalidInput, "inner.value"},
+		{"NUL in raw JSON", `{"options":{"mode":{"deep":["ok","\u0000"]}}}`, CodeInvalidInput, "options.mode.deep[1]"},
 		{"invalid UTF-8 in a value", "{\"name\":\"ok\",\"event_types\":[\"a\",\"\xff\"]}", CodeInvalidInput, "event_types[1]"},
 		{"invalid UTF-8 in a map value", "{\"headers\":{\"X-Team\":\"\xc3\x28\"}}", CodeInvalidInput, "headers.X-Team"},
 		{"invalid UTF-8 in a key", "{\"na\xffme\":\"x\"}", CodeInvalidInput, "na\uFFFDme"},

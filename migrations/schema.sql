@@ -402,7 +402,9 @@ CREATE TABLE owners (
     email         text        NOT NULL CHECK (email <> ''),
     password_hash text        NOT NULL,
     created_at    timestamptz NOT NULL,
-    updated_at    timestamptz NOT NULL
+    updated_at    timestamptz NOT NULL,
+    -- The operator may use River's UI (every owner's jobs and queues).
+    operator      boolean     NOT NULL DEFAULT false
 );
 -- Emails are unique without regard to case.
 CREATE UNIQUE INDEX owners_email_lower_key ON owners (lower(email));

@@ -3,7 +3,8 @@
 //
 //	standmeet serve                                   serve HTTP, run River and the relay
 //	standmeet migrate                                 apply pending migrations and exit
-//	standmeet owner create --email E [--password-stdin]
+//	standmeet owner create --email E [--password-stdin] [--operator]
+//	standmeet owner grant-operator --email E | revoke-operator --email E
 //	standmeet api-key issue --email E --name N        print a new API key, once
 //	standmeet rotate-master-key                       re-seal every secret under the current master key
 package main
@@ -28,7 +29,9 @@ import (
 const usage = `usage:
   standmeet serve
   standmeet migrate
-  standmeet owner create --email E [--password-stdin]
+  standmeet owner create --email E [--password-stdin] [--operator]
+  standmeet owner grant-operator --email E   (River's UI at /admin/tasks)
+  standmeet owner revoke-operator --email E
   standmeet api-key issue --email E --name N
   standmeet rotate-master-key
 `

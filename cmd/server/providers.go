@@ -19,6 +19,7 @@ import (
 	"riverqueue.com/riverui"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
@@ -94,6 +95,14 @@ func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.L
 		return nil, fmt.Errorf("start river ui: %w", err)
 	}
 	return h, nil
+}
+
+// jobOps is jobs.get, every owner's view of their own jobs (River's UI is
+// the operator's).
+type jobOps op.Set
+
+func provideJobOps(w *riverjobs.Worker, pool *pgxpool.Pool) jobOps {
+	return jobOps(riverjobs.JobOps(w.Client, pool))
 }
 
 func riverjobsLogger(l *zap.Logger) *slog.Logger {

@@ -17,7 +17,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	wire.Build(
 		// infrastructure
 		providePool, provideMigrations, provideRegistry, provideMetricsHandler,
-		provideRiverConfig, provideWorker, provideTasksHandler,
+		provideRiverConfig, provideWorker, provideTasksHandler, provideJobOps,
 		// the event bus
 		provideInserter, provideRiverStats, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
 		provideSubscriptions,
@@ -41,7 +41,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// HTTP
 		provideAuthenticator, provideServer,
 		// CLI
-		provideCommands, provideMasterKeyRotator,
+		provideCommands, provideMasterKeyRotator, provideHeaderSealer,
 		wire.Struct(new(App), "*"),
 	)
 	return nil, nil, nil

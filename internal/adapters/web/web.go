@@ -135,6 +135,8 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.GET("/events/:id", h.page(h.eventShow))
 	g.GET("/event-types", h.page(h.eventCatalog))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
+
+	g.GET("/jobs/:id", h.page(h.jobShow))
 }
 
 // headers are the security headers of every UI response: no framing, no

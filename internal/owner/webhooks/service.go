@@ -28,6 +28,7 @@ type Service struct {
 	newSecret      func() (string, error)
 	maxEndpoints   int
 	health         HealthReader
+	egress         EgressCheckFunc
 }
 
 // Deps are the Service's ports.
@@ -45,6 +46,10 @@ type Deps struct {
 	// Health reads the endpoints' recent outcomes for list and get; nil
 	// leaves their health null.
 	Health HealthReader
+	// Egress refuses, at create and update, URLs whose host is an IP
+	// literal or localhost the egress policy refuses; nil checks nothing
+	// here (the delivery client still does at dial time).
+	Egress EgressCheckFunc
 }
 
 // NewService builds the Service.
@@ -60,7 +65,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health,
+		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, egress: d.Egress,
 	}
 }
 
@@ -272,6 +277,9 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	if err := s.checkEgress(ctx, hostOf(u)); err != nil {
+		return WithSecret{}, err
+	}
 	desc, err := ValidateDescription(in.Description)
 	if err != nil {
 		return WithSecret{}, err
@@ -315,6 +323,9 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	if headers, err = s.sealHeaders(id, headers, nil); err != nil {
+		return WithSecret{}, err
+	}
 	now := s.clock.Now()
 	e := Endpoint{
 		ID: id, OwnerID: ownerID, URL: u, Description: desc, EventTypes: types, EmbedID: in.EmbedID,
@@ -354,6 +365,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 	if in.URL != nil {
 		v, err := ValidateURL(*in.URL)
 		if err != nil {
+			return View{}, err
+		}
+		if err := s.checkEgress(ctx, hostOf(v)); err != nil {
 			return View{}, err
 		}
 		u = &v
@@ -411,7 +425,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			e.EventTypes = types
 		}
 		if headers != nil {
-			e.Headers = headers
+			if e.Headers, err = s.sealHeaders(e.ID, headers, e.Headers); err != nil {
+				return err
+			}
 		}
 		if in.MaxInFlight != nil {
 			e.MaxInFlight = *in.MaxInFlight

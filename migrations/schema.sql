@@ -996,9 +996,13 @@ CREATE TABLE inbound_sources (
     enabled           boolean     NOT NULL DEFAULT true,
     body_limit        bigint      NOT NULL CHECK (body_limit > 0),
     tolerance_seconds integer     NOT NULL CHECK (tolerance_seconds > 0),
-    secret_rotated_at timestamptz NOT NULL,
+    secret_rotated_at timestamptz,
     created_at        timestamptz NOT NULL,
-    updated_at        timestamptz NOT NULL
+    updated_at        timestamptz NOT NULL,
+    previous_sealed_secret     bytea,
+    previous_secret_expires_at timestamptz,
+    CONSTRAINT inbound_sources_previous_secret_check
+        CHECK ((previous_sealed_secret IS NULL) = (previous_secret_expires_at IS NULL))
 );
 CREATE INDEX inbound_sources_owner_created_idx ON inbound_sources (owner_id, created_at DESC, id DESC);
 

@@ -41,7 +41,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	sealFunc := provideInboundSeal(box)
-	service := provideInboundService(unitOfWork, registry, sealFunc, cfg)
+	sourceCache := provideSourceCache()
+	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache)
 	prometheusRegistry := provideRegistry()
 	metrics, err := provideEventMetrics(prometheusRegistry)
 	if err != nil {
@@ -73,7 +74,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	authenticator := provideAuthenticator(gate)
 	v2 := provideMiddleware(gate)
 	unsealFunc := provideInboundUnseal(box)
-	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc)
+	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc, sourceCache)
 	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
 	if err != nil {
 		cleanup()

@@ -52,13 +52,18 @@ func provideInboundRouter(sup *supplier.Service) (*inbound.Router, error) {
 	)
 }
 
-func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config) *inbound.Service {
+// provideSourceCache is the gateway's cache of sources, shared with the
+// service so a change made on this replica applies at once.
+func provideSourceCache() *inbound.SourceCache { return inbound.NewSourceCache(inbound.SourceCacheTTL) }
+
+func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config, cache *inbound.SourceCache) *inbound.Service {
 	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{},
-		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention})
+		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention, Cache: cache})
 }
 
-func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc) *inbound.Gateway {
-	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, UoW: uow, Verifiers: reg, Unseal: unseal, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc, cache *inbound.SourceCache) *inbound.Gateway {
+	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, Inbox: uow, Cache: cache, Verifiers: reg, Unseal: unseal,
+		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
 }
 
 func provideInboundProcessor(uow *pginbound.UnitOfWork, router *inbound.Router) *inbound.Processor {

@@ -104,7 +104,8 @@ func setup(t *testing.T) *testBundle {
 	router, err := inbound.NewRouter(inbound.Route{Name: "double", Kind: inbound.AnyKind, Handler: handler})
 	require.NoError(t, err)
 	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router, Clock: clock})
-	svc := inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: clock})
+	cache := inbound.NewSourceCache(0)
+	svc := inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: clock, Cache: cache})
 
 	workers := river.NewWorkers()
 	require.NoError(t, riverjobs.RegisterInbound(workers,
@@ -121,7 +122,7 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	return &testBundle{
 		pool: pool, clock: clock, handler: handler, svc: svc, owner: owner, events: events,
-		gw: inbound.NewGateway(inbound.GatewayDeps{Sources: uow, UoW: uow, Verifiers: reg, Unseal: unseal, Clock: clock}),
+		gw: inbound.NewGateway(inbound.GatewayDeps{Sources: uow, Inbox: uow, Cache: cache, Verifiers: reg, Unseal: unseal, Clock: clock}),
 	}
 }
 

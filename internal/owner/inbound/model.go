@@ -27,6 +27,9 @@ const (
 	// message whose kind signs no timestamp (github). The inbox's own
 	// uniqueness keeps refusing it afterwards; the store is the fast path.
 	UntimedReplayWindow = 24 * time.Hour
+	// SecretGrace is how long the secret replaced by a rotation keeps
+	// verifying, as for webhook endpoints.
+	SecretGrace = 24 * time.Hour
 	// replayMargin keeps a replay key a little past the tolerance window, so
 	// clock skew between replicas cannot open a gap.
 	replayMargin = time.Minute
@@ -51,9 +54,14 @@ type Source struct {
 	// ToleranceSeconds is the timestamp window both ways. For kinds that sign
 	// a timestamp it is also the options' tolerance_seconds.
 	ToleranceSeconds int
-	SecretRotatedAt  time.Time
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// SecretRotatedAt is when the secret was last rotated; zero when never.
+	SecretRotatedAt time.Time
+	// PreviousSealedSecret is the secret before the last rotation, sealed
+	// like SealedSecret; it verifies too until PreviousSecretExpiresAt.
+	PreviousSealedSecret    []byte
+	PreviousSecretExpiresAt time.Time
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
 }
 
 // ReceivePath returns the path senders post to: /hooks/{id}.

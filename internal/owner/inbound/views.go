@@ -29,10 +29,14 @@ type SourceView struct {
 	BodyLimitBytes   int64                      `json:"body_limit_bytes"`
 	ToleranceSeconds int                        `json:"tolerance_seconds"`
 	// ReceiveURL is where the sender posts: /hooks/{id}.
-	ReceiveURL      string    `json:"receive_url"`
-	SecretRotatedAt time.Time `json:"secret_rotated_at"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	ReceiveURL string `json:"receive_url"`
+	// SecretRotatedAt is when the secret was last rotated; null when never.
+	SecretRotatedAt *time.Time `json:"secret_rotated_at"`
+	// PreviousSecretExpiresAt is when the secret before the last rotation
+	// stops verifying; null when no previous secret verifies any more.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
 }
 
 // MarshalJSON flattens the options into the object.
@@ -91,17 +95,18 @@ func viewOf(s Source) SourceView {
 	var opts map[string]json.RawMessage
 	_ = json.Unmarshal(s.Options, &opts) // stored options are a validated object
 	return SourceView{
-		ID:               s.ID,
-		Name:             s.Name,
-		Verifier:         s.Verifier,
-		Options:          opts,
-		Enabled:          s.Enabled,
-		BodyLimitBytes:   s.BodyLimit,
-		ToleranceSeconds: s.ToleranceSeconds,
-		ReceiveURL:       s.ReceivePath(),
-		SecretRotatedAt:  s.SecretRotatedAt,
-		CreatedAt:        s.CreatedAt,
-		UpdatedAt:        s.UpdatedAt,
+		ID:                      s.ID,
+		Name:                    s.Name,
+		Verifier:                s.Verifier,
+		Options:                 opts,
+		Enabled:                 s.Enabled,
+		BodyLimitBytes:          s.BodyLimit,
+		ToleranceSeconds:        s.ToleranceSeconds,
+		ReceiveURL:              s.ReceivePath(),
+		SecretRotatedAt:         timePtr(s.SecretRotatedAt),
+		PreviousSecretExpiresAt: timePtr(s.PreviousSecretExpiresAt),
+		CreatedAt:               s.CreatedAt,
+		UpdatedAt:               s.UpdatedAt,
 	}
 }
 
@@ -110,6 +115,9 @@ func viewOf(s Source) SourceView {
 type RotatedSecret struct {
 	Secret          *string   `json:"secret"`
 	SecretRotatedAt time.Time `json:"secret_rotated_at"`
+	// PreviousSecretExpiresAt is when the secret replaced stops verifying
+	// (SecretGrace after the rotation).
+	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at"`
 }
 
 // MessageView is an inbox message as the admin surfaces list it.

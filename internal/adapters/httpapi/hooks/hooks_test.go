@@ -47,7 +47,7 @@ func setup(t testing.TB) *testBundle {
 	require.NoError(t, err)
 	key, err := standardwebhooks.ParseSecret(src.Secret)
 	require.NoError(t, err)
-	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: mem, UoW: mem, Verifiers: vreg, Unseal: identity, Clock: clock})
+	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: mem, Inbox: mem, Verifiers: vreg, Unseal: identity, Clock: clock})
 	reg := prometheus.NewRegistry()
 	m, err := hooks.New(gw, nil, reg)
 	require.NoError(t, err)

@@ -254,6 +254,21 @@ func (s sources) Delete(_ context.Context, ownerID, id uuid.UUID) error {
 	return nil
 }
 
+func (s sources) DropExpiredPreviousSecrets(_ context.Context, now time.Time) (int64, error) {
+	if err := s.t.check(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for id, src := range s.t.m.st.sources {
+		if len(src.PreviousSealedSecret) > 0 && !src.PreviousSecretExpiresAt.After(now) {
+			src.PreviousSealedSecret, src.PreviousSecretExpiresAt = nil, time.Time{}
+			s.t.m.st.sources[id] = src
+			n++
+		}
+	}
+	return n, nil
+}
+
 type replays struct{ t *memTx }
 
 func (r replays) Register(_ context.Context, key inbound.ReplayKey, digest inbound.Digest, now, expiresAt time.Time) (inbound.ReplayOutcome, error) {
@@ -468,4 +483,49 @@ func limit[T any](s []T, n int) []T {
 		return s[:n]
 	}
 	return s
+}
+
+var _ inbound.Admitter = (*Memory)(nil)
+
+// Admit admits a batch in one transaction, as the PostgreSQL adapter does:
+// a live replay key of another payload is a conflict; otherwise the inbox
+// row is inserted unless one is there already (a duplicate, or a conflict
+// when its message id is the same and its payload is not); the replay key is
+// registered and the job enqueued for every row inserted.
+func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
+	out := make([]inbound.Admitted, len(batch))
+	err := m.Do(ctx, func(tx inbound.Tx) error {
+		for i, a := range batch {
+			env := a.Envelope
+			key := inbound.ReplayKey{SourceID: env.SourceID, MessageID: env.MessageID}
+			if cur, ok := m.st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest {
+				out[i] = inbound.Admitted{Conflict: true}
+				continue
+			}
+			ins, err := tx.Inbox().Insert(ctx, env)
+			if err != nil {
+				return err
+			}
+			if !ins.Inserted {
+				if ins.SameMessageID && ins.ExistingDigest != env.Digest {
+					out[i] = inbound.Admitted{Conflict: true}
+				} else {
+					out[i] = inbound.Admitted{Status: inbound.Duplicate, ID: ins.ExistingID}
+				}
+				continue
+			}
+			if _, err := tx.Replays().Register(ctx, key, env.Digest, env.ReceivedAt, a.ReplayExpiresAt); err != nil {
+				return err
+			}
+			if err := tx.Jobs().EnqueueProcess(ctx, inbound.ProcessJob{MessageID: env.ID, MaxAttempts: a.MaxAttempts}); err != nil {
+				return err
+			}
+			out[i] = inbound.Admitted{Status: inbound.Accepted, ID: env.ID}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

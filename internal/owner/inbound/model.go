@@ -136,6 +136,9 @@ type Record struct {
 	// JobID is the River job that last processed (or will process) it; 0 when
 	// not known yet.
 	JobID int64
+	// ActivationPending reports, for a message an attempt began on, whether
+	// its source had a supplier connection not activated yet.
+	ActivationPending bool
 }
 
 // Message is what a Handler sees of an inbox message.
@@ -158,6 +161,9 @@ type Message struct {
 	ReceivedAt time.Time
 	// Attempt counts this run, starting at 1.
 	Attempt int
+	// ActivationPending reports whether the source had a supplier connection
+	// not activated yet when this attempt began.
+	ActivationPending bool
 }
 
 func (r Record) message() Message {
@@ -173,6 +179,8 @@ func (r Record) message() Message {
 		SignedAt:   r.SignedAt,
 		ReceivedAt: r.ReceivedAt,
 		Attempt:    r.Attempts,
+
+		ActivationPending: r.ActivationPending,
 	}
 }
 

@@ -86,6 +86,9 @@ type InboxStates interface {
 	MarkRetry(ctx context.Context, id uuid.UUID, lastError string, now, next time.Time) error
 	// MarkDead records a failure that made the message a dead letter.
 	MarkDead(ctx context.Context, id uuid.UUID, lastError string, now time.Time) error
+	// Abandon returns a processing message to received and takes back the
+	// attempt Begin counted: the run was cut short, not failed.
+	Abandon(ctx context.Context, id uuid.UUID) error
 }
 
 // InboxStore is the durable inbox of seed 001's IWebhookInboxStore; River

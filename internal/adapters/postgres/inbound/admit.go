@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
@@ -20,7 +21,8 @@ var _ inbound.Admitter = (*UnitOfWork)(nil)
 // NOTHING skips the messages already there, whichever unique index they
 // hit), then the replay keys of the rows inserted, taking over expired ones.
 // It returns the input's positions that were inserted and those refused for
-// a live key.
+// a live key. Rows are written in key order, so two batches holding the same
+// messages wait for each other instead of deadlocking.
 const admitSQL = `WITH input AS (
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bool[], $6::text[], $7::bytea[],
 		$8::bytea[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[])
@@ -35,11 +37,13 @@ const admitSQL = `WITH input AS (
 	SELECT id, owner_id, source_id, message_id, message_id_signed, event_type, payload_sha256, body, headers,
 		signed_at, received_at
 	FROM input WHERE ord NOT IN (SELECT ord FROM taken)
+	ORDER BY source_id, message_id
 	ON CONFLICT DO NOTHING
 	RETURNING id
 ), reg AS (
 	INSERT INTO inbound_replays (source_id, message_id, payload_sha256, registered_at, expires_at)
 	SELECT i.source_id, i.message_id, i.payload_sha256, i.received_at, i.expires_at FROM input i JOIN ins ON ins.id = i.id
+	ORDER BY i.source_id, i.message_id
 	ON CONFLICT (source_id, message_id) DO UPDATE
 		SET payload_sha256 = EXCLUDED.payload_sha256, registered_at = EXCLUDED.registered_at, expires_at = EXCLUDED.expires_at
 		WHERE inbound_replays.expires_at <= EXCLUDED.registered_at
@@ -88,7 +92,25 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 		}
 	}
 	out := make([]inbound.Admitted, n)
-	err := inTx(ctx, u.db, func(tx pgx.Tx) error {
+	var err error
+	for try := 0; ; try++ {
+		err = u.admitOnce(ctx, batch, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry)
+		// Two batches may still deadlock on the body-digest index of unsigned
+		// ids; PostgreSQL aborts one, which runs again.
+		if err == nil || try == 2 || !(pgerr.Is(err, pgerr.DeadlockDetected, "") || pgerr.Is(err, pgerr.SerializationFailure, "")) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return out, nil
+}
+
+func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, out []inbound.Admitted, ids, owners, sources []uuid.UUID,
+	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time,
+) error {
+	return inTx(ctx, u.db, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, admitSQL, ids, owners, sources, messageIDs, signed, eventTypes, digests,
 			bodies, headers, signedAt, receivedAt, expiry)
 		if err != nil {
@@ -129,10 +151,6 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	return out, nil
 }
 
 // existing answers the admissions at positions idx whose message was in the

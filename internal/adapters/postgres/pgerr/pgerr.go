@@ -13,9 +13,11 @@ import (
 
 // SQLSTATE codes the adapters translate.
 const (
-	UniqueViolation     = "23505"
-	ForeignKeyViolation = "23503"
-	CheckViolation      = "23514"
+	UniqueViolation      = "23505"
+	ForeignKeyViolation  = "23503"
+	CheckViolation       = "23514"
+	DeadlockDetected     = "40P01"
+	SerializationFailure = "40001"
 )
 
 // Is reports whether err (or an error it wraps) is a PostgreSQL error with

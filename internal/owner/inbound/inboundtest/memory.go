@@ -31,6 +31,9 @@ type Memory struct {
 	// InUseFunc, when set, tells Delete that a supplier connection uses a
 	// source.
 	InUseFunc func(sourceID uuid.UUID) bool
+	// PendingFunc, when set, tells Begin that a source has a supplier
+	// connection not activated yet.
+	PendingFunc func(sourceID uuid.UUID) bool
 }
 
 type replay struct {
@@ -114,6 +117,10 @@ func (s states) MarkRetry(ctx context.Context, id uuid.UUID, lastError string, n
 
 func (s states) MarkDead(ctx context.Context, id uuid.UUID, lastError string, now time.Time) error {
 	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().MarkDead(ctx, id, lastError, now) })
+}
+
+func (s states) Abandon(ctx context.Context, id uuid.UUID) error {
+	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().Abandon(ctx, id) })
 }
 
 // Lookup reads a source by id.
@@ -354,6 +361,7 @@ func (b inbox) Begin(_ context.Context, id uuid.UUID, jobID int64, now time.Time
 		r.SourceKind = src.Verifier
 	}
 	b.t.m.st.inbox[id] = r
+	r.ActivationPending = b.t.m.PendingFunc != nil && b.t.m.PendingFunc(r.SourceID)
 	return r, true, nil
 }
 
@@ -385,6 +393,12 @@ func (b inbox) MarkRetry(_ context.Context, id uuid.UUID, lastError string, _, n
 func (b inbox) MarkDead(_ context.Context, id uuid.UUID, lastError string, now time.Time) error {
 	return b.update(id, func(r *inbound.Record) {
 		r.State, r.LastError, r.DeadAt, r.NextAttemptAt = inbound.StateDead, lastError, now, time.Time{}
+	})
+}
+
+func (b inbox) Abandon(_ context.Context, id uuid.UUID) error {
+	return b.update(id, func(r *inbound.Record) {
+		r.State, r.Attempts = inbound.StateReceived, max(r.Attempts-1, 0)
 	})
 }
 

@@ -6,7 +6,9 @@
 // Statuses (the contract): 202 new message durably in the inbox, 200
 // duplicate, 401 bad or missing signature, 400 stale or malformed, 404
 // unknown or disabled source, 409 same message id with another payload,
-// 413 over the source's body limit. Bad input never yields a 500 or a panic.
+// 413 over the source's body limit, 503 with Retry-After when the database
+// cannot be reached (nothing stored). Bad input never yields a 500 or a
+// panic.
 package hooks
 
 import (
@@ -108,7 +110,18 @@ func (m *Mounter) handle(c echo.Context) (int, error) {
 	return status, c.JSON(status, a)
 }
 
+// RetryAfter is the Retry-After of a 503, in seconds.
+const RetryAfter = "5"
+
 func (m *Mounter) fail(c echo.Context, err error) (int, error) {
+	if errors.Is(err, inbound.ErrUnavailable) {
+		// The sender retries later (providers do on 5xx); nothing was stored.
+		m.log.Warn("inbound request refused: the database cannot be reached",
+			zap.String("request_id", httpapi.RequestID(c)), zap.Error(err))
+		c.Response().Header().Set("Retry-After", RetryAfter)
+		return http.StatusServiceUnavailable, c.JSON(http.StatusServiceUnavailable, httpapi.ErrorBody{Error: httpapi.ErrorDetail{
+			Code: inbound.ErrUnavailable.Code, Message: inbound.ErrUnavailable.Message}})
+	}
 	status := http.StatusInternalServerError
 	if de := domain.AsError(err); de != nil {
 		status = httpapi.StatusOf(de.Kind)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -177,4 +178,29 @@ func FuzzHooks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// unreachable is a Receiver whose storage is down.
+type unreachable struct{}
+
+func (unreachable) Receive(context.Context, uuid.UUID, inbound.Request) (inbound.Receipt, error) {
+	return inbound.Receipt{}, fmt.Errorf("store inbound message: %w: dial tcp 127.0.0.1:5432: connection refused", inbound.ErrUnavailable)
+}
+
+func TestUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	m, err := hooks.New(unreachable{}, nil, nil)
+	require.NoError(t, err)
+	e := echo.New()
+	m.Mount(e)
+	req := httptest.NewRequest(http.MethodPost, "/hooks/"+uuid.NewString(), strings.NewReader(`{}`))
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Equal(t, hooks.RetryAfter, rec.Header().Get("Retry-After"))
+	var body struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+	require.Equal(t, "INBOUND_UNAVAILABLE", body.Error.Code)
 }

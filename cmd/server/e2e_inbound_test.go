@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -458,4 +460,41 @@ func TestInboundBench(t *testing.T) {
 		t.Logf("processing drained %d messages at %.0f/s", res.Requests, float64(res.Requests)/time.Since(start).Seconds())
 	}
 	waitAllDone(t, ts, src.ID, res.Requests)
+}
+
+// TestInboundSourceChangesReachEveryReplicaWithinTheCacheBound: two
+// replicas on one database. A replica keeps using a source as it read it
+// for at most inbound.SourceCacheTTL: a source disabled through one replica
+// is refused by the other once the bound has passed, and so is a body over
+// a limit lowered through the first.
+func TestInboundSourceChangesReachEveryReplicaWithinTheCacheBound(t *testing.T) {
+	t.Parallel()
+	// One master key for both, as replicas share it.
+	env := map[string]string{"STANDMEET_MASTER_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}
+	a := startTestServer(t, testServerOptions{Env: env})
+	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
+	_, apiKey := a.newOwner(t)
+	src := createInboundSource(t, a, apiKey, "")
+	c := &http.Client{Timeout: 30 * time.Second}
+	body := []byte(`{"type":"order.created"}`)
+
+	// Replica b reads the source and keeps it.
+	status, resp := send(t, c, hookRequest(t, b, src, src.key, "msg_1", time.Now(), body))
+	require.Equal(t, http.StatusAccepted, status, resp)
+
+	// A smaller body limit, set through a, binds b within the bound.
+	status, resp = a.do(t, http.MethodPatch, "/api/admin/inbound-sources/"+src.ID, apiKey, `{"body_limit_bytes":16}`)
+	require.Equal(t, http.StatusOK, status, resp)
+	time.Sleep(inbound.SourceCacheTTL)
+	status, resp = send(t, c, hookRequest(t, b, src, src.key, "msg_2", time.Now(), body))
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, "b applies the new limit within %v: %s", inbound.SourceCacheTTL, resp)
+
+	// Disabled through a: b refuses the next request after the bound.
+	status, resp = a.do(t, http.MethodPatch, "/api/admin/inbound-sources/"+src.ID, apiKey, `{"enabled":false,"body_limit_bytes":1024}`)
+	require.Equal(t, http.StatusOK, status, resp)
+	status, resp = send(t, c, hookRequest(t, a, src, src.key, "msg_3", time.Now(), body))
+	require.Equal(t, http.StatusNotFound, status, "the replica that made the change applies it at once: %s", resp)
+	time.Sleep(inbound.SourceCacheTTL)
+	status, resp = send(t, c, hookRequest(t, b, src, src.key, "msg_3", time.Now(), body))
+	require.Equal(t, http.StatusNotFound, status, "b refuses a disabled source within %v: %s", inbound.SourceCacheTTL, resp)
 }

@@ -1058,4 +1058,16 @@ CREATE TABLE supplier_connections (
 );
 CREATE UNIQUE INDEX supplier_connections_source_key ON supplier_connections (source_id);
 CREATE INDEX supplier_connections_owner_created_idx ON supplier_connections (owner_id, created_at DESC, id DESC);
+
+-- events: none (diagnostics of refused requests, kept for a day)
+CREATE TABLE inbound_refusals (
+    id         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    owner_id   uuid        NOT NULL REFERENCES owners (id) ON DELETE CASCADE,
+    source_id  uuid        NOT NULL REFERENCES inbound_sources (id) ON DELETE CASCADE,
+    refused_at timestamptz NOT NULL,
+    reason     text        NOT NULL,
+    detail     text        NOT NULL
+);
+CREATE INDEX inbound_refusals_source_idx ON inbound_refusals (source_id, id DESC);
+CREATE INDEX inbound_refusals_refused_idx ON inbound_refusals (refused_at);
 -- ==== end inbound webhooks ====

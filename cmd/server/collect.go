@@ -21,6 +21,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/openapi"
 	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -87,7 +88,7 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 }
 
 func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer,
-	riverStats *riverjobs.StatsKeeper) []Background {
+	riverStats *riverjobs.StatsKeeper, inboundRefusals *inbound.RefusalLog) []Background {
 	var bs []Background
 	if cfg.DebugAddr != "" {
 		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
@@ -97,6 +98,7 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	bs = append(bs, webhookLeases)
 	bs = append(bs, BackgroundFunc(deliverer.KeepChains))
 	bs = append(bs, riverStats)
+	bs = append(bs, inboundRefusals)
 	return bs
 }
 

@@ -498,3 +498,53 @@ func TestInboundSourceChangesReachEveryReplicaWithinTheCacheBound(t *testing.T) 
 	status, resp = send(t, c, hookRequest(t, b, src, src.key, "msg_3", time.Now(), body))
 	require.Equal(t, http.StatusNotFound, status, "b refuses a disabled source within %v: %s", inbound.SourceCacheTTL, resp)
 }
+
+// TestInboundRefusalsAreListedAndCounted: requests a source refuses (bad
+// signature, stale, disabled) are listed for its owner with their reason,
+// newest first and without bodies, and counted by reason on /metrics.
+func TestInboundRefusalsAreListedAndCounted(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	_, key := ts.newOwner(t)
+	_, otherKey := ts.newOwner(t)
+	src := createInboundSource(t, ts, key, "")
+	c := &http.Client{Timeout: 30 * time.Second}
+	body := []byte(`{"type":"order.created","secret_stuff":"s3cr3t-body"}`)
+	wrong, err := standardwebhooks.ParseSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	require.NoError(t, err)
+
+	status, _ := send(t, c, hookRequest(t, ts, src, src.key, "ok_1", time.Now(), body))
+	require.Equal(t, http.StatusAccepted, status)
+	status, _ = send(t, c, hookRequest(t, ts, src, wrong, "bad_1", time.Now(), body))
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, _ = send(t, c, hookRequest(t, ts, src, src.key, "stale_1", time.Now().Add(-time.Hour), body))
+	require.Equal(t, http.StatusBadRequest, status)
+	status, resp := ts.do(t, http.MethodPatch, "/api/admin/inbound-sources/"+src.ID, key, `{"enabled":false}`)
+	require.Equal(t, http.StatusOK, status, resp)
+	status, _ = send(t, c, hookRequest(t, ts, src, src.key, "off_1", time.Now(), body))
+	require.Equal(t, http.StatusNotFound, status)
+
+	type refusal struct {
+		At             time.Time
+		Reason, Detail string
+	}
+	var got struct{ Data []refusal }
+	require.Eventually(t, func() bool {
+		status, resp := ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/refusals", key, "")
+		require.Equal(t, http.StatusOK, status, resp)
+		require.NotContains(t, resp, "s3cr3t-body", "no bodies")
+		require.NoError(t, json.Unmarshal([]byte(resp), &got))
+		return len(got.Data) == 3
+	}, 10*time.Second, 100*time.Millisecond, "the refusals are written within a few seconds")
+	reasons := []string{got.Data[0].Reason, got.Data[1].Reason, got.Data[2].Reason}
+	require.Equal(t, []string{"INBOUND_SOURCE_DISABLED", "WEBHOOK_STALE", "WEBHOOK_SIGNATURE_INVALID"}, reasons, "newest first")
+
+	status, _ = ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/refusals", otherKey, "")
+	require.Equal(t, http.StatusNotFound, status, "another owner's source")
+
+	status, metrics := ts.do(t, http.MethodGet, "/metrics", "", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="WEBHOOK_SIGNATURE_INVALID"} 1`)
+	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="WEBHOOK_STALE"} 1`)
+	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="INBOUND_SOURCE_NOT_FOUND"} 1`)
+}

@@ -74,7 +74,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	authenticator := provideAuthenticator(gate)
 	v2 := provideMiddleware(gate)
 	unsealFunc := provideInboundUnseal(box)
-	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc, sourceCache)
+	refusalLog := provideInboundRefusals(unitOfWork, logger)
+	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc, sourceCache, refusalLog)
 	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
 	if err != nil {
 		cleanup()
@@ -152,7 +153,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
 	statsKeeper := provideRiverStats(pool, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

@@ -129,7 +129,8 @@ func (c *SourceCache) evictLocked() {
 }
 
 // source returns the enabled source id with its verifier and its secrets
-// (the current one first), or the error to answer.
+// (the current one first), or the error to answer — with the entry when
+// the source exists, so the refusal can name its owner.
 func (g *Gateway) source(ctx context.Context, id uuid.UUID) (*cachedSource, error) {
 	e, err := g.cache.get(ctx, id, func(ctx context.Context, prev, e *cachedSource) {
 		src, err := g.d.Sources.Lookup(ctx, id)
@@ -141,7 +142,7 @@ func (g *Gateway) source(ctx context.Context, id uuid.UUID) (*cachedSource, erro
 			e.loadErr = fmt.Errorf("look up inbound source %s: %w", id, err)
 			return
 		case !src.Enabled:
-			e.err = ErrSourceNotFound
+			e.src, e.err = src, ErrSourceNotFound
 			return
 		}
 		e.src = src
@@ -155,7 +156,7 @@ func (g *Gateway) source(ctx context.Context, id uuid.UUID) (*cachedSource, erro
 		return nil, err
 	}
 	if e.err != nil {
-		return nil, e.err
+		return e, e.err
 	}
 	return e, nil
 }

@@ -73,8 +73,9 @@ type GatewayDeps struct {
 	Unseal    UnsealFunc
 	Clock     domain.Clock
 	Policy    RetryPolicy
-	// Refused, when set, hears of every request refused with a 4xx.
-	Refused func(sourceID uuid.UUID, err error)
+	// Refused, when set, hears of every request refused for its input (a
+	// 4xx); OwnerID is zero for an unknown source.
+	Refused func(r Refusal)
 }
 
 // Gateway is seed 001's IWebhookGateway: it verifies a request and writes it
@@ -110,17 +111,26 @@ func NewGateway(d GatewayDeps) *Gateway {
 // means storage or stored configuration failed, never the input
 // (ErrUnavailable when storage cannot be reached).
 func (g *Gateway) Receive(ctx context.Context, sourceID uuid.UUID, req Request) (Receipt, error) {
-	r, err := g.receive(ctx, sourceID, req)
+	var owner uuid.UUID
+	var disabled bool
+	r, err := g.receive(ctx, sourceID, req, &owner, &disabled)
 	if err != nil && g.d.Refused != nil {
 		if de := domain.AsError(err); de != nil && de.Kind != domain.KindInternal {
-			g.d.Refused(sourceID, err)
+			ref := Refusal{OwnerID: owner, SourceID: sourceID, At: g.d.Clock.Now(), Reason: de.Code, Detail: de.Message}
+			if disabled {
+				ref.Reason, ref.Detail = ReasonSourceDisabled, "the source is disabled"
+			}
+			g.d.Refused(ref)
 		}
 	}
 	return r, err
 }
 
-func (g *Gateway) receive(ctx context.Context, sourceID uuid.UUID, req Request) (Receipt, error) {
+func (g *Gateway) receive(ctx context.Context, sourceID uuid.UUID, req Request, owner *uuid.UUID, disabled *bool) (Receipt, error) {
 	cs, err := g.source(ctx, sourceID)
+	if cs != nil {
+		*owner, *disabled = cs.src.OwnerID, !cs.src.Enabled
+	}
 	if err != nil {
 		return Receipt{}, err
 	}

@@ -54,6 +54,13 @@ func (s *Service) Ops() op.Set {
 			return s.RotateSecret(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
+			Name: "inbound_sources.refusals", Summary: "List the requests an inbound source refused recently",
+			Description: "The last 100 refused requests of the last 24 hours, newest first, with the reason the sender got (bad signature, stale timestamp, body too large, malformed, id conflict, source disabled). Bodies are never kept.",
+			Method:      http.MethodGet, Path: sourcesPath + "/{id}/refusals",
+		}, func(ctx context.Context, c op.Caller, in SourceIDInput) (RefusalList, error) {
+			return s.ListRefusals(ctx, c.OwnerID, in.ID)
+		}),
+		op.New(op.Meta{
 			Name: "inbound_sources.messages", Summary: "List an inbound source's inbox",
 			Method: http.MethodGet, Path: sourcesPath + "/{id}/messages",
 		}, func(ctx context.Context, c op.Caller, in ListMessagesInput) (op.Page[MessageView], error) {

@@ -50,6 +50,8 @@ type ServiceDeps struct {
 	// is forgotten there at once (other replicas see the change within
 	// SourceCacheTTL).
 	Cache *SourceCache
+	// Refusals keeps the requests the gateway refused; nil lists none.
+	Refusals RefusalStore
 }
 
 // DefaultInboxRetention is ServiceDeps.Retention when none is given.
@@ -276,6 +278,29 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID uuid.UUID, in Rotate
 	return out, nil
 }
 
+// ListRefusals returns the source's most recent refused requests (at most
+// RefusalsKept, of the last RefusalRetention), newest first.
+func (s *Service) ListRefusals(ctx context.Context, ownerID, id uuid.UUID) (RefusalList, error) {
+	if _, err := s.GetSource(ctx, ownerID, id); err != nil {
+		return RefusalList{}, err
+	}
+	out := RefusalList{Data: []RefusalView{}}
+	if s.d.Refusals == nil {
+		return out, nil
+	}
+	rs, err := s.d.Refusals.ListRefusals(ctx, ownerID, id, RefusalsKept)
+	if err != nil {
+		return RefusalList{}, fmt.Errorf("list inbound refusals: %w", err)
+	}
+	since := s.d.Clock.Now().Add(-RefusalRetention)
+	for _, r := range rs {
+		if r.At.After(since) {
+			out.Data = append(out.Data, RefusalView{At: r.At, Reason: r.Reason, Detail: r.Detail})
+		}
+	}
+	return out, nil
+}
+
 // ListMessages pages through a source's inbox, newest first, optionally only
 // the messages in one state.
 func (s *Service) ListMessages(ctx context.Context, ownerID uuid.UUID, in ListMessagesInput) (op.Page[MessageView], error) {
@@ -463,6 +488,11 @@ func (s *Service) Maintain(ctx context.Context) (replayKeys, messages int64, err
 	})
 	if err != nil {
 		return replayKeys, 0, fmt.Errorf("drop expired previous inbound secrets: %w", err)
+	}
+	if s.d.Refusals != nil {
+		if _, err := s.d.Refusals.PurgeRefusals(ctx, s.d.Clock.Now().Add(-RefusalRetention)); err != nil {
+			return replayKeys, 0, fmt.Errorf("purge inbound refusals: %w", err)
+		}
 	}
 	messages, err = s.PurgeInbox(ctx)
 	return replayKeys, messages, err

@@ -50,6 +50,7 @@ type Mounter struct {
 	gw       Receiver
 	log      *zap.Logger
 	requests *prometheus.CounterVec
+	refused  *prometheus.CounterVec
 }
 
 var _ httpapi.Mounter = (*Mounter)(nil)
@@ -68,6 +69,13 @@ func New(gw Receiver, log *zap.Logger, reg prometheus.Registerer) (*Mounter, err
 		if err := reg.Register(m.requests); err != nil {
 			return nil, err
 		}
+		m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "standmeet_inbound_refused_total",
+			Help: "Inbound webhook requests refused for their input (4xx), by reason: the error code the sender got.",
+		}, []string{"reason"})
+		if err := reg.Register(m.refused); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -81,6 +89,16 @@ func (m *Mounter) receive(c echo.Context) error {
 		m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
 	}
 	return err
+}
+
+// countRefusal counts a 4xx answer by its error code.
+func (m *Mounter) countRefusal(status int, err error) {
+	if m.refused == nil || status < 400 || status >= 500 {
+		return
+	}
+	if de := domain.AsError(err); de != nil {
+		m.refused.WithLabelValues(de.Code).Inc()
+	}
 }
 
 func (m *Mounter) handle(c echo.Context) (int, error) {
@@ -114,6 +132,12 @@ func (m *Mounter) handle(c echo.Context) (int, error) {
 const RetryAfter = "5"
 
 func (m *Mounter) fail(c echo.Context, err error) (int, error) {
+	status, werr := m.answer(c, err)
+	m.countRefusal(status, err)
+	return status, werr
+}
+
+func (m *Mounter) answer(c echo.Context, err error) (int, error) {
 	if errors.Is(err, inbound.ErrUnavailable) {
 		// The sender retries later (providers do on 5xx); nothing was stored.
 		m.log.Warn("inbound request refused: the database cannot be reached",

@@ -24,9 +24,10 @@ import (
 // harness is one implementation of the inbound storage ports, with what the
 // contract needs to set up and observe it.
 type harness struct {
-	uow    inbound.UnitOfWork
-	admit  inbound.Admitter
-	lookup inbound.SourceLookup
+	uow      inbound.UnitOfWork
+	admit    inbound.Admitter
+	refusals inbound.RefusalStore
+	lookup   inbound.SourceLookup
 	// newOwner returns an owner id rows may reference.
 	newOwner func(t *testing.T) uuid.UUID
 	// maxAttemptsOf returns the max attempts of the processing jobs enqueued
@@ -42,9 +43,10 @@ func newPostgresHarness(t *testing.T) (harness, *pgxpool.Pool) {
 	require.NoError(t, err)
 	uow := pginbound.New(pool, riverjobs.NewInboundJobs(ins).With)
 	return harness{
-		uow:    uow,
-		admit:  uow,
-		lookup: uow,
+		uow:      uow,
+		admit:    uow,
+		refusals: uow,
+		lookup:   uow,
 		newOwner: func(t *testing.T) uuid.UUID {
 			id := uuid.New()
 			_, err := pool.Exec(context.Background(), `INSERT INTO owners (id, email, password_hash, created_at, updated_at)
@@ -81,6 +83,7 @@ func newMemoryHarness() harness {
 	return harness{
 		uow:      mem,
 		admit:    mem,
+		refusals: mem,
 		lookup:   mem,
 		newOwner: func(*testing.T) uuid.UUID { return uuid.New() },
 		maxAttemptsOf: func(_ *testing.T, id uuid.UUID) []int {
@@ -115,6 +118,7 @@ func TestContract(t *testing.T) {
 		"inbox purge":       contractInboxPurge,
 		"admit":             contractAdmit,
 		"previous secret":   contractPreviousSecret,
+		"refusals":          contractRefusals,
 	}
 	for impl, newHarness := range impls {
 		for name, run := range cases {
@@ -620,4 +624,45 @@ func contractPreviousSecret(t *testing.T, h harness) {
 	require.NoError(t, err)
 	require.Empty(t, got.PreviousSealedSecret)
 	require.True(t, got.PreviousSecretExpiresAt.IsZero())
+}
+
+// contractRefusals: refusals are listed newest first, per owner and source,
+// trimmed to RefusalsKept per source, purged by age; a refusal naming
+// another owner than the source's is not kept.
+func contractRefusals(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	other := addSource(t, h, owner, base)
+	var rs []inbound.Refusal
+	for i := range inbound.RefusalsKept + 5 {
+		rs = append(rs, inbound.Refusal{OwnerID: owner, SourceID: src.ID, At: base.Add(time.Duration(i) * time.Second),
+			Reason: "WEBHOOK_SIGNATURE_INVALID", Detail: fmt.Sprintf("refusal %d", i)})
+	}
+	rs = append(rs, inbound.Refusal{OwnerID: owner, SourceID: other.ID, At: base, Reason: "WEBHOOK_STALE", Detail: "stale"},
+		inbound.Refusal{OwnerID: uuid.New(), SourceID: other.ID, At: base, Reason: "X", Detail: "not the source's owner"})
+	require.NoError(t, h.refusals.AddRefusals(ctx, rs[:50]))
+	require.NoError(t, h.refusals.AddRefusals(ctx, rs[50:]))
+
+	got, err := h.refusals.ListRefusals(ctx, owner, src.ID, 1000)
+	require.NoError(t, err)
+	require.Len(t, got, inbound.RefusalsKept)
+	require.Equal(t, fmt.Sprintf("refusal %d", inbound.RefusalsKept+4), got[0].Detail, "newest first")
+	require.Equal(t, "refusal 5", got[len(got)-1].Detail, "the oldest beyond the bound are trimmed")
+	require.True(t, got[0].At.Equal(base.Add(time.Duration(inbound.RefusalsKept+4)*time.Second)))
+
+	got, err = h.refusals.ListRefusals(ctx, owner, other.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "WEBHOOK_STALE", got[0].Reason)
+	got, err = h.refusals.ListRefusals(ctx, uuid.New(), src.ID, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "another owner sees none")
+
+	n, err := h.refusals.PurgeRefusals(ctx, base.Add(50*time.Second))
+	require.NoError(t, err)
+	require.EqualValues(t, 45+1, n)
+	got, err = h.refusals.ListRefusals(ctx, owner, src.ID, 1000)
+	require.NoError(t, err)
+	require.Len(t, got, inbound.RefusalsKept-45)
 }

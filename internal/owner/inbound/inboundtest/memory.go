@@ -34,6 +34,7 @@ type Memory struct {
 	// PendingFunc, when set, tells Begin that a source has a supplier
 	// connection not activated yet.
 	PendingFunc func(sourceID uuid.UUID) bool
+	refusals    map[uuid.UUID][]inbound.Refusal
 }
 
 type replay struct {
@@ -542,4 +543,60 @@ func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inboun
 		return nil, err
 	}
 	return out, nil
+}
+
+var _ inbound.RefusalStore = (*Memory)(nil)
+
+// AddRefusals keeps the refusals of existing sources, each source's
+// RefusalsKept newest.
+func (m *Memory) AddRefusals(_ context.Context, rs []inbound.Refusal) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refusals == nil {
+		m.refusals = map[uuid.UUID][]inbound.Refusal{}
+	}
+	for _, r := range rs {
+		if src, ok := m.st.sources[r.SourceID]; !ok || src.OwnerID != r.OwnerID {
+			continue
+		}
+		kept := append(m.refusals[r.SourceID], r)
+		if len(kept) > inbound.RefusalsKept {
+			kept = kept[len(kept)-inbound.RefusalsKept:]
+		}
+		m.refusals[r.SourceID] = kept
+	}
+	return nil
+}
+
+// ListRefusals returns the source's newest refusals first.
+func (m *Memory) ListRefusals(_ context.Context, ownerID, sourceID uuid.UUID, lim int) ([]inbound.Refusal, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []inbound.Refusal
+	rs := m.refusals[sourceID]
+	for i := len(rs) - 1; i >= 0 && len(out) < lim; i-- {
+		if rs[i].OwnerID == ownerID {
+			out = append(out, rs[i])
+		}
+	}
+	return out, nil
+}
+
+// PurgeRefusals deletes the refusals older than before.
+func (m *Memory) PurgeRefusals(_ context.Context, before time.Time) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id, rs := range m.refusals {
+		kept := rs[:0]
+		for _, r := range rs {
+			if r.At.Before(before) {
+				n++
+				continue
+			}
+			kept = append(kept, r)
+		}
+		m.refusals[id] = kept
+	}
+	return n, nil
 }

@@ -62,7 +62,8 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.messages", Summary: "List an inbound source's inbox",
-			Method: http.MethodGet, Path: sourcesPath + "/{id}/messages",
+			Description: "Each message has a status saying what is happening: received (waiting for its first attempt), processing, retrying (an attempt failed; the next is at next_attempt_at), done or dead (a dead letter to replay). Processing runs the handlers routed to the source's kind and event type — today the supplier connection's activation on the first message; a message with no handler to run is marked done at once.",
+			Method:      http.MethodGet, Path: sourcesPath + "/{id}/messages",
 		}, func(ctx context.Context, c op.Caller, in ListMessagesInput) (op.Page[MessageView], error) {
 			return s.ListMessages(ctx, c.OwnerID, in)
 		}),

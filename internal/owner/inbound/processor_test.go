@@ -223,3 +223,50 @@ func mustRouter(t *testing.T, routes ...inbound.Route) *inbound.Router {
 	require.NoError(t, err)
 	return r
 }
+
+func TestMessageStatusSaysWhatIsHappening(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var fail atomic.Pointer[error]
+	h := &failing{resultFunc: func(inbound.Message) error {
+		if e := fail.Load(); e != nil {
+			return *e
+		}
+		return nil
+	}}
+	b := setup(t, inbound.Route{Name: "h", Kind: inbound.AnyKind, Handler: h})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+	status := func() (string, string) {
+		t.Helper()
+		m, err := b.svc.GetMessage(ctx, b.owner, inbound.MessageInput{ID: src.ID, MessageID: id})
+		require.NoError(t, err)
+		return m.Status, m.StatusDetail
+	}
+	s, d := status()
+	require.Equal(t, inbound.StatusReceived, s)
+	require.Equal(t, "waiting for its first attempt", d)
+
+	transient := errors.New("supplier API 503")
+	fail.Store(&transient)
+	out := b.process(t, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeRetry, out.Kind)
+	s, d = status()
+	require.Equal(t, inbound.StatusRetrying, s)
+	require.Equal(t, "attempt 1 failed; retrying at "+out.RetryAt.UTC().Format(time.RFC3339), d)
+
+	permanent := inbound.Permanent(errors.New("unknown order"))
+	fail.Store(&permanent)
+	require.Equal(t, inbound.OutcomeDead, b.process(t, id, inbound.Job{ID: 1, Attempt: 2, MaxAttempts: 5}).Kind)
+	s, d = status()
+	require.Equal(t, inbound.StatusDead, s)
+	require.Contains(t, d, "after 2 attempt(s)")
+
+	_, err := b.svc.ReplayDeadLetter(ctx, b.owner, inbound.ReplayDeadLetterInput{ID: src.ID, MessageID: id})
+	require.NoError(t, err)
+	fail.Store(nil)
+	require.Equal(t, inbound.OutcomeDone, b.process(t, id, inbound.Job{ID: 2, Attempt: 1, MaxAttempts: 5}).Kind)
+	s, d = status()
+	require.Equal(t, inbound.StatusDone, s)
+	require.Equal(t, "processed at "+b.clock.Now().UTC().Format(time.RFC3339), d)
+}

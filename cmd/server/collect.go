@@ -21,13 +21,13 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/openapi"
 	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
-	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
 func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.InboundProcessWorker, inboundPurge *riverjobs.InboundPurgeWorker,

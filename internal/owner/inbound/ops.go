@@ -48,7 +48,7 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.rotate_secret", Summary: "Replace an inbound source's secret",
-			Description: "Generates a new secret (shown this once) for kinds that generate theirs, or takes the provider's new secret.",
+			Description: "Generates a new secret (shown this once) for kinds that generate theirs, or takes the provider's new secret. The previous secret keeps verifying for 24 hours (previous_secret_expires_at), then it is dropped; rotating again within those 24 hours drops it at once.",
 			Method:      http.MethodPost, Path: sourcesPath + "/{id}/rotate-secret",
 		}, func(ctx context.Context, c op.Caller, in RotateSecretInput) (RotatedSecret, error) {
 			return s.RotateSecret(ctx, c.OwnerID, in)

@@ -88,9 +88,9 @@ CREATE INDEX river_job_state_and_finalized_at_index ON river_job USING btree(sta
 
 CREATE INDEX river_job_prioritized_fetching_index ON river_job USING btree(state, queue, priority, scheduled_at, id);
 
-CREATE INDEX river_job_args_index ON river_job USING GIN(args);
+CREATE INDEX river_job_args_index ON river_job USING GIN(args) WITH (fastupdate = off);
 
-CREATE INDEX river_job_metadata_index ON river_job USING GIN(metadata);
+CREATE INDEX river_job_metadata_index ON river_job USING GIN(metadata) WITH (fastupdate = off);
 
 CREATE OR REPLACE FUNCTION river_job_notify()
   RETURNS TRIGGER

@@ -249,6 +249,7 @@ func (s sources) Delete(_ context.Context, ownerID, id uuid.UUID) error {
 		return inbound.ErrSourceInUse
 	}
 	delete(s.t.m.st.sources, id)
+	delete(s.t.m.refusals, id)
 	for k := range s.t.m.st.replays {
 		if k.SourceID == id {
 			delete(s.t.m.st.replays, k)

@@ -271,3 +271,67 @@ func TestGatewayCommitsConcurrentRequestsTogether(t *testing.T) {
 	require.Less(t, counting.batches.Load(), int64(2*n), "fewer transactions than requests")
 	t.Logf("%d requests in %d batches, the largest %d", 2*n, counting.batches.Load(), counting.largest.Load())
 }
+
+// countingLookup counts the source lookups the gateway makes.
+type countingLookup struct {
+	inbound.SourceLookup
+	n atomic.Int64
+}
+
+func (c *countingLookup) Lookup(ctx context.Context, id uuid.UUID) (inbound.Source, error) {
+	c.n.Add(1)
+	time.Sleep(5 * time.Millisecond)
+	return c.SourceLookup.Lookup(ctx, id)
+}
+
+func TestGatewayCachesSourcesForTheTTL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+	lookups := &countingLookup{SourceLookup: b.mem}
+	const ttl = 200 * time.Millisecond
+	cache := inbound.NewSourceCache(ttl)
+	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: lookups, Inbox: b.mem, Cache: cache, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock})
+
+	// Concurrent first requests share one lookup.
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := gw.Receive(ctx, src.ID, signed(key, fmt.Sprintf("c%d", i), b.clock.Now(), `{}`))
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 1, lookups.n.Load(), "one lookup for concurrent requests")
+
+	// A change made elsewhere (another replica: this cache is not told) is
+	// seen once the entry is older than the TTL.
+	off := false
+	_, err := b.svc.UpdateSource(ctx, b.owner, inbound.UpdateSourceInput{ID: src.ID, Enabled: &off})
+	require.NoError(t, err)
+	time.Sleep(ttl)
+	_, err = gw.Receive(ctx, src.ID, signed(key, "after", b.clock.Now(), `{}`))
+	require.ErrorIs(t, err, inbound.ErrSourceNotFound)
+	require.EqualValues(t, 2, lookups.n.Load())
+
+	// Told (the same replica's service), the cache reads the source again
+	// at once.
+	on := true
+	_, err = b.svc.UpdateSource(ctx, b.owner, inbound.UpdateSourceInput{ID: src.ID, Enabled: &on})
+	require.NoError(t, err)
+	cache.Forget(src.ID)
+	_, err = gw.Receive(ctx, src.ID, signed(key, "again", b.clock.Now(), `{}`))
+	require.NoError(t, err)
+	require.EqualValues(t, 3, lookups.n.Load())
+
+	// Unknown ids are cached too.
+	unknown := uuid.New()
+	for range 3 {
+		_, err = gw.Receive(ctx, unknown, signed(key, "x", b.clock.Now(), `{}`))
+		require.ErrorIs(t, err, inbound.ErrSourceNotFound)
+	}
+	require.EqualValues(t, 4, lookups.n.Load())
+}

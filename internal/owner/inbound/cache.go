@@ -90,6 +90,8 @@ func (c *SourceCache) get(ctx context.Context, id uuid.UUID, load func(ctx conte
 	e = &cachedSource{ready: make(chan struct{}), readAt: time.Now()}
 	if len(c.m) >= sourceCacheMax {
 		c.evictLocked()
+	} else {
+		c.sweepLocked(8)
 	}
 	c.m[id] = e
 	c.mu.Unlock()
@@ -104,6 +106,24 @@ func (c *SourceCache) get(ctx context.Context, id uuid.UUID, load func(ctx conte
 	}
 	close(e.ready)
 	return e, e.loadErr
+}
+
+// sweepLocked drops the expired entries among up to n entries (in map
+// order, so successive sweeps visit different ones): an expired entry no
+// longer keeps its unsealed secrets in memory for long.
+func (c *SourceCache) sweepLocked(n int) {
+	for id, e := range c.m {
+		if n--; n < 0 {
+			return
+		}
+		select {
+		case <-e.ready:
+			if time.Since(e.readAt) >= c.ttl {
+				delete(c.m, id)
+			}
+		default:
+		}
+	}
 }
 
 // evictLocked drops expired entries, or half the cache when none is.

@@ -27,6 +27,7 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
 func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.InboundProcessWorker, inboundPurge *riverjobs.InboundPurgeWorker,
@@ -89,7 +90,7 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 }
 
 func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer,
-	riverStats *riverjobs.StatsKeeper, sealHeaders headerSealer) []Background {
+	riverStats *riverjobs.StatsKeeper, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
 	var bs []Background
 	bs = append(bs, sealHeaders)
 	if cfg.DebugAddr != "" {
@@ -100,6 +101,7 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	bs = append(bs, webhookLeases)
 	bs = append(bs, BackgroundFunc(deliverer.KeepChains))
 	bs = append(bs, riverStats)
+	bs = append(bs, inboundRefusals)
 	return bs
 }
 

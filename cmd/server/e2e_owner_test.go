@@ -718,6 +718,9 @@ func inboundIsolationRows() map[string]isolationRow {
 		"GET /api/admin/inbound-sources/:id/messages/:message_id": {
 			Target: messagePath(""), WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
+		"GET /api/admin/inbound-sources/:id/refusals": {
+			Target: sourcePath("/refusals"), WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
 		"GET /api/admin/inbound-sources/:id/dead-letters": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
 				src := fx.sourceOfA(t)

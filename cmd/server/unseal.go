@@ -71,6 +71,7 @@ func sealedColumns() []sealedColumn {
 		{"webhook_endpoints", "secret_enc"},
 		{"webhook_endpoints", "prev_secret_enc"},
 		{"inbound_sources", "sealed_secret"},
+		{"inbound_sources", "previous_sealed_secret"},
 	}
 }
 

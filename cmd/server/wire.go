@@ -24,7 +24,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// inbound webhooks (wire_inbound.go, unseal.go)
 		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,
 		provideVerifierRegistry, provideInboundJobs, provideInboundUnitOfWork, provideSupplierUnitOfWork,
-		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway,
+		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway, provideSourceCache, provideInboundRefusals,
 		provideInboundProcessor, provideInboundProcessWorker, provideInboundPurgeWorker, provideHooksMounter, provideInboundOps,
 		// owners, sessions, API keys, IP bans (wire_owner.go)
 		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,

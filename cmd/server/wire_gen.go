@@ -41,7 +41,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	sealFunc := provideInboundSeal(box)
-	service := provideInboundService(unitOfWork, registry, sealFunc, cfg)
+	sourceCache := provideSourceCache()
+	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache)
 	prometheusRegistry := provideRegistry()
 	metrics, err := provideEventMetrics(prometheusRegistry)
 	if err != nil {
@@ -118,7 +119,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	authenticator := provideAuthenticator(gate)
 	v3 := provideMiddleware(gate)
 	inboundUnsealFunc := provideInboundUnseal(box)
-	gateway := provideInboundGateway(unitOfWork, registry, inboundUnsealFunc)
+	refusalLog := provideInboundRefusals(unitOfWork, logger)
+	gateway := provideInboundGateway(unitOfWork, registry, inboundUnsealFunc, sourceCache, refusalLog)
 	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
 	if err != nil {
 		cleanup()
@@ -161,7 +163,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
 	statsKeeper := provideRiverStats(pool, logger)
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper, mainHeaderSealer)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper, mainHeaderSealer, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

@@ -112,20 +112,16 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
 	webhooksStore := provideWebhookStore(pool, inserter)
 	embedAdmitsFunc := provideEmbedAdmits(accessService)
-	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
+	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, cfg)
 	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
 	poster := provideWebhookPoster(cfg)
 	subscriberUnsealFunc := provideWebhookUnseal(box)
-	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc, flow)
+	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc)
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
 	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore)
+	webhookSweepWorker := provideWebhookSweepWorker(webhooksStore, logger)
 	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
-	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
+	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, webhookSweepWorker, corpusIndexWorker)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -149,9 +145,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
-	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
-	statsKeeper := provideRiverStats(pool, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

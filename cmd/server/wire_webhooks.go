@@ -1,15 +1,13 @@
 package main
 
 // Outbound webhooks (seed 002, issue 6): the endpoint ops, the fan-out and
-// delivery workers, the lease listener and the relay subscription.
+// delivery workers, the chains' sweep and the relay subscription.
 
 import (
-	"fmt"
 	"runtime/debug"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
@@ -49,58 +47,20 @@ func provideWebhookStore(pool *pgxpool.Pool, ins *riverjobs.Inserter) *pgwebhook
 	return pgwebhooks.NewStore(pool, ins)
 }
 
-// provideWebhookFlow bounds the deliveries waiting in process for a busy
-// endpoint to half the River workers (64 per endpoint: a tenth of a second
-// of a fast receiver, longer than River takes to bring the next ones), so
-// waiting never starves the
-// other endpoints.
-// Its counters are exported on /metrics, so a burst's behaviour can be read
-// while it runs.
-func provideWebhookFlow(cfg config.Config, reg *prometheus.Registry) (*whsub.Flow, error) {
-	flow := whsub.NewFlow(whsub.FlowOptions{DeckPerEndpoint: 64, DeckTotal: max(cfg.RiverMaxWorkers/2, 1)})
-	counter := func(name, help string, get func(whsub.FlowStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
-		}, func() float64 { return get(flow.Stats()) })
-	}
-	gauge := func(name, help string, get func(whsub.FlowGauges) int) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
-		}, func() float64 { return float64(get(flow.Gauges())) })
-	}
-	for _, c := range []prometheus.Collector{
-		counter("snoozes_total", "Deliveries that found their endpoint busy and snoozed.", func(s whsub.FlowStats) float64 { return float64(s.Snoozes) }),
-		counter("deck_joins_total", "Waits in process for a busy endpoint's lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckJoins) }),
-		counter("deck_timeouts_total", "Waits that ended without the lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckTimeouts) }),
-		counter("pulls_total", "Parked deliveries made available early by the chain.", func(s whsub.FlowStats) float64 { return float64(s.Pulls) }),
-		counter("deferred_total", "Deliveries the fan-out queued behind an endpoint's backlog.", func(s whsub.FlowStats) float64 { return float64(s.Deferred) }),
-		counter("releases_total", "Leases released by this process.", func(s whsub.FlowStats) float64 { return float64(s.Releases) }),
-		counter("handoffs_total", "Leases passed straight from a holder to a waiter.", func(s whsub.FlowStats) float64 { return float64(s.Handoffs) }),
-		counter("hold_seconds_total", "Time leases were held by this process.", func(s whsub.FlowStats) float64 { return s.Hold.Seconds() }),
-		gauge("in_flight", "Lease slots this process holds now.", func(g whsub.FlowGauges) int { return g.InFlight }),
-		gauge("waiting", "Deliveries waiting in process for a busy endpoint's lease.", func(g whsub.FlowGauges) int { return g.Waiting }),
-		gauge("pulled", "Parked deliveries made available early and not yet running.", func(g whsub.FlowGauges) int { return g.Pulled }),
-		gauge("parked", "Deliveries parked behind a busy endpoint, as this process knows them.", func(g whsub.FlowGauges) int { return g.Parked }),
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register webhook flow metrics: %w", err)
-		}
-	}
-	return flow, nil
-}
-
 func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
 	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow})
 }
 
-func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, flow *whsub.Flow, cfg config.Config) *whsub.Fanouter {
-	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, Flow: flow, BackoffScale: cfg.WebhookBackoffScale})
+func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, cfg config.Config) *whsub.Fanouter {
+	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, BackoffScale: cfg.WebhookBackoffScale})
 }
 
 func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
-	admits whsub.EmbedAdmitsFunc, flow *whsub.Flow) *whsub.Deliverer {
+	admits whsub.EmbedAdmitsFunc) *whsub.Deliverer {
+	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
+	// per-endpoint delivery settings reach it.
 	return whsub.NewDeliverer(whsub.DeliverDeps{
-		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Flow: flow, Version: buildVersion(),
+		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(),
 	})
 }
 
@@ -116,8 +76,9 @@ func provideWebhookPruneWorker(store *pgwebhooks.Store) *riverjobs.WebhookPruneW
 	return &riverjobs.WebhookPruneWorker{PruneFunc: store.PruneAttempts}
 }
 
-func provideWebhookLeaseListener(store *pgwebhooks.Store, flow *whsub.Flow, logger *zap.Logger) *pgwebhooks.LeaseListener {
-	return pgwebhooks.NewLeaseListener(store, flow, logger.Named("webhooks"))
+// provideWebhookSweepWorker is the delivery chains' safety net.
+func provideWebhookSweepWorker(store *pgwebhooks.Store, logger *zap.Logger) *riverjobs.WebhookSweepWorker {
+	return &riverjobs.WebhookSweepWorker{SweepFunc: store.SweepChains, Logger: logger.Named("webhooks")}
 }
 
 // provideEmbedAdmits hands the subscriber the access domain's scope check,

@@ -2,6 +2,7 @@ package riverjobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -97,10 +98,32 @@ func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) tim
 	return time.Now().Add(subscriber.RetryDelay(job.Attempt, w.BackoffScale, job.ID))
 }
 
+// ChainMetadataKey marks, in a delivery job's metadata, a delivery
+// inserted into its endpoint's chain.
+const ChainMetadataKey = "standmeet_chain"
+
+// chainRun reports whether this run is the first run of a chain delivery:
+// a delivery of the chain that was never retried nor snoozed (River counts
+// snoozes in metadata.snoozes and gives the attempt back).
+func chainRun(job *rivertype.JobRow) bool {
+	if job.Attempt != 1 || len(job.Metadata) == 0 {
+		return false
+	}
+	var md map[string]json.RawMessage
+	if err := json.Unmarshal(job.Metadata, &md); err != nil {
+		return false
+	}
+	if _, snoozed := md["snoozes"]; snoozed {
+		return false
+	}
+	return string(md[ChainMetadataKey]) == "true"
+}
+
 // Work runs one delivery.
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[WebhookDeliverArgs]) error {
 	res := w.Deliverer.Deliver(ctx, subscriber.DeliverJob{
 		JobID: job.ID, EndpointID: job.Args.EndpointID, EventID: job.Args.EventID, Attempt: job.Attempt,
+		Chain: chainRun(job.JobRow),
 	})
 	if res.Warn != nil && w.Logger != nil {
 		w.Logger.Warn("webhook delivery could not record its outcome",
@@ -170,13 +193,66 @@ func WebhookPrunePeriodic(retention time.Duration) *river.PeriodicJob {
 		&river.PeriodicJobOpts{RunOnStart: true})
 }
 
+// WebhookSweepArgs are the args of the periodic safety net of the delivery
+// chains.
+type WebhookSweepArgs struct{}
+
+// Kind implements river.JobArgs.
+func (WebhookSweepArgs) Kind() string { return "webhook.sweep" }
+
+// InsertOpts runs the sweep on the webhooks queue, once at a time.
+func (WebhookSweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueWebhooks, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
+			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+		}},
+	}
+}
+
+// SweepInterval is how often the chains are swept: the longest a chain
+// whose deliveries died with a process waits, once River has rescued them.
+const SweepInterval = 2 * time.Second
+
+// WebhookSweepWorker restarts the delivery chains that have deliveries
+// pending and none available or running.
+type WebhookSweepWorker struct {
+	river.WorkerDefaults[WebhookSweepArgs]
+	// SweepFunc restarts the stalled chains and returns how many
+	// deliveries it made available.
+	SweepFunc func(ctx context.Context) (int, error)
+	Logger    *zap.Logger
+}
+
+// Work sweeps once.
+func (w *WebhookSweepWorker) Work(ctx context.Context, _ *river.Job[WebhookSweepArgs]) error {
+	n, err := w.SweepFunc(ctx)
+	if n > 0 && w.Logger != nil {
+		w.Logger.Info("restarted stalled webhook delivery chains", zap.Int("deliveries", n))
+	}
+	return err
+}
+
+// WebhookSweepPeriodic enqueues the sweep every SweepInterval.
+func WebhookSweepPeriodic() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(SweepInterval),
+		func() (river.JobArgs, *river.InsertOpts) { return WebhookSweepArgs{}, nil },
+		&river.PeriodicJobOpts{RunOnStart: true})
+}
+
 // RegisterWebhooks adds the outbound webhook workers.
-func RegisterWebhooks(workers *river.Workers, fanout *WebhookFanoutWorker, deliver *WebhookDeliverWorker, prune *WebhookPruneWorker) error {
-	if err := river.AddWorkerSafely(workers, fanout); err != nil {
-		return err
+func RegisterWebhooks(workers *river.Workers, fanout *WebhookFanoutWorker, deliver *WebhookDeliverWorker, prune *WebhookPruneWorker,
+	sweep *WebhookSweepWorker) error {
+	for _, add := range []func() error{
+		func() error { return river.AddWorkerSafely(workers, fanout) },
+		func() error { return river.AddWorkerSafely(workers, deliver) },
+		func() error { return river.AddWorkerSafely(workers, prune) },
+		func() error { return river.AddWorkerSafely(workers, sweep) },
+	} {
+		if err := add(); err != nil {
+			return err
+		}
 	}
-	if err := river.AddWorkerSafely(workers, deliver); err != nil {
-		return err
-	}
-	return river.AddWorkerSafely(workers, prune)
+	return nil
 }

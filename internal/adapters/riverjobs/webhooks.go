@@ -102,29 +102,37 @@ func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) tim
 // inserted into its endpoint's chain.
 const ChainMetadataKey = "standmeet_chain"
 
-// chainRun reports whether this run is the first run of a chain delivery:
-// a delivery of the chain that was never retried nor snoozed (River counts
-// snoozes in metadata.snoozes and gives the attempt back).
-func chainRun(job *rivertype.JobRow) bool {
-	if job.Attempt != 1 || len(job.Metadata) == 0 {
+// LeftChainOutputKey, in a delivery job's recorded output, says that a run
+// of it counted it out of its endpoint's chain.
+const LeftChainOutputKey = "left_chain"
+
+// inChain reports whether the job is still in its endpoint's chain: queued
+// in it, and no run has left it (a run records LeftChainOutputKey with
+// River's RecordOutput, which River stores whatever the run's outcome).
+func inChain(job *rivertype.JobRow) bool {
+	var md struct {
+		Chain  bool            `json:"standmeet_chain"`
+		Output map[string]bool `json:"output"`
+	}
+	if len(job.Metadata) == 0 || json.Unmarshal(job.Metadata, &md) != nil {
 		return false
 	}
-	var md map[string]json.RawMessage
-	if err := json.Unmarshal(job.Metadata, &md); err != nil {
-		return false
-	}
-	if _, snoozed := md["snoozes"]; snoozed {
-		return false
-	}
-	return string(md[ChainMetadataKey]) == "true"
+	return md.Chain && !md.Output[LeftChainOutputKey]
 }
 
 // Work runs one delivery.
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[WebhookDeliverArgs]) error {
 	res := w.Deliverer.Deliver(ctx, subscriber.DeliverJob{
 		JobID: job.ID, EndpointID: job.Args.EndpointID, EventID: job.Args.EventID, Attempt: job.Attempt,
-		Chain: chainRun(job.JobRow),
+		Chain: inChain(job.JobRow),
 	})
+	if res.LeftChain {
+		if err := river.RecordOutput(ctx, map[string]bool{LeftChainOutputKey: true}); err != nil && w.Logger != nil {
+			// The next run counts the delivery out again: the chain runs
+			// one short until the sweep recounts it.
+			w.Logger.Warn("webhook delivery could not record that it left its chain", zap.Int64("job_id", job.ID), zap.Error(err))
+		}
+	}
 	if res.Warn != nil && w.Logger != nil {
 		w.Logger.Warn("webhook delivery could not record its outcome",
 			zap.Int64("job_id", job.ID), zap.Stringer("endpoint_id", job.Args.EndpointID), zap.Error(res.Warn))

@@ -26,9 +26,13 @@ const (
 	// LeasePoll is how often the first local waiter of an endpoint whose
 	// lease is held by another process asks PostgreSQL for it.
 	LeasePoll = 25 * time.Millisecond
-	// BusySnooze is the snooze of a delivery that waited MaxLocalWait
-	// without getting the lease.
-	BusySnooze = time.Second
+	// BusySnooze is the shortest snooze of a delivery that waited
+	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
+	// In between, the snooze is the wait still ahead of it as its own wait
+	// measured it: the deliveries still ahead × the time it waited ÷ those
+	// that went ahead meanwhile.
+	BusySnooze    = time.Second
+	MaxBusySnooze = 5 * time.Minute
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a
 	// window and what River's scheduler adds (retries, cooldowns).
 	maxLocalWaiters = 2 * ChainWindow
@@ -46,6 +50,8 @@ type passed struct {
 // the lease, or nil when the holder released it to PostgreSQL instead.
 type waiter struct {
 	ch chan *passed
+	// ahead is how many waited before it when it joined.
+	ahead int
 }
 
 // localQueue is one endpoint's state in this process: how many of its lease
@@ -108,14 +114,15 @@ func (h *handoff) wait(id uuid.UUID) *waiter {
 		h.tidy(id, q)
 		return nil
 	}
-	w := &waiter{ch: make(chan *passed, 1)}
+	w := &waiter{ch: make(chan *passed, 1), ahead: len(q.waiters)}
 	q.waiters = append(q.waiters, w)
 	return w
 }
 
-// leave takes w off id's queue. It returns false when a holder took it off
-// first: a message is on its way to w.ch and must be received.
-func (h *handoff) leave(id uuid.UUID, w *waiter) bool {
+// leave takes w off id's queue and returns how many still waited before
+// it. ok is false when a holder took it off first: a message is on its way
+// to w.ch and must be received.
+func (h *handoff) leave(id uuid.UUID, w *waiter) (ahead int, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
@@ -123,11 +130,11 @@ func (h *handoff) leave(id uuid.UUID, w *waiter) bool {
 		if x == w {
 			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
 			h.tidy(id, q)
-			return true
+			return i, true
 		}
 	}
 	h.tidy(id, q)
-	return false
+	return 0, false
 }
 
 // next takes the first waiter of id off the queue; nil when none waits.

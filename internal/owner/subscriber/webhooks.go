@@ -157,9 +157,9 @@ type DeliverJob struct {
 	EventID    uuid.UUID
 	// Attempt is River's attempt number of this run (1-based).
 	Attempt int
-	// Chain is true for the first run of a delivery of the endpoint's
-	// chain: whatever its outcome, the run ends the delivery's turn in the
-	// chain (a retry or a snooze comes back through River's scheduler).
+	// Chain is true while the delivery is in its endpoint's chain: it was
+	// queued in the chain and no run of it has left it yet (see
+	// Result.LeftChain).
 	Chain bool
 }
 
@@ -173,10 +173,22 @@ type Result struct {
 	// Warn is a problem after the receiver answered (recording the attempt
 	// failed): the outcome stands, the wrapper logs it.
 	Warn error
+	// LeftChain is true when this run counted the delivery out of its
+	// endpoint's chain: every outcome does except waiting for a busy
+	// endpoint. The wrapper records it with the job, so later runs (a
+	// retry, a receiver's snooze) are not counted again.
+	LeftChain bool
 }
 
 func retryable(err error) Result { return Result{Outcome: OutcomeRetryable, Err: err} }
 func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err: err} }
+
+// run is one run of Deliver: the job and whether its finish counted it
+// out of the chain.
+type run struct {
+	DeliverJob
+	left bool
+}
 
 // finishTimeout bounds the write that ends a run, which must happen even
 // when the run's own context is done.
@@ -189,7 +201,8 @@ const finishTimeout = 5 * time.Second
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Every slot busy: wait in process for a holder here to pass
 //     its lease on (the first waiter asks PostgreSQL every LeasePoll while
-//     no holder is here), for at most MaxLocalWait, then snooze.
+//     no holder is here), for at most MaxLocalWait, then snooze for about
+//     the wait still ahead; the delivery stays in its chain.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -202,15 +215,22 @@ const finishTimeout = 5 * time.Second
 //     here — and count the run out of the endpoint's chain. A chain left
 //     short with deliveries pending makes the next ones available.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
-	claim, err := d.claim(ctx, job)
+	r := &run{DeliverJob: job}
+	res := d.deliver(ctx, r)
+	res.LeftChain = r.left
+	return res
+}
+
+func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
+	claim, snooze, err := d.claim(ctx, r.DeliverJob)
 	switch {
 	case errors.Is(err, ErrGone):
 		res := discarded(errors.New("endpoint deleted"))
-		res.Warn = d.finish(ctx, job, Finish{})
+		res.Warn = d.finish(ctx, r, Finish{})
 		return res
 	case err != nil:
-		res := retryable(fmt.Errorf("take lease of endpoint %s: %w", job.EndpointID, err))
-		res.Warn = d.finish(ctx, job, Finish{})
+		res := retryable(fmt.Errorf("take lease of endpoint %s: %w", r.EndpointID, err))
+		res.Warn = d.finish(ctx, r, Finish{})
 		return res
 	}
 	var reason string
@@ -220,19 +240,19 @@ func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	case claim.Event == nil:
 		reason = "event pruned"
 	case claim.Lease == nil:
-		res := Result{Outcome: OutcomeSnoozed, Snooze: BusySnooze}
-		res.Warn = d.finish(ctx, job, Finish{})
-		return res
+		// Nothing to write: the delivery keeps its place in the chain.
+		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
-		return d.deliverHolding(ctx, job, claim.Endpoint, *claim.Event, claim.Lease)
+		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)
 	}
 	res := discarded(errors.New(reason))
-	res.Warn = d.finish(ctx, job, Finish{Attempt: d.attempt(job, OutcomeDiscarded, reason)})
+	res.Warn = d.finish(ctx, r, Finish{Attempt: d.attempt(r.DeliverJob, OutcomeDiscarded, reason)})
 	return res
 }
 
 // deliverHolding runs steps 2-4 while holding lease.
-func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpoint, ev Event, lease *Lease) Result {
+func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) Result {
+	job := r.DeliverJob
 	released := false
 	release := func(f Finish) error {
 		released = true
@@ -242,13 +262,13 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 			// the same lease (renewed every LeaseRefresh) while this run's
 			// outcome is written.
 			next.ch <- &passed{lease: *lease, endpoint: ep}
-			return d.finish(ctx, job, f)
+			return d.finish(ctx, r, f)
 		}
 		// A failure may disable the endpoint: release in PostgreSQL, and a
 		// waiter takes the lease afresh from there.
 		d.local.done(ep.ID)
 		f.Lease = lease
-		err := d.finish(ctx, job, f)
+		err := d.finish(ctx, r, f)
 		if next != nil {
 			next.ch <- nil
 		}
@@ -321,82 +341,99 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 // claim takes a lease slot. When every slot is busy it waits in process:
 // for a holder here to pass its lease on, or — as the first waiter, while
 // no holder is here — for PostgreSQL to show a free slot. It gives up after
-// MaxLocalWait and returns the claim without a lease.
-func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, error) {
+// MaxLocalWait and returns the claim without a lease and the snooze to
+// take.
+func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Duration, error) {
 	id := job.EndpointID
 	token, err := uuid.NewRandom()
 	if err != nil {
-		return Claim{}, fmt.Errorf("lease token: %w", err)
+		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
 	}
-	deadline := time.Now().Add(MaxLocalWait)
+	start := time.Now()
+	deadline := start.Add(MaxLocalWait)
+	snooze := MaxLocalWait
 	for {
 		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
 		if err != nil {
-			return Claim{}, err
+			return Claim{}, 0, err
 		}
 		if c.Lease != nil {
 			c.Lease.Written = time.Now()
 			d.local.held(id)
-			return c, nil
+			return c, 0, nil
 		}
-		if !c.Endpoint.Enabled || c.Event == nil || !time.Now().Before(deadline) {
-			return c, nil
+		if !c.Endpoint.Enabled || c.Event == nil {
+			return c, 0, nil
+		}
+		if !time.Now().Before(deadline) {
+			return c, snooze, nil
 		}
 		w := d.local.wait(id)
 		if w == nil {
-			return c, nil
+			return c, snooze, nil
 		}
-		p, err := d.await(ctx, id, w, deadline)
+		p, ahead, err := d.await(ctx, id, w, deadline)
 		if err != nil {
-			return Claim{}, err
+			return Claim{}, 0, err
 		}
 		if p == nil {
 			// Polled, timed out, or a holder here released to PostgreSQL:
 			// take afresh (the deadline ends the loop).
+			snooze = busySnooze(ahead, w.ahead-ahead, time.Since(start))
 			continue
 		}
 		ep, ok, err := d.adopt(ctx, p)
 		if err != nil {
-			return Claim{}, err
+			return Claim{}, 0, err
 		}
 		if ok {
 			c.Endpoint, c.Lease = ep, &p.lease
-			return c, nil
+			return c, 0, nil
 		}
 		c.Endpoint = ep
 	}
 }
 
+// busySnooze is the snooze of a delivery that waited waited with ahead
+// deliveries still before it after went went ahead: about the wait left.
+func busySnooze(ahead, went int, waited time.Duration) time.Duration {
+	left := time.Duration(ahead+1) * waited / time.Duration(max(went, 1))
+	return min(max(left, BusySnooze), MaxBusySnooze)
+}
+
 // await waits on w until a holder here passes a lease (returned) or
 // releases it, until it is w's turn to poll, until deadline, or until ctx
-// ends (ctx.Err()). Whenever it returns nil, w is off the queue.
-func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (*passed, error) {
+// ends (ctx.Err()). Whenever it returns no lease, w is off the queue, and
+// ahead is how many still waited before it.
+func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, ahead int, err error) {
 	poll := time.NewTicker(LeasePoll)
 	defer poll.Stop()
 	stop := time.NewTimer(time.Until(deadline))
 	defer stop.Stop()
-	leave := func() *passed {
-		if d.local.leave(id, w) {
-			return nil
+	leave := func() (*passed, int) {
+		if ahead, ok := d.local.leave(id, w); ok {
+			return nil, ahead
 		}
 		// Taken off the queue by a holder: its message is on the way.
-		return <-w.ch
+		return <-w.ch, 0
 	}
 	for {
 		select {
 		case p := <-w.ch:
-			return p, nil
+			return p, 0, nil
 		case <-poll.C:
 			if d.local.shouldPoll(id, w) {
-				return leave(), nil
+				p, ahead := leave()
+				return p, ahead, nil
 			}
 		case <-stop.C:
-			return leave(), nil
+			p, ahead := leave()
+			return p, ahead, nil
 		case <-ctx.Done():
-			if p := leave(); p != nil {
+			if p, _ := leave(); p != nil {
 				d.drop(ctx, id, p.lease)
 			}
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 	}
 }
@@ -437,13 +474,14 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) {
 	_, _ = d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
 }
 
-// finish writes f for job with a context of its own, so the lease is
-// released even when the run's context is done, and refills the
-// endpoint's chain when this run left it short with deliveries pending.
-func (d *Deliverer) finish(ctx context.Context, job DeliverJob, f Finish) error {
+// finish writes f for the run with a context of its own, so the lease is
+// released even when the run's context is done; a run of the chain counts
+// itself out in the same statement, and refills the endpoint's chain when
+// it left it short with deliveries pending.
+func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	f.EndpointID, f.Chain = job.EndpointID, job.Chain
+	f.EndpointID, f.Chain = r.EndpointID, r.Chain && !r.left
 	if f.Now.IsZero() {
 		f.Now = d.clock.Now()
 	}
@@ -451,10 +489,14 @@ func (d *Deliverer) finish(ctx context.Context, job DeliverJob, f Finish) error 
 	if err != nil {
 		return fmt.Errorf("finish delivery: %w", err)
 	}
-	if f.Chain && settled.Pending && settled.Running < ChainRefill {
-		if _, err := d.store.Promote(fctx, job.EndpointID); err != nil {
+	if !f.Chain {
+		return nil
+	}
+	r.left = true
+	if settled.Pending && settled.Running < ChainRefill {
+		if _, err := d.store.Promote(fctx, r.EndpointID); err != nil {
 			// The periodic sweep promotes what this left pending.
-			return fmt.Errorf("promote deliveries of endpoint %s: %w", job.EndpointID, err)
+			return fmt.Errorf("promote deliveries of endpoint %s: %w", r.EndpointID, err)
 		}
 	}
 	return nil

@@ -477,7 +477,7 @@ func TestABusyDeliveryThatFindsNoRoomSnoozes(t *testing.T) {
 	}
 	res := b.d.Deliver(context.Background(), b.job())
 	require.Equal(t, OutcomeSnoozed, res.Outcome)
-	require.Equal(t, BusySnooze, res.Snooze)
+	require.Equal(t, MaxLocalWait, res.Snooze)
 	finishes, posts := b.recorded()
 	require.Empty(t, posts)
 	for _, f := range finishes {

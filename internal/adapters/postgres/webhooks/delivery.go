@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -361,15 +362,28 @@ func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) 
 	return n, nil
 }
 
-// promote is Promote; with restart it first recounts the chain as empty
-// when River has none of the endpoint's deliveries available or running
-// (a process died holding part of the chain).
+// chainJobs is the condition on river_job j of the deliveries of endpoint
+// $1 still in its chain: queued in it, not finished, and no run has left
+// it (see riverjobs.LeftChainOutputKey).
+const chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)
+  AND j.state IN ('available', 'running', 'scheduled', 'retryable')
+  AND j.metadata @> '{"` + riverjobs.ChainMetadataKey + `": true}'
+  AND NOT j.metadata @> '{"output": {"` + riverjobs.LeftChainOutputKey + `": true}}'`
+
+// promote is Promote; with restart it first recounts the chain from
+// River's jobs (a process died holding part of it). An endpoint that is
+// failing gets one delivery at a time, as new deliveries to it wait out a
+// cooldown.
 func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
 	var promoted int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var running, pending int
-		err := tx.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1 FOR UPDATE`,
-			endpointID).Scan(&running, &pending)
+		var (
+			running, pending int
+			failing          bool
+		)
+		err := tx.QueryRow(ctx, `SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false)
+FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, &failing)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -377,19 +391,21 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 			return err
 		}
 		if restart {
-			var live bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
-WHERE state IN ('available', 'running') AND kind = 'webhook.deliver'
-  AND args @> jsonb_build_object('endpoint_id', $1::text))`, endpointID).Scan(&live); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM river_job j WHERE `+chainJobs, endpointID).Scan(&running); err != nil {
 				return err
 			}
-			if live {
-				return nil
-			}
-			running = 0
 		}
-		want := subscriber.ChainWindow - running
+		window := subscriber.ChainWindow
+		if failing {
+			window = 1
+		}
+		want := window - running
 		if pending <= 0 || want <= 0 {
+			if restart {
+				_, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2 WHERE endpoint_id = $1 AND running <> $2`,
+					endpointID, running)
+				return err
+			}
 			return nil
 		}
 		rows, err := tx.Query(ctx, pendingDeliveries, endpointID, want)
@@ -418,13 +434,11 @@ WHERE state IN ('available', 'running') AND kind = 'webhook.deliver'
 	return promoted, err
 }
 
-// stalledChains lists the endpoints with deliveries pending and none of
-// their deliveries available or running in River.
-const stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q
-WHERE q.pending > 0 AND NOT EXISTS (
-  SELECT 1 FROM river_job j
-  WHERE j.state IN ('available', 'running') AND j.kind = 'webhook.deliver'
-    AND j.args @> jsonb_build_object('endpoint_id', q.endpoint_id::text))`
+// stalledChains lists the endpoints with deliveries pending and none in
+// their chain.
+var stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q
+WHERE q.pending > 0 AND NOT EXISTS (SELECT 1 FROM river_job j WHERE ` +
+	strings.ReplaceAll(chainJobs, "$1::text", "q.endpoint_id::text") + `)`
 
 // SweepChains restarts every stalled chain (see stalledChains): the safety
 // net for a chain whose deliveries were lost with a process. It returns how

@@ -118,8 +118,8 @@ type Lease struct {
 	Token uuid.UUID
 	// Written is when the slot's busy_until was last written (taken or
 	// renewed) and the endpoint last read with it, by the deliverer's wall
-	// clock. A lease passed from delivery to delivery in process is renewed
-	// when this is older than LeaseRefresh.
+	// clock. A lease passes from delivery to delivery in process only while
+	// this is younger than LeaseRefresh; then it goes back to PostgreSQL.
 	Written time.Time
 }
 

@@ -256,21 +256,26 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	released := false
 	release := func(f Finish) error {
 		released = true
-		next := d.local.next(ep.ID)
-		if next != nil && f.Settle != SettleFailure {
-			// The endpoint is as this run read it: the waiter posts under
-			// the same lease (renewed every LeaseRefresh) while this run's
-			// outcome is written.
-			next.ch <- &passed{lease: *lease, endpoint: ep}
-			return d.finish(ctx, r, f)
+		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh {
+			if next := d.local.next(ep.ID); next != nil {
+				// The endpoint is as this run read it: the waiter posts
+				// under the same lease while this run's outcome is written.
+				next.ch <- &passed{lease: *lease, endpoint: ep}
+				return d.finish(ctx, r, f)
+			}
 		}
-		// A failure may disable the endpoint: release in PostgreSQL, and a
-		// waiter takes the lease afresh from there.
+		// Back to PostgreSQL: nobody waits here, or a failure may have
+		// disabled the endpoint (the first waiter here takes it afresh at
+		// once), or the lease went from hand to hand here for LeaseRefresh
+		// (the first waiter here asks at its next poll, as do those of
+		// other processes, and the endpoint is read afresh).
 		d.local.done(ep.ID)
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
-		if next != nil {
-			next.ch <- nil
+		if f.Settle == SettleFailure {
+			if next := d.local.next(ep.ID); next != nil {
+				next.ch <- nil
+			}
 		}
 		return err
 	}
@@ -439,7 +444,8 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 }
 
 // adopt takes over a lease passed in process, renewing it (and re-reading
-// the endpoint) when it was written LeaseRefresh ago. ok is false when the
+// the endpoint) when it was written LeaseRefresh ago (the waiter was slow
+// to wake, or the lease was dropped to it). ok is false when the
 // lease was lost or the endpoint no longer takes this slot; the slot is
 // then let go.
 func (d *Deliverer) adopt(ctx context.Context, p *passed) (Endpoint, bool, error) {

@@ -636,10 +636,10 @@ func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
 		// disable makes the first delivery's Finish disable the endpoint.
 		disable bool
 		// stale holds the first POST past LeaseRefresh.
-		stale bool
-		wantSecond  Outcome
-		wantRenew   bool
-		wantInMem   bool
+		stale      bool
+		wantSecond Outcome
+		wantRenew  bool
+		wantInMem  bool
 	}{
 		{name: "a success passes it in memory", status: 200, wantSecond: OutcomeCompleted, wantInMem: true},
 		{name: "a failure releases it and the waiter takes it afresh", status: 500, wantSecond: OutcomeCompleted},

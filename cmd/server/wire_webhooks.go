@@ -48,7 +48,7 @@ func provideWebhookStore(pool *pgxpool.Pool, ins *riverjobs.Inserter) *pgwebhook
 }
 
 func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
-	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow})
+	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow, Concurrency: cfg.RiverMaxWorkers})
 }
 
 func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, cfg config.Config) *whsub.Fanouter {

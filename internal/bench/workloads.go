@@ -963,10 +963,18 @@ func (b *ServerBench) runReplicas(ctx context.Context, n int) error {
 		return err
 	}
 	events := b.o.scale(200)
-	out, rate, err := b.runFanout(ctx, b.w2Groups, fmt.Sprintf("w2r%d", n), events)
-	if err != nil {
+	var (
+		out  Outcome
+		rate float64
+	)
+	if err := b.MeasureWork(ctx, fmt.Sprintf("w2_replicas_%d", n), "delivery", func() (int64, error) {
+		var err error
+		out, rate, err = b.runFanout(ctx, b.w2Groups, fmt.Sprintf("w2r%d", n), events)
+		return int64(out.Delivered), err
+	}); err != nil {
 		return err
 	}
+	b.r.Extra[fmt.Sprintf("w2_replicas_%d_snoozes_per_delivery", n)] = b.snoozesPerDelivery(ctx, matchingOf(b.w2Groups))
 	b.r.Add(Figure{Key: fmt.Sprintf("w2_replicas_%d_deliveries_per_s", n), Label: fmt.Sprintf("W2 on %d server processes", n), Unit: "/s",
 		Value: rate, Ceiling: "River no-op jobs (1 client)", CeilingValue: b.riverNoop})
 	b.r.Extra[fmt.Sprintf("w2_replicas_%d_vs_1_ratio", n)] = Ratio(rate, b.w2Rate)

@@ -18,6 +18,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
 	"github.com/standmeet/standmeet/internal/adapters/mcp"
 	"github.com/standmeet/standmeet/internal/adapters/openapi"
+	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/corpus"
@@ -85,13 +86,14 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 	return ms
 }
 
-func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint) []Background {
+func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener) []Background {
 	var bs []Background
 	if cfg.DebugAddr != "" {
 		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
 	}
 	bs = append(bs, hint)
 	bs = append(bs, relay)
+	bs = append(bs, webhookLeases)
 	return bs
 }
 

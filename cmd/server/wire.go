@@ -29,7 +29,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// owners, sessions, API keys, IP bans (wire_owner.go)
 		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,
 		// outbound webhooks (wire_webhooks.go, unseal.go)
-		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookSweepWorker, provideEmbedAdmits, provideEmbedBelongsTo,
+		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookSweepWorker, provideWebhookLeaseListener, provideEmbedAdmits, provideEmbedBelongsTo,
 		// corpus and access (wire_corpus.go, wire_access.go)
 		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
 		// what the parts contribute (collect.go)

@@ -145,7 +145,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint)
+	leaseListener := provideWebhookLeaseListener(webhooksStore, deliverer, logger)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

@@ -1,7 +1,8 @@
 package main
 
 // Outbound webhooks (seed 002, issue 6): the endpoint ops, the fan-out and
-// delivery workers, the chains' sweep and the relay subscription.
+// delivery workers, the chains' sweep, the lease listener and the relay
+// subscription.
 
 import (
 	"runtime/debug"
@@ -74,6 +75,12 @@ func provideWebhookDeliverWorker(d *whsub.Deliverer, cfg config.Config, logger *
 
 func provideWebhookPruneWorker(store *pgwebhooks.Store) *riverjobs.WebhookPruneWorker {
 	return &riverjobs.WebhookPruneWorker{PruneFunc: store.PruneAttempts}
+}
+
+// provideWebhookLeaseListener wakes the deliveries of this process that
+// wait for a lease released in another.
+func provideWebhookLeaseListener(store *pgwebhooks.Store, d *whsub.Deliverer, logger *zap.Logger) *pgwebhooks.LeaseListener {
+	return pgwebhooks.NewLeaseListener(store, d.Wake, logger.Named("webhooks"))
 }
 
 // provideWebhookSweepWorker is the delivery chains' safety net.

@@ -24,8 +24,14 @@ const (
 	// in JobTimeout after it.
 	MaxLocalWait = 3 * time.Second
 	// LeasePoll is how often the first local waiter of an endpoint whose
-	// lease is held by another process asks PostgreSQL for it.
-	LeasePoll = 25 * time.Millisecond
+	// lease is held by another process asks PostgreSQL for it, in case the
+	// release's notification was missed; it is woken at once otherwise.
+	LeasePoll = 250 * time.Millisecond
+	// MinLocalRun is how long a lease goes from hand to hand in a process
+	// at least before it is given back to a delivery of another process
+	// that waits for it: each handover between processes costs a
+	// notification and a take.
+	MinLocalRun = 100 * time.Millisecond
 	// BusySnooze is the shortest snooze of a delivery that waited
 	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
 	// In between, the snooze is the wait still ahead of it as its own wait
@@ -50,6 +56,8 @@ type passed struct {
 // the lease, or nil when the holder released it to PostgreSQL instead.
 type waiter struct {
 	ch chan *passed
+	// poke wakes the first waiter to ask PostgreSQL at once.
+	poke chan struct{}
 	// ahead is how many waited before it when it joined.
 	ahead int
 }
@@ -59,6 +67,9 @@ type waiter struct {
 type localQueue struct {
 	holders int
 	waiters []*waiter
+	// yield is set when a delivery of another process waits for the lease:
+	// the next holder here releases it to PostgreSQL instead of passing it.
+	yield bool
 }
 
 // handoff is the one piece of per-process state of delivery: a finishing
@@ -83,7 +94,7 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 }
 
 func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.holders <= 0 && len(q.waiters) == 0 {
+	if q.holders <= 0 && len(q.waiters) == 0 && !q.yield {
 		delete(h.eps, id)
 	}
 }
@@ -114,7 +125,7 @@ func (h *handoff) wait(id uuid.UUID) *waiter {
 		h.tidy(id, q)
 		return nil
 	}
-	w := &waiter{ch: make(chan *passed, 1), ahead: len(q.waiters)}
+	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
 	q.waiters = append(q.waiters, w)
 	return w
 }
@@ -149,6 +160,47 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	w := q.waiters[0]
 	q.waiters = q.waiters[1:]
 	return w
+}
+
+// holding reports whether this process holds a lease slot of id.
+func (h *handoff) holding(id uuid.UUID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	return q != nil && q.holders > 0
+}
+
+// setYield records that another process waits for id's lease.
+func (h *handoff) setYield(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue(id).yield = true
+}
+
+// takeYield reports whether another process waits for id's lease and the
+// lease, taken at taken, ran here for MinLocalRun; then it forgets it.
+func (h *handoff) takeYield(id uuid.UUID, taken time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	if q == nil || !q.yield || time.Since(taken) < MinLocalRun {
+		return false
+	}
+	q.yield = false
+	h.tidy(id, q)
+	return true
+}
+
+// poke wakes the first waiter of id, if any, to ask PostgreSQL at once.
+func (h *handoff) poke(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.eps[id]; q != nil && len(q.waiters) > 0 {
+		select {
+		case q.waiters[0].poke <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // shouldPoll reports whether w is to ask PostgreSQL for id's lease: it is

@@ -190,6 +190,9 @@ type Finish struct {
 	EndpointID uuid.UUID
 	// Lease is released when set.
 	Lease *Lease
+	// Passed is the lease this run passed on to a delivery of its process
+	// (not released): Finish reports whether another process wants it.
+	Passed *Lease
 	// Chain counts this run out of the endpoint's chain (it was the first
 	// run of a chain delivery), and asks whether deliveries are pending.
 	Chain bool
@@ -212,6 +215,9 @@ type Settled struct {
 	// only), and Pending whether deliveries of the endpoint were pending.
 	Running int
 	Pending bool
+	// Wanted is true when a delivery of another process waits for the
+	// Passed lease.
+	Wanted bool
 }
 
 // DeliverStore is what webhook.deliver needs from storage.
@@ -221,8 +227,10 @@ type DeliverStore interface {
 	// MaxInFlight slots is free (busy_until passed), takes that slot until
 	// now+ttl with token, in one atomic UPDATE … RETURNING: one round trip,
 	// and no transaction is held afterwards. ErrGone when the endpoint was
-	// deleted.
-	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
+	// deleted. With wait, a taker that finds every slot busy marks them
+	// wanted, so their holder's process hands them back to PostgreSQL at
+	// its next delivery and its release wakes this process (Wake).
+	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
 	// Finish records, settles, releases and counts the run out of the
 	// chain atomically, in one statement (see Finish). A success on an
 	// endpoint that is not failing writes nothing to the endpoint.

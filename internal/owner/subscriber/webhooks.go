@@ -256,19 +256,21 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	released := false
 	release := func(f Finish) error {
 		released = true
-		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh {
+		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh && !d.local.takeYield(ep.ID, lease.Written) {
 			if next := d.local.next(ep.ID); next != nil {
 				// The endpoint is as this run read it: the waiter posts
 				// under the same lease while this run's outcome is written.
 				next.ch <- &passed{lease: *lease, endpoint: ep}
-				return d.finish(ctx, r, f)
+				f.Passed = lease
+				err := d.finish(ctx, r, f)
+				return err
 			}
 		}
 		// Back to PostgreSQL: nobody waits here, or a failure may have
 		// disabled the endpoint (the first waiter here takes it afresh at
-		// once), or the lease went from hand to hand here for LeaseRefresh
-		// (the first waiter here asks at its next poll, as do those of
-		// other processes, and the endpoint is read afresh).
+		// once), or a delivery of another process waits for it (the release
+		// wakes it), or the lease went from hand to hand here for
+		// LeaseRefresh (the endpoint is read afresh by the next taker).
 		d.local.done(ep.ID)
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
@@ -358,7 +360,9 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	deadline := start.Add(MaxLocalWait)
 	snooze := MaxLocalWait
 	for {
-		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
+		// Only a taker with no holder of the endpoint here asks the holder's
+		// process to give the lease back: one here passes it on anyway.
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, !d.local.holding(id))
 		if err != nil {
 			return Claim{}, 0, err
 		}
@@ -399,6 +403,11 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	}
 }
 
+// Wake tells the deliverer that a lease slot of the endpoint that a
+// delivery here waits for was released in another process: the first
+// waiter asks for it at once.
+func (d *Deliverer) Wake(endpointID uuid.UUID) { d.local.poke(endpointID) }
+
 // busySnooze is the snooze of a delivery that waited waited with ahead
 // deliveries still before it after went went ahead: about the wait left.
 func busySnooze(ahead, went int, waited time.Duration) time.Duration {
@@ -427,6 +436,11 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 		case p := <-w.ch:
 			return p, 0, nil
 		case <-poll.C:
+			if d.local.shouldPoll(id, w) {
+				p, ahead := leave()
+				return p, ahead, nil
+			}
+		case <-w.poke:
 			if d.local.shouldPoll(id, w) {
 				p, ahead := leave()
 				return p, ahead, nil
@@ -494,6 +508,9 @@ func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
 	settled, err := d.store.Finish(fctx, f)
 	if err != nil {
 		return fmt.Errorf("finish delivery: %w", err)
+	}
+	if settled.Wanted {
+		d.local.setYield(r.EndpointID)
 	}
 	if !f.Chain {
 		return nil

@@ -26,7 +26,7 @@ type fakeStore struct {
 	EventFunc            func(ctx context.Context, id uuid.UUID) (Event, error)
 	EnabledEndpointsFunc func(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
 	EnqueueFunc          func(ctx context.Context, ds []Delivery) ([]Enqueued, error)
-	TakeLeaseFunc        func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
+	TakeLeaseFunc        func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
 	FinishFunc           func(ctx context.Context, f Finish) (Settled, error)
 	RenewLeaseFunc       func(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error)
 	PromoteFunc          func(ctx context.Context, endpointID uuid.UUID) (int, error)
@@ -41,8 +41,8 @@ func (s *fakeStore) EnabledEndpoints(ctx context.Context, ownerID uuid.UUID) ([]
 func (s *fakeStore) Enqueue(ctx context.Context, ds []Delivery) ([]Enqueued, error) {
 	return s.EnqueueFunc(ctx, ds)
 }
-func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error) {
-	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl)
+func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error) {
+	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl, wait)
 }
 func (s *fakeStore) Finish(ctx context.Context, f Finish) (Settled, error) {
 	return s.FinishFunc(ctx, f)
@@ -112,7 +112,7 @@ func setup(t *testing.T) *bundle {
 		Data: json.RawMessage(`{"code_id":"1"}`)}
 	b.store = &fakeStore{
 		EventFunc: func(context.Context, uuid.UUID) (Event, error) { return b.ev, nil },
-		TakeLeaseFunc: func(_ context.Context, id, _, token uuid.UUID, _ time.Duration) (Claim, error) {
+		TakeLeaseFunc: func(_ context.Context, id, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
 			return b.claim(&Lease{EndpointID: id, Token: token}), nil
 		},
 		FinishFunc: func(_ context.Context, f Finish) (Settled, error) {
@@ -322,7 +322,7 @@ func TestDeliverDiscardsWithoutPosting(t *testing.T) {
 		wantLog   bool
 	}{
 		{"endpoint deleted", func(b *bundle) {
-			b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration) (Claim, error) {
+			b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
 				return Claim{}, ErrGone
 			}
 		}, false, false},
@@ -426,7 +426,7 @@ func TestABusyDeliveryWaitsInProcessAndIsHandedTheLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	lease := &memLease{holders: map[uuid.UUID]bool{}, slots: 1}
-	b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration) (Claim, error) {
+	b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
 		c := b.claim(nil)
 		c.Lease = lease.take(token)
 		return c, nil
@@ -455,7 +455,7 @@ func TestABusyDeliveryWaitsInProcessAndIsHandedTheLease(t *testing.T) {
 	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
 	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
 	// A holder is here: the waiter does not poll PostgreSQL meanwhile.
-	time.Sleep(5 * LeasePoll)
+	time.Sleep(LeaseRefresh / 4)
 	close(proceed)
 	for range 2 {
 		require.Equal(t, OutcomeCompleted, (<-results).Outcome)
@@ -469,7 +469,7 @@ func TestABusyDeliveryWaitsInProcessAndIsHandedTheLease(t *testing.T) {
 func TestABusyDeliveryThatFindsNoRoomSnoozes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration) (Claim, error) {
+	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
 		return b.claim(nil), nil // always busy
 	}
 	for range maxLocalWaiters {
@@ -489,7 +489,7 @@ func TestABusyDeliveryGivesUpAfterMaxLocalWait(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	var takes atomic.Int64
-	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration) (Claim, error) {
+	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
 		takes.Add(1)
 		return b.claim(nil), nil // held by another process
 	}
@@ -655,7 +655,7 @@ func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
 				mu       sync.Mutex
 				renewals int
 			)
-			b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration) (Claim, error) {
+			b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
 				mu.Lock()
 				ep := b.ep
 				mu.Unlock()

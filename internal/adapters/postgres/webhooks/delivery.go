@@ -12,10 +12,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/owner/subscriber"
 )
+
+// LeaseChannel is the NOTIFY channel on which a lease slot that a delivery
+// of another process waits for is announced released (payload: the
+// endpoint id). Only such releases notify.
+const LeaseChannel = "standmeet_webhook_lease"
 
 // Store is the storage of webhook.fanout and webhook.deliver.
 type Store struct {
@@ -193,7 +199,9 @@ func scanDeliverEndpoint(row pgx.Row, ep *subscriber.Endpoint, extra ...any) err
 // slot is locked with SKIP LOCKED (a concurrent taker moves on to another
 // slot or finds none), and PostgreSQL re-checks busy_until on the locked
 // row, so two takers never hold one slot. No lease is taken for a disabled
-// endpoint or a pruned event.
+// endpoint or a pruned event. A take clears wanted; a taker that finds no
+// slot and will wait ($5) marks the busy slots wanted (written only when
+// not marked yet).
 const takeLease = `WITH ep AS (
   SELECT ` + deliverEndpointColumns + `
   FROM webhook_endpoints e WHERE e.id = $1
@@ -209,18 +217,25 @@ const takeLease = `WITH ep AS (
   FOR UPDATE OF l SKIP LOCKED
 ), taken AS (
   UPDATE webhook_endpoint_leases l
-  SET busy_until = now() + make_interval(secs => $3::float8), holder = $2, taken_at = now()
+  SET busy_until = now() + make_interval(secs => $3::float8), holder = $2, taken_at = now(), wanted = false
   FROM free WHERE l.endpoint_id = free.endpoint_id AND l.slot = free.slot
   RETURNING l.slot
+), wanted AS (
+  UPDATE webhook_endpoint_leases l SET wanted = true
+  FROM ep
+  WHERE $5 AND l.endpoint_id = $1 AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
+    AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free) AND EXISTS (SELECT 1 FROM ev)
+  RETURNING 1
 )
-SELECT ep.*, (SELECT slot FROM taken),
+SELECT ep.*, (SELECT slot FROM taken), (SELECT count(*) FROM wanted),
        ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
 FROM ep LEFT JOIN ev ON true`
 
 // TakeLease implements subscriber.DeliverStore.
-func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (subscriber.Claim, error) {
+func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (subscriber.Claim, error) {
 	var (
 		c       subscriber.Claim
+		marked  int
 		slot    *int16
 		evID    *uuid.UUID
 		ev      subscriber.Event
@@ -229,8 +244,8 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 		evSubj  *string
 		evAt    *time.Time
 	)
-	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID), &c.Endpoint,
-		&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
+	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID, wait), &c.Endpoint,
+		&slot, &marked, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("endpoint %s: %w", endpointID, subscriber.ErrGone)
 	}
@@ -277,11 +292,13 @@ func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Dur
 }
 
 // finishRun is the one statement that ends a run: it records the attempt
-// ($13), releases the lease slot by token ($14..$16), settles the endpoint
-// ($17: 1 success, 2 failure) and counts the run out of its endpoint's
-// chain ($20), returning the chain's counts. Parts not asked for match no
-// row. A success writes the endpoint only when it was failing; a failure
-// only when it is the first or the one that disables it.
+// ($13), releases the lease slot by token ($14..$16) — notifying
+// LeaseChannel when another process waits for it — or, for a lease passed
+// on in process ($21), reads whether another process waits for it, settles
+// the endpoint ($17: 1 success, 2 failure) and counts the run out of its
+// endpoint's chain ($20), returning the chain's counts. Parts not asked for
+// match no row. A success writes the endpoint only when it was failing; a
+// failure only when it is the first or the one that disables it.
 const finishRun = `WITH attempt AS (
   INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
     response, error, location, attempted_at)
@@ -290,6 +307,11 @@ const finishRun = `WITH attempt AS (
 ), released AS (
   UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
   WHERE $14 AND endpoint_id = $1 AND slot = $15 AND holder = $16
+  RETURNING wanted
+), notified AS (
+  SELECT pg_notify('` + LeaseChannel + `', $1::text) FROM released WHERE wanted
+), kept AS (
+  SELECT wanted FROM webhook_endpoint_leases WHERE $21 AND endpoint_id = $1 AND slot = $15 AND holder = $16
 ), cleared AS (
   UPDATE webhook_endpoints SET failing_since = NULL, updated_at = $12::timestamptz
   WHERE $17 = 1 AND id = $1 AND failing_since IS NOT NULL
@@ -308,13 +330,14 @@ const finishRun = `WITH attempt AS (
   RETURNING running, pending
 )
 SELECT COALESCE((SELECT disabled FROM failed), false),
-       COALESCE((SELECT running FROM chain), 0), COALESCE((SELECT pending FROM chain), 0)`
+       COALESCE((SELECT running FROM chain), 0), COALESCE((SELECT pending FROM chain), 0),
+       COALESCE((SELECT wanted FROM kept), false), (SELECT count(*) FROM notified)`
 
 // Finish implements subscriber.DeliverStore: the attempt, the release,
 // the settlement and the chain's count in one statement.
 func (s *Store) Finish(ctx context.Context, f subscriber.Finish) (subscriber.Settled, error) {
 	var settled subscriber.Settled
-	if f.Attempt == nil && f.Lease == nil && f.Settle == subscriber.SettleNone && !f.Chain {
+	if f.Attempt == nil && f.Lease == nil && f.Passed == nil && f.Settle == subscriber.SettleNone && !f.Chain {
 		return settled, nil
 	}
 	a := f.Attempt
@@ -331,14 +354,18 @@ func (s *Store) Finish(ctx context.Context, f subscriber.Finish) (subscriber.Set
 		slot  int
 		token uuid.UUID
 	)
-	if f.Lease != nil {
+	switch {
+	case f.Lease != nil:
 		slot, token = f.Lease.Slot, f.Lease.Token
+	case f.Passed != nil:
+		slot, token = f.Passed.Slot, f.Passed.Token
 	}
-	var pending int
+	var pending, notified int
 	err := s.pool.QueryRow(ctx, finishRun, f.EndpointID, a.JobID, a.EventID, a.Attempt, string(a.Outcome),
 		nullInt(a.StatusCode), latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location),
 		timePtr(a.At), f.Now, f.Attempt != nil, f.Lease != nil, slot, token, int(f.Settle),
-		f.DisableAfter.Seconds(), f.DisableReason, f.Chain).Scan(&settled.Disabled, &settled.Running, &pending)
+		f.DisableAfter.Seconds(), f.DisableReason, f.Chain, f.Lease == nil && f.Passed != nil).
+		Scan(&settled.Disabled, &settled.Running, &pending, &settled.Wanted, &notified)
 	if err != nil {
 		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", f.EndpointID, err)
 	}
@@ -498,6 +525,71 @@ func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, err
 		total += tag.RowsAffected()
 		if tag.RowsAffected() < 1000 {
 			return total, nil
+		}
+	}
+}
+
+// LeaseListener hears the releases of lease slots that deliveries of this
+// process wait for (LeaseChannel) and wakes them. It is a background loop
+// of the server.
+type LeaseListener struct {
+	store  *Store
+	wake   func(endpointID uuid.UUID)
+	logger *zap.Logger
+}
+
+// NewLeaseListener returns a listener that calls wake with the endpoint of
+// every release announced on LeaseChannel.
+func NewLeaseListener(store *Store, wake func(endpointID uuid.UUID), logger *zap.Logger) *LeaseListener {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &LeaseListener{store: store, wake: wake, logger: logger}
+}
+
+// Run listens until ctx is done, reconnecting with backoff; a missed
+// notification only costs a waiter its poll interval.
+func (l *LeaseListener) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := l.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		l.logger.Warn("webhook lease listener lost its connection", zap.Error(err), zap.Duration("retry_in", backoff))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+func (l *LeaseListener) listenOnce(ctx context.Context) error {
+	pc, err := l.store.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquire listener connection: %w", err)
+	}
+	// A LISTENing session never goes back to the pool.
+	conn := pc.Hijack()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	if _, err := conn.Exec(ctx, `LISTEN `+LeaseChannel); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("wait for notification: %w", err)
+		}
+		if epID, err := uuid.Parse(n.Payload); err == nil {
+			l.wake(epID)
 		}
 	}
 }

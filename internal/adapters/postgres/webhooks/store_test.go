@@ -126,7 +126,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	ev := b.event(t, "code.issued")
 	take := func() subscriber.Claim {
 		t.Helper()
-		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
+		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, true)
 		require.NoError(t, err)
 		return c
 	}
@@ -141,10 +141,33 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	require.Equal(t, 2, c3.Endpoint.MaxInFlight)
 	require.NotEmpty(t, c3.Endpoint.SecretSealed)
 
+	// The third waits: a holder that passes its lease on in process learns
+	// it, and the release of a wanted slot is announced.
+	s, err := b.store.Finish(ctx, subscriber.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	require.NoError(t, err)
+	require.True(t, s.Wanted)
+	listen, err := b.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer listen.Release()
+	_, err = listen.Exec(ctx, `LISTEN `+pgwebhooks.LeaseChannel)
+	require.NoError(t, err)
+	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: c2.Lease})
+	require.NoError(t, err)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	n, err := listen.Conn().WaitForNotification(wctx)
+	cancel()
+	require.NoError(t, err)
+	require.Equal(t, ep.ID.String(), n.Payload)
+	c2 = take()
+	require.NotNil(t, c2.Lease, "the released slot is taken again, which clears wanted")
+	s, err = b.store.Finish(ctx, subscriber.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	require.NoError(t, err)
+	require.False(t, s.Wanted)
+
 	// A release by another token (a holder whose lease expired) frees nothing.
 	stale := *c1.Lease
 	stale.Token = uuid.New()
-	_, err := b.store.Finish(ctx, subscriber.Finish{Lease: &stale})
+	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: &stale})
 	require.NoError(t, err)
 	require.Nil(t, take().Lease)
 
@@ -162,7 +185,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	// No lease for a pruned event or a disabled endpoint; a deleted one is gone.
 	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: c4.Lease})
 	require.NoError(t, err)
-	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute)
+	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute, false)
 	require.NoError(t, err)
 	require.Nil(t, c.Event)
 	require.Nil(t, c.Lease)
@@ -172,7 +195,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	require.False(t, c.Endpoint.Enabled)
 	require.Nil(t, c.Lease)
 	require.NoError(t, b.svc.Delete(ctx, b.owner, ep.ID))
-	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
+	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, false)
 	require.ErrorIs(t, err, subscriber.ErrGone)
 }
 

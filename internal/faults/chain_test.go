@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -110,15 +112,16 @@ func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 }
 
 // senderPID returns the pid of the process whose TCP connection to the
-// sink comes from remoteAddr (the request's RemoteAddr), among pids, by
-// finding the socket's inode in /proc/net/tcp and then the process that
-// holds it open.
-func senderPID(remoteAddr string, pids []int) (int, error) {
-	_, portStr, err := splitHostPort(remoteAddr)
+// sink at sinkAddr comes from remoteAddr (the request's RemoteAddr), among
+// pids, by finding the socket's inode in /proc/net/tcp (local port the
+// sender's, remote port the sink's: one local port may serve connections to
+// several destinations) and then the process that holds it open.
+func senderPID(remoteAddr, sinkAddr string, pids []int) (int, error) {
+	port, err := portOf(remoteAddr)
 	if err != nil {
 		return 0, err
 	}
-	port, err := strconv.Atoi(portStr)
+	sinkPort, err := portOf(sinkAddr)
 	if err != nil {
 		return 0, err
 	}
@@ -134,11 +137,14 @@ func senderPID(remoteAddr string, pids []int) (int, error) {
 			if len(fields) < 10 {
 				continue
 			}
-			_, local, ok := strings.Cut(fields[1], ":")
-			if !ok {
+			_, local, ok1 := strings.Cut(fields[1], ":")
+			_, remote, ok2 := strings.Cut(fields[2], ":")
+			if !ok1 || !ok2 || fields[9] == "0" {
 				continue
 			}
-			if p, err := strconv.ParseInt(local, 16, 32); err == nil && int(p) == port {
+			lp, err1 := strconv.ParseInt(local, 16, 32)
+			rp, err2 := strconv.ParseInt(remote, 16, 32)
+			if err1 == nil && err2 == nil && int(lp) == port && int(rp) == sinkPort {
 				inode = fields[9]
 			}
 		}
@@ -165,12 +171,13 @@ func senderPID(remoteAddr string, pids []int) (int, error) {
 	return 0, fmt.Errorf("no replica holds socket %s", inode)
 }
 
-func splitHostPort(addr string) (string, string, error) {
-	i := strings.LastIndex(addr, ":")
-	if i < 0 {
-		return "", "", fmt.Errorf("no port in %q", addr)
+// portOf returns the port of a host:port address.
+func portOf(addr string) (int, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
 	}
-	return addr[:i], addr[i+1:], nil
+	return strconv.Atoi(port)
 }
 
 // TestFaultKillLeaseHolder: while a backlog drains to one endpoint on two
@@ -232,7 +239,9 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	for _, s := range f.live() {
 		pids = append(pids, s.Pid())
 	}
-	pid, err := senderPID(remote, pids)
+	sinkURL, err := url.Parse(ep.URL)
+	require.NoError(t, err)
+	pid, err := senderPID(remote, sinkURL.Host, pids)
 	require.NoError(t, err)
 	killed := -1
 	for i, s := range f.servers {

@@ -14,11 +14,13 @@ const (
 	// More than one lets a run of an endpoint's deliveries arrive in one
 	// River fetch and pass the lease among themselves in process, so one
 	// endpoint is not paced by River's fetch interval.
-	ChainWindow = 32
+	ChainWindow = 64
 	// ChainRefill is the low-water mark: a delivery of the chain that
 	// finishes leaving fewer than this many makes the next pending ones
-	// available, up to ChainWindow, while the rest of the window still runs.
-	ChainRefill = ChainWindow / 2
+	// available, up to ChainWindow, while the rest of the window (three
+	// quarters of it, more than a fetch interval's worth of deliveries of a
+	// fast receiver) is still being delivered.
+	ChainRefill = ChainWindow * 3 / 4
 	// MaxLocalWait bounds how long a delivery waits for a busy endpoint's
 	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
 	// in JobTimeout after it.

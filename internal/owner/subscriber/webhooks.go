@@ -256,7 +256,8 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	released := false
 	release := func(f Finish) error {
 		released = true
-		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh && !d.local.takeYield(ep.ID, lease.Written) {
+		yield := d.local.takeYield(ep.ID, lease.Written)
+		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh && !yield {
 			if next := d.local.next(ep.ID); next != nil {
 				// The endpoint is as this run read it: the waiter posts
 				// under the same lease while this run's outcome is written.
@@ -274,10 +275,14 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		d.local.done(ep.ID)
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
-		if f.Settle == SettleFailure {
+		switch {
+		case f.Settle == SettleFailure:
 			if next := d.local.next(ep.ID); next != nil {
 				next.ch <- nil
 			}
+		case !yield:
+			// Refreshed: the first waiter here takes it afresh at once.
+			d.local.poke(ep.ID)
 		}
 		return err
 	}

@@ -502,7 +502,7 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) {
 // finish writes f for the run with a context of its own, so the lease is
 // released even when the run's context is done; a run of the chain counts
 // itself out in the same statement, and refills the endpoint's chain when
-// it left it short with deliveries pending.
+// it took it under ChainRefill (or emptied it) with deliveries pending.
 func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
@@ -521,7 +521,10 @@ func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
 		return nil
 	}
 	r.left = true
-	if settled.Pending && settled.Running < ChainRefill {
+	// Decrements are serialized on the queue row, so exactly one run sees
+	// the chain cross the low-water mark; one that empties it refills too
+	// (a failing endpoint's chain of one, or a refill that failed).
+	if settled.Pending && (settled.Running == ChainRefill-1 || settled.Running == 0) {
 		if _, err := d.store.Promote(fctx, r.EndpointID); err != nil {
 			// The periodic sweep promotes what this left pending.
 			return fmt.Errorf("promote deliveries of endpoint %s: %w", r.EndpointID, err)

@@ -210,9 +210,11 @@ func TestAChainDeliveryRefillsItsChain(t *testing.T) {
 		settled     Settled
 		wantPromote bool
 	}{
-		{"short with pending", Settled{Running: ChainRefill - 1, Pending: true}, true},
-		{"short with none pending", Settled{Running: 0}, false},
+		{"crossing the low-water mark with pending", Settled{Running: ChainRefill - 1, Pending: true}, true},
+		{"emptied with pending", Settled{Running: 0, Pending: true}, true},
+		{"emptied with none pending", Settled{Running: 0}, false},
 		{"still full enough", Settled{Running: ChainRefill, Pending: true}, false},
+		{"below the mark: another run crossed it and refilled", Settled{Running: ChainRefill - 2, Pending: true}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

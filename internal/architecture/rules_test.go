@@ -143,8 +143,8 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 }
 
 // TestRiverWriteFixtureFails loads a Go file that writes River's table and
-// notifies River's channel the way this codebase once did (the SQL split
-// over a concatenation, as it was), and requires the rule to catch both.
+// notifies River's channel in one statement, the table's name split out of
+// the SQL by a concatenation, and requires the rule to catch both.
 func TestRiverWriteFixtureFails(t *testing.T) {
 	t.Parallel()
 	parsed, err := parser.ParseFile(token.NewFileSet(), filepath.Join("testdata", "riverwrite", "wake.go.txt"), nil, 0)

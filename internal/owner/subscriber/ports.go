@@ -193,8 +193,8 @@ type Finish struct {
 	// Passed is the lease this run passed on to a delivery of its process
 	// (not released): Finish reports whether another process wants it.
 	Passed *Lease
-	// Chain counts this run out of the endpoint's chain (it was the first
-	// run of a chain delivery), and asks whether deliveries are pending.
+	// Chain counts this run out of the endpoint's chain (its delivery is
+	// still in it), and asks whether deliveries are pending.
 	Chain bool
 	// Attempt is recorded when set.
 	Attempt *Attempt

@@ -116,7 +116,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
 	poster := provideWebhookPoster(cfg)
 	subscriberUnsealFunc := provideWebhookUnseal(box)
-	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc)
+	deliverer, err := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
 	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore)
 	webhookSweepWorker := provideWebhookSweepWorker(webhooksStore, logger)

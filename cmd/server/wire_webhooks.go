@@ -5,10 +5,14 @@ package main
 // subscription.
 
 import (
+	"context"
+	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
@@ -56,13 +60,52 @@ func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFun
 	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, BackoffScale: cfg.WebhookBackoffScale})
 }
 
+// provideWebhookDeliverer builds the deliverer and exports its counters
+// on /metrics as standmeet_webhook_flow_*: snoozes_total, handoffs_total,
+// in_flight and waiting (this process), and the chains' running ("pulled":
+// made available, not finished) and pending ("parked") deliveries over
+// all processes, read from PostgreSQL at each scrape.
 func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
-	admits whsub.EmbedAdmitsFunc) *whsub.Deliverer {
+	admits whsub.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*whsub.Deliverer, error) {
 	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
 	// per-endpoint delivery settings reach it.
-	return whsub.NewDeliverer(whsub.DeliverDeps{
+	d := whsub.NewDeliverer(whsub.DeliverDeps{
 		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(),
 	})
+	opts := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help}
+	}
+	chains := func(pick func(running, pending int64) int64) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			running, pending, err := store.ChainTotals(ctx)
+			if err != nil {
+				logger.Warn("webhook flow metrics", zap.Error(err))
+				return 0
+			}
+			return float64(pick(running, pending))
+		}
+	}
+	for _, c := range []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("snoozes_total", "Deliveries that snoozed because their endpoint stayed busy.")),
+			func() float64 { return float64(d.Stats().BusySnoozes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("handoffs_total", "Leases passed from a finishing delivery to one waiting in this process.")),
+			func() float64 { return float64(d.Stats().Handoffs) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("in_flight", "Lease slots this process holds.")),
+			func() float64 { return float64(d.Stats().InFlight) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("waiting", "Deliveries waiting in this process for a busy endpoint's lease.")),
+			func() float64 { return float64(d.Stats().Waiting) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("pulled", "Deliveries of the endpoints' chains River may run (available or running), all processes.")),
+			chains(func(running, _ int64) int64 { return running })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("parked", "Deliveries waiting in River's pending state for their endpoint's chain, all processes (an upper bound).")),
+			chains(func(_, pending int64) int64 { return pending })),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register webhook flow metrics: %w", err)
+		}
+	}
+	return d, nil
 }
 
 func provideWebhookFanoutWorker(f *whsub.Fanouter) *riverjobs.WebhookFanoutWorker {

@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,6 +83,30 @@ type localQueue struct {
 type handoff struct {
 	mu  sync.Mutex
 	eps map[uuid.UUID]*localQueue
+	// passes and snoozes count leases passed in process and deliveries
+	// that snoozed because their endpoint stayed busy.
+	passes, snoozes atomic.Int64
+}
+
+// HandoffStats is what a deliverer's local handoff did and holds now.
+type HandoffStats struct {
+	// Handoffs counts leases passed in process; BusySnoozes the
+	// deliveries that waited MaxLocalWait (or found no room) and snoozed.
+	Handoffs, BusySnoozes int64
+	// InFlight is the lease slots this process holds; Waiting the
+	// deliveries waiting here for one.
+	InFlight, Waiting int
+}
+
+func (h *handoff) stats() HandoffStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := HandoffStats{Handoffs: h.passes.Load(), BusySnoozes: h.snoozes.Load()}
+	for _, q := range h.eps {
+		s.InFlight += max(q.holders, 0)
+		s.Waiting += len(q.waiters)
+	}
+	return s
 }
 
 func newHandoff() *handoff { return &handoff{eps: map[uuid.UUID]*localQueue{}} }

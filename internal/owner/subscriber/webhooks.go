@@ -241,6 +241,7 @@ func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
 		reason = "event pruned"
 	case claim.Lease == nil:
 		// Nothing to write: the delivery keeps its place in the chain.
+		d.local.snoozes.Add(1)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
 		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)
@@ -262,6 +263,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 				// The endpoint is as this run read it: the waiter posts
 				// under the same lease while this run's outcome is written.
 				next.ch <- &passed{lease: *lease, endpoint: ep}
+				d.local.passes.Add(1)
 				f.Passed = lease
 				err := d.finish(ctx, r, f)
 				return err
@@ -407,6 +409,9 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		c.Endpoint = ep
 	}
 }
+
+// Stats reports what the local handoff did and holds now.
+func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
 
 // Wake tells the deliverer that a lease slot of the endpoint that a
 // delivery here waits for was released in another process: the first

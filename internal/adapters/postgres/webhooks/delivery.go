@@ -461,6 +461,17 @@ WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, 
 	return promoted, err
 }
 
+// ChainTotals returns, over all endpoints, the chains' deliveries River may
+// run and those waiting pending (an upper bound), in one statement.
+func (s *Store) ChainTotals(ctx context.Context) (running, pending int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT COALESCE(sum(running), 0)::bigint, COALESCE(sum(pending), 0)::bigint
+FROM webhook_endpoint_queues`).Scan(&running, &pending)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count delivery chains: %w", err)
+	}
+	return running, pending, nil
+}
+
 // stalledChains lists the endpoints with deliveries pending and none in
 // their chain.
 var stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q

@@ -1,10 +1,13 @@
 // Package architecture enforces the dependency rules of the design card with
 // a test: the domains depend only on ports, infra/events imports no domain,
-// and only cmd/server/unseal.go may open sealed secrets.
+// only cmd/server/unseal.go may open sealed secrets, and no code of ours
+// writes River's tables or notifies on River's channels (River's client API
+// only).
 package architecture
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -20,7 +23,20 @@ type Package struct {
 	Imports []string
 	// FileImports maps each non-test Go file (base name) to its imports.
 	FileImports map[string][]string
+	// FileStrings maps each non-test Go file (base name) to its string
+	// literals, with literals joined by + also joined.
+	FileStrings map[string][]string
 }
+
+// riverTables are River's tables; riverChannel matches its NOTIFY channels.
+const riverTables = `river_(?:job|queue|leader|client|client_queue|migration)`
+
+var (
+	// riverWrite matches SQL that writes one of River's tables.
+	riverWrite = regexp.MustCompile(`(?i)\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?|alter\s+table|merge\s+into|copy)\s+(?:only\s+)?(?:"?\w+"?\.)?"?` + riverTables + `\b`)
+	// riverNotify matches SQL that notifies on one of River's channels.
+	riverNotify = regexp.MustCompile(`(?i)(?:pg_notify\s*\(\s*'river_|\bnotify\s+"?river_)`)
+)
 
 var domainRoots = []string{"internal/domain", "internal/owner", "internal/access", "internal/corpus"}
 
@@ -63,6 +79,16 @@ func Check(pkgs []Package) []string {
 				v = append(v, fmt.Sprintf("%s imports another domain's package %s: take a function from the composition root", rel(p.ImportPath), rel(imp)))
 			case IsDomain(p.ImportPath) && !internal && hasPrefixAny(imp, forbiddenInDomain):
 				v = append(v, fmt.Sprintf("%s (domain) imports %s: reach it through a port", rel(p.ImportPath), imp))
+			}
+		}
+		for file, strs := range p.FileStrings {
+			for _, str := range strs {
+				if m := riverWrite.FindString(str); m != "" {
+					v = append(v, fmt.Sprintf("%s/%s writes River's table (%q): use River's client API", rel(p.ImportPath), file, m))
+				}
+				if m := riverNotify.FindString(str); m != "" {
+					v = append(v, fmt.Sprintf("%s/%s notifies on River's channel (%q): use River's client API", rel(p.ImportPath), file, m))
+				}
 			}
 		}
 		for file, imps := range p.FileImports {

@@ -75,17 +75,22 @@ func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFun
 	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, BackoffScale: cfg.WebhookBackoffScale})
 }
 
-// provideWebhookDeliverer builds the deliverer and exports its counters
-// on /metrics as standmeet_webhook_flow_*: snoozes_total, handoffs_total,
+// provideWebhookDeliverer builds the deliverer, exports its attempts
+// (webhookhttp.Signals: outcomes, latency, a warn line per failure) and its
+// counters on /metrics as standmeet_webhook_flow_*: snoozes_total, handoffs_total,
 // in_flight and waiting (this process), and the chains' running ("pulled":
 // made available, not finished) and pending ("parked") deliveries over
 // all processes, read from PostgreSQL at each scrape.
 func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
 	admits whsub.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*whsub.Deliverer, error) {
 	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
-	// per-endpoint delivery settings reach it.
+	// per-endpoint delivery settings (timeout, attempts) reach it.
+	signals, err := webhookhttp.NewSignals(reg, logger.Named("webhooks"))
+	if err != nil {
+		return nil, err
+	}
 	d := whsub.NewDeliverer(whsub.DeliverDeps{
-		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(),
+		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(), Observe: signals.Observe,
 	})
 	opts := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help}

@@ -61,11 +61,17 @@ func New(o Options) *Poster {
 	})}
 }
 
-// Post sends req. The body is read (up to the cap) before Post returns, so
+// Post sends req within req.Timeout when set. The body is read (up to the cap) before Post returns, so
 // the latency covers the whole answer. Errors wrap subscriber.ErrBlocked
 // for a refused target and subscriber.ErrTimeout for a receiver that did
 // not answer in time; any other error is a connection failure.
 func (p *Poster) Post(ctx context.Context, req subscriber.PostRequest) (subscriber.PostResponse, error) {
+	if req.Timeout > 0 {
+		// The endpoint's own deadline, under the client's.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
 	if err != nil {
 		// A URL that validation let through but net/http refuses will never

@@ -95,6 +95,9 @@ type verdict struct {
 	reason string
 	// location is a 3xx's Location header.
 	location string
+	// class is the answer's class for the operator's signals: 2xx..5xx,
+	// or timeout, connection, blocked when there was no answer.
+	class string
 }
 
 // classify maps a POST's result to the diagram's edges:
@@ -106,6 +109,30 @@ type verdict struct {
 //
 // Every outcome but 2xx is a failure of the endpoint.
 func classify(resp PostResponse, err error, now time.Time) verdict {
+	v := classifyAnswer(resp, err, now)
+	switch {
+	case errors.Is(err, ErrBlocked):
+		v.class = ClassBlocked
+	case errors.Is(err, ErrTimeout):
+		v.class = ClassTimeout
+	case err != nil:
+		v.class = ClassConnection
+	case resp.StatusCode >= 100 && resp.StatusCode <= 599:
+		v.class = strconv.Itoa(resp.StatusCode/100) + "xx"
+	default:
+		v.class = "other"
+	}
+	return v
+}
+
+// The classes of an attempt that got no answer.
+const (
+	ClassTimeout    = "timeout"
+	ClassConnection = "connection"
+	ClassBlocked    = "blocked"
+)
+
+func classifyAnswer(resp PostResponse, err error, now time.Time) verdict {
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrBlocked):

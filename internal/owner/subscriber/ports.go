@@ -59,14 +59,37 @@ type Endpoint struct {
 	EmbedID    *uuid.UUID
 	Headers    map[string]string
 	// MaxInFlight is how many deliveries may be in flight at once (1..8).
-	MaxInFlight  int
-	Enabled      bool
-	FailingSince *time.Time
+	MaxInFlight int
+	// TimeoutSeconds bounds one POST (1..10; 0 means HTTPTimeout) and
+	// MaxAttempts is how many attempts a delivery gets (1..MaxAttempts; 0
+	// means MaxAttempts).
+	TimeoutSeconds int
+	MaxAttempts    int
+	Enabled        bool
+	FailingSince   *time.Time
 	// SecretSealed is the current signing secret, sealed. PrevSecretSealed
 	// is the one before a rotation, valid until PrevSecretUntil.
 	SecretSealed     []byte
 	PrevSecretSealed []byte
 	PrevSecretUntil  *time.Time
+}
+
+// Timeout is the endpoint's POST deadline: TimeoutSeconds, else (unset or
+// out of range) HTTPTimeout.
+func (e Endpoint) Timeout() time.Duration {
+	if e.TimeoutSeconds < 1 || time.Duration(e.TimeoutSeconds)*time.Second > HTTPTimeout {
+		return HTTPTimeout
+	}
+	return time.Duration(e.TimeoutSeconds) * time.Second
+}
+
+// Attempts is how many attempts a delivery to the endpoint gets:
+// MaxAttempts, else (unset or out of range) the package's MaxAttempts.
+func (e Endpoint) Attempts() int {
+	if e.MaxAttempts < 1 || e.MaxAttempts > MaxAttempts {
+		return MaxAttempts
+	}
+	return e.MaxAttempts
 }
 
 // Delivery is one webhook.deliver job to insert: an event for an endpoint,
@@ -251,6 +274,9 @@ type PostRequest struct {
 	URL    string
 	Header http.Header
 	Body   []byte
+	// Timeout bounds the exchange, connect to last body byte (the
+	// endpoint's setting); zero leaves the Poster's own bound.
+	Timeout time.Duration
 }
 
 // PostResponse is what came back. Latency is set even when Post fails.

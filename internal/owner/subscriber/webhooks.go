@@ -118,6 +118,7 @@ type Deliverer struct {
 	clock     domain.Clock
 	local     *handoff
 	userAgent string
+	observe   ObserveFunc
 }
 
 // DeliverDeps are the Deliverer's ports.
@@ -134,6 +135,8 @@ type DeliverDeps struct {
 	Clock domain.Clock
 	// Version goes into the User-Agent: StandMeet-Webhooks/<version>.
 	Version string
+	// Observe, when set, receives every run that posted.
+	Observe ObserveFunc
 }
 
 // NewDeliverer builds the delivery handler.
@@ -146,7 +149,7 @@ func NewDeliverer(d DeliverDeps) *Deliverer {
 	}
 	return &Deliverer{
 		store: d.Store, poster: d.Poster, unseal: d.Unseal, admits: d.EmbedAdmits,
-		clock: d.Clock, local: newHandoff(), userAgent: "StandMeet-Webhooks/" + d.Version,
+		clock: d.Clock, local: newHandoff(), userAgent: "StandMeet-Webhooks/" + d.Version, observe: d.Observe,
 	}
 }
 
@@ -178,7 +181,19 @@ type Result struct {
 	// endpoint. The wrapper records it with the job, so later runs (a
 	// retry, a receiver's snooze) are not counted again.
 	LeftChain bool
+	// Posted is the attempt of a run that sent (or tried to send) the
+	// POST, nil otherwise. Of is the endpoint's attempts per delivery and
+	// Class the answer's class (2xx..5xx, ClassTimeout, ClassConnection,
+	// ClassBlocked).
+	Posted *Attempt
+	Of     int
+	Class  string
 }
+
+// ObserveFunc receives every run that sent (or tried to send) a POST,
+// once it is recorded: the operator's signals (metrics, a log line per
+// failure). It must not block.
+type ObserveFunc func(job DeliverJob, res Result)
 
 func retryable(err error) Result { return Result{Outcome: OutcomeRetryable, Err: err} }
 func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err: err} }
@@ -218,6 +233,9 @@ func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	r := &run{DeliverJob: job}
 	res := d.deliver(ctx, r)
 	res.LeftChain = r.left
+	if res.Posted != nil && d.observe != nil {
+		d.observe(job, res)
+	}
 	return res
 }
 
@@ -312,6 +330,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	}
 	now := d.clock.Now()
 	req, err := d.request(ep, ev, now)
+	req.Timeout = ep.Timeout()
 	if err != nil {
 		// Our side (the sealed secret) is broken, not the receiver: retry
 		// without marking the endpoint as failing.
@@ -329,6 +348,12 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		return res
 	}
 	v := classify(resp, postErr, now)
+	if v.outcome == OutcomeRetryable && job.Attempt >= ep.Attempts() {
+		// The endpoint's last attempt: River would retry up to the
+		// package's MaxAttempts, so this run ends the delivery itself.
+		v.outcome = OutcomeDiscarded
+		v.reason = fmt.Sprintf("%s (attempt %d of %d, the last)", v.reason, job.Attempt, ep.Attempts())
+	}
 	a := d.attempt(job, v.outcome, v.reason)
 	a.StatusCode = resp.StatusCode
 	a.Latency = resp.Latency
@@ -345,7 +370,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		f.Settle = SettleSuccess
 	}
 	warn := release(f)
-	res := Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn}
+	res := Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn, Posted: a, Of: ep.Attempts(), Class: v.class}
 	if v.outcome != OutcomeCompleted {
 		res.Err = errors.New(v.reason)
 	}

@@ -173,21 +173,21 @@ WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
 // deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
 // scanDeliverEndpoint reads, in its order.
 const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
-  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until`
+  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts`
 
 // scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
 // row's remaining columns into extra.
 func scanDeliverEndpoint(row pgx.Row, ep *subscriber.Endpoint, extra ...any) error {
 	var (
-		headers []byte
-		mif     int16
+		headers                []byte
+		mif, timeout, attempts int16
 	)
 	dest := append([]any{&ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
-		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil}, extra...)
+		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return err
 	}
-	ep.MaxInFlight = int(mif)
+	ep.MaxInFlight, ep.TimeoutSeconds, ep.MaxAttempts = int(mif), int(timeout), int(attempts)
 	if err := json.Unmarshal(headers, &ep.Headers); err != nil {
 		return fmt.Errorf("decode headers of endpoint %s: %w", ep.ID, err)
 	}

@@ -1107,3 +1107,11 @@ CREATE INDEX webhook_endpoints_deleted_idx ON webhook_endpoints (deleted_at) WHE
 DROP INDEX webhook_attempts_endpoint_idx;
 CREATE INDEX webhook_attempts_endpoint_outcome_idx ON webhook_attempts (endpoint_id, outcome, attempted_at);
 -- ==== end webhook endpoint settings ====
+-- ==== webhook fan-out summaries (0130-0134) ====
+-- events: none (written by the fan-out of an event, an account of that event)
+CREATE TABLE webhook_fanouts (
+    event_id    uuid        PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
+    reasons     jsonb       NOT NULL CHECK (jsonb_typeof(reasons) = 'object'),
+    recorded_at timestamptz NOT NULL DEFAULT now()
+);
+-- ==== end webhook fan-out summaries ====

@@ -98,6 +98,9 @@ type Delivery struct {
 	EndpointID  uuid.UUID
 	EventID     uuid.UUID
 	ScheduledAt time.Time
+	// Wait says why a delivery with a ScheduledAt waits (ReasonCoolingDown),
+	// recorded with the job so the delivery log can say it.
+	Wait Reason
 	// Chain queues the delivery in the endpoint's chain: available at once
 	// while the endpoint has fewer than ChainWindow deliveries available or
 	// running, pending otherwise, made available by the chain's finishing
@@ -105,6 +108,57 @@ type Delivery struct {
 	// chain.
 	Chain bool
 }
+
+// Reason says why an endpoint got no delivery of an event, or got it
+// late.
+type Reason string
+
+// The reasons of a fan-out summary.
+const (
+	// ReasonNotSubscribed: none of the endpoint's globs matches the type.
+	ReasonNotSubscribed Reason = "not_subscribed"
+	// ReasonRaw: a raw:// note never leaves the instance.
+	ReasonRaw Reason = "out_of_scope_raw"
+	// ReasonUnpublished: a standalone endpoint hears published notes only.
+	ReasonUnpublished Reason = "out_of_scope_unpublished"
+	// ReasonEmbedCode: the embed's access code does not admit the note.
+	ReasonEmbedCode Reason = "out_of_scope_embed"
+	// ReasonOutOfScope: a note event that is not provably in scope.
+	ReasonOutOfScope Reason = "out_of_scope"
+	// ReasonDisabled: the endpoint was disabled.
+	ReasonDisabled Reason = "endpoint_disabled"
+	// ReasonCoolingDown: the endpoint is failing, so its delivery was
+	// queued to start at the end of the cooldown (Summary.Until) rather
+	// than now. It did get a delivery.
+	ReasonCoolingDown Reason = "cooling_down"
+	// ReasonChain: the delivery waits (River's pending state) behind the
+	// endpoint's ChainWindow deliveries in flight.
+	ReasonChain Reason = "chain_full"
+)
+
+// Summary is a fan-out's compact account of the endpoints that got no
+// delivery of one event, by reason, and of those whose delivery waits out
+// a cooldown, until when. Deleted endpoints are not in it. It is one row
+// per event, however many endpoints.
+type Summary struct {
+	EventID uuid.UUID `json:"-"`
+	// Reasons maps each reason to its endpoints.
+	Reasons map[Reason][]uuid.UUID `json:"reasons"`
+	// Until is when the cooling-down deliveries start.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// Add records that endpoint id got reason.
+func (s *Summary) Add(r Reason, id uuid.UUID) {
+	if s.Reasons == nil {
+		s.Reasons = map[Reason][]uuid.UUID{}
+	}
+	s.Reasons[r] = append(s.Reasons[r], id)
+}
+
+// Empty reports whether there is nothing to record: every endpoint got
+// its delivery now.
+func (s Summary) Empty() bool { return len(s.Reasons) == 0 }
 
 // Enqueued is what Enqueue did with one delivery.
 type Enqueued struct {
@@ -118,18 +172,19 @@ type Enqueued struct {
 type FanoutStore interface {
 	// Event loads an event; ErrGone when it was pruned.
 	Event(ctx context.Context, id uuid.UUID) (Event, error)
-	// EnabledEndpoints lists the owner's enabled endpoints (secrets may be
-	// left out).
-	EnabledEndpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
-	// Enqueue inserts one webhook.deliver job per delivery in one
-	// transaction and returns what became of each, in order. Jobs are
+	// Endpoints lists the owner's endpoints, enabled or disabled, but not
+	// the deleted ones (secrets may be left out).
+	Endpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
+	// Enqueue inserts one webhook.deliver job per delivery and records the
+	// event's fan-out summary (when it is not empty), in one transaction,
+	// and returns what became of each delivery, in order. Jobs are
 	// unique by (endpoint, event): a delivery already queued, running or
 	// completed is skipped (Duplicate), so a fan-out that runs twice queues
 	// nothing new. A chain delivery is inserted available while its
 	// endpoint's chain has room (ChainWindow) and pending otherwise, decided
 	// under the lock Promote takes, so a delivery is never left pending
 	// behind a chain that has ended.
-	Enqueue(ctx context.Context, ds []Delivery) ([]Enqueued, error)
+	Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error)
 }
 
 // Lease is one held slot of an endpoint's in-flight lease.

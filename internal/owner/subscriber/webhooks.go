@@ -60,7 +60,10 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 // Fanout delivers event eventID to every endpoint of its owner that wants
 // it: enabled, subscribed to its type by a glob, and in scope. It inserts
 // one webhook.deliver per such endpoint in one transaction, unique by
-// (endpoint, event), so running it twice queues nothing new. Deliveries to
+// (endpoint, event), so running it twice queues nothing new; the same
+// transaction records the event's Summary: which of the owner's other
+// (not deleted) endpoints got nothing and why, and which wait out a
+// cooldown. Deliveries to
 // an endpoint that is failing are scheduled Cooldown out (not a
 // webhook.test: the owner is testing now); the others join their
 // endpoint's chain. An event that is gone or not Webhook-exposed fans out
@@ -77,33 +80,47 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 	if et, ok := domain.LookupEventType(ev.Type); !ok || et.Exposure != domain.Webhook {
 		return 0, nil
 	}
-	eps, err := f.store.EnabledEndpoints(ctx, ev.OwnerID)
+	eps, err := f.store.Endpoints(ctx, ev.OwnerID)
 	if err != nil {
 		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
 	}
 	now := f.clock.Now()
 	var ds []Delivery
+	sum := Summary{EventID: ev.ID}
+	test := ev.Type == domain.EventWebhookTest
 	for _, ep := range eps {
-		if !ep.Enabled || !wants(ep, ev) {
+		if !wants(ep, ev) {
+			if !test {
+				// A test event is for its one endpoint: the others are
+				// not worth a line.
+				sum.Add(ReasonNotSubscribed, ep.ID)
+			}
 			continue
 		}
-		ok, err := inScope(ctx, f.admits, ep, ev)
+		if !ep.Enabled {
+			sum.Add(ReasonDisabled, ep.ID)
+			continue
+		}
+		reason, err := scope(ctx, f.admits, ep, ev)
 		if err != nil {
 			return 0, fmt.Errorf("fan out %s: %w", eventID, err)
 		}
-		if !ok {
+		if reason != "" {
+			sum.Add(reason, ep.ID)
 			continue
 		}
 		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
-		if ep.FailingSince != nil && ev.Type != domain.EventWebhookTest {
-			d.ScheduledAt, d.Chain = now.Add(f.cooldown), false
+		if ep.FailingSince != nil && !test {
+			d.ScheduledAt, d.Chain, d.Wait = now.Add(f.cooldown), false, ReasonCoolingDown
+			sum.Add(ReasonCoolingDown, ep.ID)
+			sum.Until = &d.ScheduledAt
 		}
 		ds = append(ds, d)
 	}
-	if len(ds) == 0 {
+	if len(ds) == 0 && sum.Empty() {
 		return 0, nil
 	}
-	if _, err := f.store.Enqueue(ctx, ds); err != nil {
+	if _, err := f.store.Enqueue(ctx, ds, sum); err != nil {
 		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
 	}
 	return len(ds), nil

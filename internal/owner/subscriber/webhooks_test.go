@@ -23,22 +23,27 @@ import (
 // fakeStore is a hand-written fake of both stores; each method calls its
 // Func field.
 type fakeStore struct {
-	EventFunc            func(ctx context.Context, id uuid.UUID) (Event, error)
-	EnabledEndpointsFunc func(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
-	EnqueueFunc          func(ctx context.Context, ds []Delivery) ([]Enqueued, error)
-	TakeLeaseFunc        func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
-	FinishFunc           func(ctx context.Context, f Finish) (Settled, error)
-	RenewLeaseFunc       func(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error)
-	PromoteFunc          func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	EventFunc      func(ctx context.Context, id uuid.UUID) (Event, error)
+	EndpointsFunc  func(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
+	EnqueueFunc    func(ctx context.Context, ds []Delivery) ([]Enqueued, error)
+	TakeLeaseFunc  func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
+	FinishFunc     func(ctx context.Context, f Finish) (Settled, error)
+	RenewLeaseFunc func(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error)
+	PromoteFunc    func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	// Summaries are the fan-out summaries Enqueue was given.
+	Summaries []Summary
 }
 
 func (s *fakeStore) Event(ctx context.Context, id uuid.UUID) (Event, error) {
 	return s.EventFunc(ctx, id)
 }
-func (s *fakeStore) EnabledEndpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error) {
-	return s.EnabledEndpointsFunc(ctx, ownerID)
+func (s *fakeStore) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error) {
+	return s.EndpointsFunc(ctx, ownerID)
 }
-func (s *fakeStore) Enqueue(ctx context.Context, ds []Delivery) ([]Enqueued, error) {
+func (s *fakeStore) Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error) {
+	if !sum.Empty() {
+		s.Summaries = append(s.Summaries, sum)
+	}
 	return s.EnqueueFunc(ctx, ds)
 }
 func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error) {
@@ -508,8 +513,8 @@ func fanoutBundle(t *testing.T, eps []Endpoint, ev Event, admits EmbedAdmitsFunc
 	t.Helper()
 	var got []Delivery
 	store := &fakeStore{
-		EventFunc:            func(context.Context, uuid.UUID) (Event, error) { return ev, nil },
-		EnabledEndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
+		EventFunc:     func(context.Context, uuid.UUID) (Event, error) { return ev, nil },
+		EndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
 		EnqueueFunc: func(_ context.Context, ds []Delivery) ([]Enqueued, error) {
 			got = append(got, ds...)
 			out := make([]Enqueued, len(ds))
@@ -742,6 +747,66 @@ func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
 			defer lease.mu.Unlock()
 			require.Empty(t, lease.holders, "the lease is free once both are done")
 			require.Zero(t, b.waiting())
+		})
+	}
+}
+
+func TestFanoutSummaryNamesEveryEndpointLeftOutWithItsReason(t *testing.T) {
+	t.Parallel()
+	failing := fixedNow.Add(-time.Hour)
+	embed := uuid.New()
+	got := Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
+	codes := Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
+	off := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}}
+	sick := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	embedded := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
+	eps := []Endpoint{got, codes, off, sick, embedded}
+	admitsNothing := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return false, nil }
+	note := func(subject string, published bool) Event {
+		data, _ := json.Marshal(map[string]any{"published": published})
+		return Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
+	}
+	until := fixedNow.Add(Cooldown)
+	cases := []struct {
+		name  string
+		ev    Event
+		want  map[Reason][]uuid.UUID
+		until *time.Time
+	}{
+		{"published note", note("wiki://a", true), map[Reason][]uuid.UUID{
+			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonEmbedCode: {embedded.ID},
+			ReasonCoolingDown: {sick.ID}}, &until},
+		{"unpublished note", note("wiki://a", false), map[Reason][]uuid.UUID{
+			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonEmbedCode: {embedded.ID},
+			ReasonUnpublished: {got.ID, sick.ID}}, nil},
+		{"raw note", note("raw://inbox/1", true), map[Reason][]uuid.UUID{
+			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonRaw: {got.ID, sick.ID, embedded.ID}}, nil},
+		{"test event: only its endpoint counts", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+			Data: json.RawMessage(`{"endpoint_id":"` + codes.ID.String() + `"}`)}, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store := &fakeStore{
+				EventFunc:     func(context.Context, uuid.UUID) (Event, error) { return c.ev, nil },
+				EndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
+				EnqueueFunc:   func(_ context.Context, ds []Delivery) ([]Enqueued, error) { return make([]Enqueued, len(ds)), nil },
+			}
+			f := NewFanouter(FanoutDeps{Store: store, EmbedAdmits: admitsNothing, Clock: domain.ClockFunc(func() time.Time { return fixedNow })})
+			_, err := f.Fanout(context.Background(), c.ev.ID)
+			require.NoError(t, err)
+			if c.want == nil {
+				require.Empty(t, store.Summaries)
+				return
+			}
+			require.Len(t, store.Summaries, 1, "one summary per event")
+			s := store.Summaries[0]
+			require.Equal(t, c.ev.ID, s.EventID)
+			require.Len(t, s.Reasons, len(c.want))
+			for r, ids := range c.want {
+				require.ElementsMatch(t, ids, s.Reasons[r], "%s", r)
+			}
+			require.Equal(t, c.until, s.Until)
 		})
 	}
 }

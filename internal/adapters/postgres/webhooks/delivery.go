@@ -54,10 +54,11 @@ func (s *Store) Event(ctx context.Context, id uuid.UUID) (subscriber.Event, erro
 	return ev, nil
 }
 
-// EnabledEndpoints lists the owner's enabled endpoints, without secrets.
-func (s *Store) EnabledEndpoints(ctx context.Context, ownerID uuid.UUID) ([]subscriber.Endpoint, error) {
+// Endpoints lists the owner's endpoints that are not deleted, enabled or
+// not, without secrets.
+func (s *Store) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]subscriber.Endpoint, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since
-FROM webhook_endpoints WHERE owner_id = $1 AND enabled`, ownerID)
+FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list enabled endpoints: %w", err)
 	}
@@ -81,8 +82,35 @@ FROM webhook_endpoints WHERE owner_id = $1 AND enabled`, ownerID)
 }
 
 // chainMetadata marks a delivery inserted into its endpoint's chain; the
-// worker reads it to count the first run out of the chain.
-var chainMetadata = []byte(`{"` + riverjobs.ChainMetadataKey + `":true}`)
+// worker reads it to count the first run out of the chain. A chain
+// delivery inserted pending also says why it waits (pendingMetadata).
+var (
+	chainMetadata   = []byte(`{"` + riverjobs.ChainMetadataKey + `":true}`)
+	pendingMetadata = []byte(`{"` + riverjobs.ChainMetadataKey + `":true,"` + WaitMetadataKey + `":{"reason":"` +
+		string(subscriber.ReasonChain) + `"}}`)
+)
+
+// WaitMetadataKey, in a delivery job's River metadata, says why a
+// delivery inserted scheduled or pending waits: {"reason": "cooling_down",
+// "until": <RFC 3339>} for a failing endpoint's cooldown, {"reason":
+// "chain_full"} for a delivery pending behind its endpoint's chain. It
+// describes the wait at insertion: it holds while the job is still
+// scheduled or pending.
+const WaitMetadataKey = "standmeet_wait"
+
+// waitMetadata is the metadata of a delivery d that waits for d.Wait.
+func waitMetadata(d subscriber.Delivery) ([]byte, error) {
+	type wait struct {
+		Reason subscriber.Reason `json:"reason"`
+		Until  time.Time         `json:"until"`
+	}
+	return json.Marshal(map[string]wait{WaitMetadataKey: {Reason: d.Wait, Until: d.ScheduledAt.UTC()}})
+}
+
+// recordSummary writes an event's fan-out summary: one row per event,
+// replaced when the fan-out runs again.
+const recordSummary = `INSERT INTO webhook_fanouts (event_id, reasons) VALUES ($1, $2)
+ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()`
 
 // joinChains locks the queue rows of the endpoints (in id order, so two
 // fan-outs never deadlock) and counts one delivery more for each: running
@@ -101,7 +129,21 @@ RETURNING q.endpoint_id, q.last_joined`
 // available when its endpoint's chain has room and pending otherwise; the
 // queue row's lock orders this against Promote, so a delivery inserted
 // pending is seen by the chain's next finishing delivery.
-func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscriber.Enqueued, error) {
+func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery, sum subscriber.Summary) ([]subscriber.Enqueued, error) {
+	var summary []byte
+	if !sum.Empty() {
+		var err error
+		if summary, err = json.Marshal(sum); err != nil {
+			return nil, fmt.Errorf("encode fan-out summary of event %s: %w", sum.EventID, err)
+		}
+		if len(ds) == 0 {
+			// Nothing to queue: the summary alone, one statement.
+			if _, err := s.pool.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
+				return nil, fmt.Errorf("record fan-out summary of event %s: %w", sum.EventID, err)
+			}
+			return nil, nil
+		}
+	}
 	var chained []uuid.UUID
 	seen := map[uuid.UUID]bool{}
 	for _, d := range ds {
@@ -135,8 +177,19 @@ func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscr
 			switch {
 			case !d.ScheduledAt.IsZero():
 				p.InsertOpts = &river.InsertOpts{ScheduledAt: d.ScheduledAt}
+				if d.Wait != "" {
+					md, err := waitMetadata(d)
+					if err != nil {
+						return err
+					}
+					p.InsertOpts.Metadata = md
+				}
 			case seen[d.EndpointID]:
-				p.InsertOpts = &river.InsertOpts{Metadata: chainMetadata, Pending: !room[d.EndpointID]}
+				md := chainMetadata
+				if !room[d.EndpointID] {
+					md = pendingMetadata
+				}
+				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID]}
 				// One delivery per endpoint joins the chain at a time.
 				delete(seen, d.EndpointID)
 			}
@@ -160,6 +213,11 @@ func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscr
 			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
 WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
 				return err
+			}
+		}
+		if summary != nil {
+			if _, err := tx.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
+				return fmt.Errorf("record fan-out summary: %w", err)
 			}
 		}
 		return nil

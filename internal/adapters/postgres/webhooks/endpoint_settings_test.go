@@ -67,7 +67,7 @@ VALUES (1, $1, $2, 1, 'completed', 204, now())`, a.ID, ev)
 	require.Equal(t, webhooks.StateDeleted, v.State)
 	require.NotNil(t, v.DeletedAt)
 
-	eps, err := b.store.EnabledEndpoints(ctx, b.owner)
+	eps, err := b.store.Endpoints(ctx, b.owner)
 	require.NoError(t, err)
 	require.Len(t, eps, 1, "the fan-out does not pick a deleted endpoint")
 	require.Equal(t, keep.ID, eps[0].ID)

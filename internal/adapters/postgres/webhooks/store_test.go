@@ -265,10 +265,10 @@ func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	ev := b.event(t, "code.issued")
 	later := time.Now().Add(5 * time.Minute)
-	first, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev, ScheduledAt: later}})
+	first, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev, ScheduledAt: later}}, subscriber.Summary{})
 	require.NoError(t, err)
 	require.False(t, first[0].Duplicate)
-	again, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+	again, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}}, subscriber.Summary{})
 	require.NoError(t, err)
 	require.True(t, again[0].Duplicate, "a second fan-out queues nothing new")
 	require.Equal(t, first[0].JobID, again[0].JobID)
@@ -297,12 +297,12 @@ func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
 	for _, state := range []string{"completed", "cancelled", "discarded", "retryable"} {
 		t.Run(state, func(t *testing.T) {
 			ev := b.event(t, "code.issued")
-			first, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+			first, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}}, subscriber.Summary{})
 			require.NoError(t, err)
 			_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 1,
   finalized_at = CASE WHEN $2 = 'retryable' THEN NULL ELSE now() END WHERE id = $1`, first[0].JobID, state)
 			require.NoError(t, err)
-			again, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+			again, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}}, subscriber.Summary{})
 			require.NoError(t, err)
 			require.True(t, again[0].Duplicate, "a %s delivery is not queued again", state)
 			var n int
@@ -323,7 +323,7 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	var ids []int64
 	for range subscriber.ChainWindow + 3 {
-		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}})
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, subscriber.Summary{})
 		require.NoError(t, err)
 		ids = append(ids, res[0].JobID)
 	}
@@ -357,7 +357,7 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	// A second fan-out of a delivery already in the chain counts nothing.
 	var ev uuid.UUID
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT (args->>'event_id')::uuid FROM river_job WHERE id = $1`, ids[0]).Scan(&ev))
-	dup, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}})
+	dup, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, subscriber.Summary{})
 	require.NoError(t, err)
 	require.True(t, dup[0].Duplicate)
 	r, _ = queue()
@@ -401,7 +401,7 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	evs := []uuid.UUID{b.event(t, "code.issued"), b.event(t, "code.revoked"), b.event(t, "code.redeemed")}
 	var jobs []int64
 	for _, ev := range evs {
-		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}})
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev}}, subscriber.Summary{})
 		require.NoError(t, err)
 		jobs = append(jobs, res[0].JobID)
 	}

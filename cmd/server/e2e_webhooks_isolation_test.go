@@ -154,5 +154,15 @@ WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(targ
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
+		"GET /api/admin/events/:id/fanout": {
+			// An event of A's that A's endpoint does not subscribe to: its
+			// summary names the endpoint, which B must not learn.
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id := fx.endpointOfA(t)
+				ev := recordEvent(t, fx.ts, fx.A.ID, "api_key.issued", "", map[string]any{})
+				return isolationTarget{Path: "/api/admin/events/" + ev.String() + "/fanout", Hidden: []string{id, "/isolation"}}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
 	}
 }

@@ -70,7 +70,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc, cfg, healthReader)
+	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
 	mainWebhookOps := provideWebhookOps(webhooksService)
 	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
 	corpusService := provideCorpusService(corpusUnitOfWork)

@@ -46,9 +46,9 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riv
 }
 
 func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config,
-	health *pgwebhooks.HealthReader) *webhooks.Service {
+	health *pgwebhooks.HealthReader, pool *pgxpool.Pool) *webhooks.Service {
 	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
-		Health: health, Egress: webhookEgressCheck(cfg)})
+		Health: health, Egress: webhookEgressCheck(cfg), Fanouts: pgwebhooks.NewFanoutReader(pool)})
 }
 
 // provideWebhookHealth reads the endpoints' recent outcomes for the list,

@@ -154,6 +154,23 @@ type eventShowData struct {
 	Deliveries []eventDelivery
 	// HasWebhooks tells whether the deliveries op is declared.
 	HasWebhooks bool
+	// Fanout is the fan-out's account of the endpoints that got no
+	// delivery, or got it late (nil when the op is not declared).
+	Fanout *eventFanout
+}
+
+// eventFanout is the answer of webhooks.event_fanout.
+type eventFanout struct {
+	Recorded  bool `json:"recorded"`
+	Endpoints []struct {
+		EndpointID    uuid.UUID  `json:"endpoint_id"`
+		EndpointURL   string     `json:"endpoint_url"`
+		EndpointState string     `json:"endpoint_state"`
+		Reason        string     `json:"reason"`
+		Text          string     `json:"text"`
+		Delivered     bool       `json:"delivered"`
+		Until         *time.Time `json:"until"`
+	} `json:"endpoints"`
 }
 
 func (h *Handler) eventShow(c echo.Context, s *Session) error {
@@ -177,6 +194,13 @@ func (h *Handler) eventShow(c echo.Context, s *Session) error {
 			return h.fail(c, s, err)
 		}
 		d.Deliveries = list.Data
+	}
+	if h.has("webhooks.event_fanout") {
+		var f eventFanout
+		if err := h.call(c.Request().Context(), s, "webhooks.event_fanout", map[string]any{"id": id}, &f); err != nil {
+			return h.fail(c, s, err)
+		}
+		d.Fanout = &f
 	}
 	return h.render(c, http.StatusOK, "event", view{Title: "Event " + ev.Type, Section: "event-log", Session: s, Data: d})
 }

@@ -79,6 +79,7 @@ func (s *Service) Ops() op.Set {
 		}, func(ctx context.Context, c op.Caller, in EventIDInput) (op.List[EventDelivery], error) {
 			return s.EventDeliveries(ctx, c.OwnerID, in.ID)
 		}),
+		s.eventFanoutOp(),
 		op.New(op.Meta{
 			Name: "webhooks.event_types", Summary: "The event types an endpoint can subscribe to",
 			Method: http.MethodGet, Path: base + "/event-types",

@@ -29,6 +29,7 @@ type Service struct {
 	maxEndpoints   int
 	health         HealthReader
 	egress         EgressCheckFunc
+	fanouts        FanoutReader
 }
 
 // Deps are the Service's ports.
@@ -50,6 +51,8 @@ type Deps struct {
 	// literal or localhost the egress policy refuses; nil checks nothing
 	// here (the delivery client still does at dial time).
 	Egress EgressCheckFunc
+	// Fanouts reads the fan-out summaries (webhooks.event_fanout).
+	Fanouts FanoutReader
 }
 
 // NewService builds the Service.
@@ -65,7 +68,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, egress: d.Egress,
+		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, egress: d.Egress, fanouts: d.Fanouts,
 	}
 }
 

@@ -446,6 +446,7 @@ func TestOpsAreDeclaredOnTheContractsRoutes(t *testing.T) {
 		"webhooks.redeliver":        "POST /api/admin/webhooks/{id}/redeliver",
 		"webhooks.event_types":      "GET /api/admin/webhooks/event-types",
 		"webhooks.event_deliveries": "GET /api/admin/events/{id}/deliveries",
+		"webhooks.event_fanout":     "GET /api/admin/events/{id}/fanout",
 	}
 	ops := setupService(t).svc.Ops()
 	require.Len(t, ops, len(want))

@@ -151,6 +151,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"start", time.Second, func(ctx context.Context) error { return b.Scale(ctx, 1) }},
 		{"w1", time.Minute, b.runW1},
 		{"w2", 80 * time.Second, b.runW2},
+		{"reasons", 45 * time.Second, b.runReasons},
 		{"w3", 40 * time.Second, b.runW3},
 		{"w4", 90 * time.Second, b.runW4},
 		{"publish", 30 * time.Second, b.runPublish},

@@ -124,7 +124,7 @@ func inChain(job *rivertype.JobRow) bool {
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[WebhookDeliverArgs]) error {
 	res := w.Deliverer.Deliver(ctx, subscriber.DeliverJob{
 		JobID: job.ID, EndpointID: job.Args.EndpointID, EventID: job.Args.EventID, Attempt: job.Attempt,
-		Chain: inChain(job.JobRow),
+		MaxAttempts: job.MaxAttempts, Chain: inChain(job.JobRow),
 	})
 	if res.LeftChain {
 		if err := river.RecordOutput(ctx, map[string]bool{LeftChainOutputKey: true}); err != nil && w.Logger != nil {

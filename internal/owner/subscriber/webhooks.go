@@ -175,12 +175,21 @@ type DeliverJob struct {
 	JobID      int64
 	EndpointID uuid.UUID
 	EventID    uuid.UUID
-	// Attempt is River's attempt number of this run (1-based).
-	Attempt int
+	// Attempt is River's attempt number of this run (1-based), and
+	// MaxAttempts River's bound of the job (0: the package's MaxAttempts).
+	Attempt     int
+	MaxAttempts int
 	// Chain is true while the delivery is in its endpoint's chain: it was
 	// queued in the chain and no run of it has left it yet (see
 	// Result.LeftChain).
 	Chain bool
+}
+
+func (j DeliverJob) riverMax() int {
+	if j.MaxAttempts <= 0 {
+		return MaxAttempts
+	}
+	return j.MaxAttempts
 }
 
 // Result is how a run ended; the River wrapper maps it.
@@ -365,9 +374,9 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		return res
 	}
 	v := classify(resp, postErr, now)
-	if v.outcome == OutcomeRetryable && job.Attempt >= ep.Attempts() {
-		// The endpoint's last attempt: River would retry up to the
-		// package's MaxAttempts, so this run ends the delivery itself.
+	if v.outcome == OutcomeRetryable && job.Attempt >= ep.Attempts() && job.Attempt < job.riverMax() {
+		// The endpoint's last attempt, before River's own last (which River
+		// discards itself): this run ends the delivery.
 		v.outcome = OutcomeDiscarded
 		v.reason = fmt.Sprintf("%s (attempt %d of %d, the last)", v.reason, job.Attempt, ep.Attempts())
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -809,4 +810,68 @@ func TestFanoutSummaryNamesEveryEndpointLeftOutWithItsReason(t *testing.T) {
 			require.Equal(t, c.until, s.Until)
 		})
 	}
+}
+
+func TestDeliverHonoursTheEndpointsTimeoutAndAttemptsAndReportsEachPost(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name          string
+		timeout, max  int
+		attempt, code int
+		err           error
+		wantTimeout   time.Duration
+		want          Outcome
+		class         string
+	}{
+		{"defaults: 10 s, 18 attempts", 0, 0, 17, 500, nil, HTTPTimeout, OutcomeRetryable, "5xx"},
+		{"the 18th of 18 is River's to discard", 0, 0, 18, 500, nil, HTTPTimeout, OutcomeRetryable, "5xx"},
+		{"2 s, attempt 1 of 2 retries", 2, 2, 1, 503, nil, 2 * time.Second, OutcomeRetryable, "5xx"},
+		{"attempt 2 of 2 is the last", 2, 2, 2, 500, nil, 2 * time.Second, OutcomeDiscarded, "5xx"},
+		{"a timeout at the last attempt", 1, 1, 1, 0, ErrTimeout, time.Second, OutcomeDiscarded, ClassTimeout},
+		{"a success at the last attempt", 1, 1, 1, 204, nil, time.Second, OutcomeCompleted, "2xx"},
+		{"a 410 stays discarded", 3, 3, 1, 410, nil, 3 * time.Second, OutcomeDiscarded, "4xx"},
+		{"a connection failure", 3, 3, 1, 0, errors.New("refused"), 3 * time.Second, OutcomeRetryable, ClassConnection},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.ep.TimeoutSeconds, b.ep.MaxAttempts = c.timeout, c.max
+			b.poster.PostFunc = func(_ context.Context, req PostRequest) (PostResponse, error) {
+				b.mu.Lock()
+				b.posts = append(b.posts, req)
+				b.mu.Unlock()
+				return PostResponse{StatusCode: c.code, Latency: time.Millisecond}, c.err
+			}
+			var observed []Result
+			b.d.observe = func(_ DeliverJob, res Result) { observed = append(observed, res) }
+			job := b.job()
+			job.Attempt = c.attempt
+			res := b.d.Deliver(context.Background(), job)
+			require.Equal(t, c.want, res.Outcome)
+			_, posts := b.recorded()
+			require.Len(t, posts, 1)
+			require.Equal(t, c.wantTimeout, posts[0].Timeout)
+			finishes, _ := b.recorded()
+			require.Equal(t, c.want, finishes[0].Attempt.Outcome)
+			if c.want == OutcomeDiscarded && c.code != 410 {
+				require.Contains(t, finishes[0].Attempt.Error, fmt.Sprintf("attempt %d of %d, the last", c.attempt, b.ep.Attempts()))
+			}
+			require.Len(t, observed, 1)
+			require.Equal(t, c.class, observed[0].Class)
+			require.Equal(t, b.ep.Attempts(), observed[0].Of)
+			require.Same(t, finishes[0].Attempt, observed[0].Posted)
+		})
+	}
+}
+
+func TestDeliverReportsNoPostWhenItSentNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.ep.Enabled = false
+	called := false
+	b.d.observe = func(DeliverJob, Result) { called = true }
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, OutcomeDiscarded, res.Outcome)
+	require.False(t, called)
 }

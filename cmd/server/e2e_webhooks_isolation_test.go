@@ -160,6 +160,7 @@ WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(targ
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
 				id := fx.endpointOfA(t)
 				ev := recordEvent(t, fx.ts, fx.A.ID, "api_key.issued", "", map[string]any{})
+				waitFanout(t, fx.ts, fx.A.Key, ev)
 				return isolationTarget{Path: "/api/admin/events/" + ev.String() + "/fanout", Hidden: []string{id, "/isolation"}}
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK,

@@ -160,5 +160,8 @@ func TestEventPageShowsWhyEndpointsGotNoDeliveryInABrowser(t *testing.T) {
 		require.Contains(t, row, want, id)
 	}
 	require.Len(t, b.rowIDs("data-reason"), 4, "F (deleted) is not listed, nor A")
+	// E's delivery, scheduled 0 of 18, says why it waits.
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`#event-deliveries tr.delivery:has(a[href="/admin/webhooks/`+fx.E+`"]) .wait`))),
+		"cooldown until")
 	b.snap("event-fanout")
 }

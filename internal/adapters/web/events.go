@@ -70,6 +70,9 @@ type eventDelivery struct {
 	EndpointID    uuid.UUID `json:"endpoint_id"`
 	EndpointURL   string    `json:"endpoint_url"`
 	EndpointState string    `json:"endpoint_state"`
+	// Wait says why a delivery that has not started waits (from the
+	// fan-out's summary), "" otherwise.
+	Wait string `json:"-"`
 }
 
 type eventPage struct {
@@ -201,6 +204,17 @@ func (h *Handler) eventShow(c echo.Context, s *Session) error {
 			return h.fail(c, s, err)
 		}
 		d.Fanout = &f
+		waits := map[uuid.UUID]string{}
+		for _, e := range f.Endpoints {
+			if e.Delivered {
+				waits[e.EndpointID] = e.Text
+			}
+		}
+		for i, del := range d.Deliveries {
+			if del.State == "scheduled" || del.State == "pending" {
+				d.Deliveries[i].Wait = waits[del.EndpointID]
+			}
+		}
 	}
 	return h.render(c, http.StatusOK, "event", view{Title: "Event " + ev.Type, Section: "event-log", Session: s, Data: d})
 }

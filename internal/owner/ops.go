@@ -103,6 +103,18 @@ func (s *Service) Ops() op.Set {
 			return ViewOwner(o), err
 		}),
 		op.New(op.Meta{
+			Name: "owner.change_password", Summary: "Change the owner's password (needs the current one); every session ends",
+			Method: http.MethodPost, Path: "/api/admin/me/password",
+		}, func(ctx context.Context, c op.Caller, in ChangePasswordInput) (op.Empty, error) {
+			return op.Empty{}, s.ChangePassword(ctx, c.OwnerID, in.CurrentPassword, in.NewPassword)
+		}),
+		op.New(op.Meta{
+			Name: "owner.end_sessions", Summary: "Sign out every browser session of the owner (API keys stay valid)",
+			Method: http.MethodPost, Path: "/api/admin/me/sessions/end",
+		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.Empty, error) {
+			return op.Empty{}, s.EndSessions(ctx, c.OwnerID)
+		}),
+		op.New(op.Meta{
 			Name: "api_keys.list", Summary: "List the owner's API keys (name, prefix, last use; never the key)",
 			Method: http.MethodGet, Path: "/api/admin/api-keys",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[APIKeyView], error) {

@@ -25,6 +25,8 @@ func TestOpsAreDeclaredOnceUnderTheAdminAPI(t *testing.T) {
 		"ip_bans.list":             "GET /api/admin/ip-bans",
 		"ip_bans.lift":             "DELETE /api/admin/ip-bans/{id}",
 		"instance.request_upgrade": "POST /api/admin/instance/upgrade-request",
+		"owner.change_password":    "POST /api/admin/me/password",
+		"owner.end_sessions":       "POST /api/admin/me/sessions/end",
 	}
 	got := map[string]string{}
 	for _, d := range ops {

@@ -135,6 +135,11 @@ type sourceShowData struct {
 	MoreMsgs    string
 	CSRF        string
 	Refresh     bool
+	// Connections are the supplier connections fed by this source: what
+	// processing does with its messages.
+	Connections []connection
+	// Processing is false when this server declares no supplier ops.
+	Processing bool
 }
 
 func (h *Handler) inboundList(c echo.Context, s *Session) error {
@@ -251,6 +256,9 @@ func (h *Handler) inboundShow(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	d := sourceShowData{Source: src, ReceiveURL: absoluteURL(c.Request(), src.ReceiveURL), Messages: msgs.Data, DeadLetters: dead.Data, CSRF: s.CSRFToken}
+	if err := h.sourceProcessing(c, s, &d); err != nil {
+		return h.fail(c, s, err)
+	}
 	for _, m := range msgs.Data {
 		if m.State == "received" || m.State == "processing" {
 			d.Refresh = true
@@ -283,32 +291,6 @@ func (h *Handler) inboundEnable(c echo.Context, s *Session) error {
 
 func (h *Handler) inboundDisable(c echo.Context, s *Session) error {
 	return h.sourceAction(c, s, "inbound_sources.update", map[string]any{"enabled": false}, "source_disabled")
-}
-
-func (h *Handler) inboundRotate(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	src, err := h.getSource(c, s, id)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	args := map[string]any{"id": id}
-	if secret := strings.TrimSpace(c.FormValue("secret")); secret != "" {
-		args["secret"] = secret
-	}
-	var res struct {
-		Secret *string `json:"secret"`
-	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.rotate_secret", args, &res); err != nil {
-		return h.fail(c, s, err)
-	}
-	d := secretData{Kind: "source", Name: src.Name, Continue: "/admin/inbound/" + id.String()}
-	if res.Secret != nil {
-		d.Secret = *res.Secret
-	}
-	return h.render(c, http.StatusOK, "secret", view{Title: "New source secret", Section: "inbound", Session: s, Data: d})
 }
 
 // deadLetterReplay replays one dead letter of the source.

@@ -34,12 +34,17 @@ func parsePages() (*pages, error) {
 		return nil, fmt.Errorf("web: list templates: %w", err)
 	}
 	p := &pages{byName: map[string]*template.Template{}}
+	// Partials (files named _*.html) define blocks any page may include.
+	partials, err := fs.Glob(assets, "templates/_*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: list partials: %w", err)
+	}
 	for _, f := range files {
 		name := strings.TrimSuffix(path.Base(f), ".html")
-		if name == "layout" {
+		if name == "layout" || strings.HasPrefix(name, "_") {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", f)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, append([]string{"templates/layout.html", f}, partials...)...)
 		if err != nil {
 			return nil, fmt.Errorf("web: parse %s: %w", f, err)
 		}
@@ -110,6 +115,7 @@ func (h *Handler) nav() []navItem {
 	if h.has("events.poisoned") {
 		items = append(items, navItem{"events", "Poisoned events", "/admin/events/poisoned"})
 	}
+	items = append(items, h.ownerNav()...)
 	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
 	return items
 }

@@ -130,6 +130,8 @@ func (h *Handler) Mount(e *echo.Echo) {
 
 	g.GET("/events/poisoned", h.page(h.poisonedList))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
+
+	h.mountOwnerPages(e, g)
 }
 
 // headers are the security headers of every UI response: no framing, no

@@ -1,0 +1,240 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
+)
+
+// NeverRotated tells whether the source's secret is still the one it was
+// created with (the contract sets secret_rotated_at at creation).
+func (s source) NeverRotated() bool {
+	return !s.SecretRotatedAt.After(s.CreatedAt.Add(time.Second))
+}
+
+// sourceProcessing fills in the supplier connections fed by the source.
+func (h *Handler) sourceProcessing(c echo.Context, s *Session, d *sourceShowData) error {
+	if !h.has("supplier_connections.list") {
+		return nil
+	}
+	d.Processing = true
+	var conns page[connection]
+	if err := h.call(c.Request().Context(), s, "supplier_connections.list", map[string]any{"limit": 100}, &conns); err != nil {
+		return err
+	}
+	for _, conn := range conns.Data {
+		if conn.SourceID == d.Source.ID {
+			d.Connections = append(d.Connections, conn)
+		}
+	}
+	return nil
+}
+
+type sourceEditData struct {
+	Source                     source
+	Name, BodyLimit, Tolerance string
+	CSRF                       string
+}
+
+func (h *Handler) inboundEdit(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	src, err := h.getSource(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	return h.render(c, http.StatusOK, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Data: sourceEditData{
+		Source: src, Name: src.Name, BodyLimit: strconv.FormatInt(src.BodyLimitBytes, 10), Tolerance: strconv.Itoa(src.ToleranceSeconds), CSRF: s.CSRFToken,
+	}})
+}
+
+func (h *Handler) inboundUpdate(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	src, err := h.getSource(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	d := sourceEditData{Source: src, Name: strings.TrimSpace(c.FormValue("name")), BodyLimit: strings.TrimSpace(c.FormValue("body_limit_bytes")),
+		Tolerance: strings.TrimSpace(c.FormValue("tolerance_seconds")), CSRF: s.CSRFToken}
+	again := func(err error) error {
+		status, detail := h.describe(c, err)
+		return h.render(c, status, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Error: detail, Data: d})
+	}
+	args := map[string]any{"id": id, "name": d.Name}
+	for field, raw := range map[string]string{"tolerance_seconds": d.Tolerance, "body_limit_bytes": d.BodyLimit} {
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return again(domain.Validation("INVALID_NUMBER", field+" must be a whole number").WithField(field))
+		}
+		args[field] = n
+	}
+	if err := h.call(c.Request().Context(), s, "inbound_sources.update", args, nil); err != nil {
+		return again(err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+id.String()+"?notice=source_saved")
+}
+
+// inboundDelete deletes a source and its inbox after a confirmation step.
+func (h *Handler) inboundDelete(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	if !confirmed(c) {
+		src, err := h.getSource(c, s, id)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		return h.confirm(c, s, "inbound", confirmData{
+			Heading: "Delete inbound source?", Action: "/admin/inbound/" + id.String() + "/delete", Button: "Delete source", Back: "/admin/inbound/" + id.String(), Danger: true,
+			Lines: []string{
+				"The source \u201c" + src.Name + "\u201d is deleted with its whole inbox: every message, dead letters included, is gone and cannot be replayed.",
+				"Its secret is destroyed and its receive URL answers 404 from then on; a sender still posting there gets 404. Supplier connections on this source go with it.",
+			},
+		})
+	}
+	if err := h.call(c.Request().Context(), s, "inbound_sources.delete", map[string]any{"id": id}, nil); err != nil {
+		return h.fail(c, s, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/inbound?notice=source_deleted")
+}
+
+// inboundRotate replaces a source's secret after a confirmation step that
+// says what happens to the old one.
+func (h *Handler) inboundRotate(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	src, err := h.getSource(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	generates := src.Verifier == verifier.KindStandardWebhooks
+	if !confirmed(c) {
+		d := confirmData{
+			Heading: "Rotate the secret of " + src.Name + "?", Action: "/admin/inbound/" + id.String() + "/rotate", Button: "Rotate secret", Back: "/admin/inbound/" + id.String(),
+			Secret: !generates, Danger: true,
+			Lines: []string{"The old secret stops verifying at once: from the rotation on, a request signed with it is refused with 401 and not kept in the inbox. There is no grace period for inbound secrets."},
+		}
+		if generates {
+			d.Lines = append(d.Lines, "A new secret is generated and shown once; give it to the sender right away.")
+		} else {
+			d.Lines = append(d.Lines, "Change the secret at the provider first, then enter the provider's new secret here.")
+		}
+		return h.confirm(c, s, "inbound", d)
+	}
+	args := map[string]any{"id": id}
+	if secret := strings.TrimSpace(c.FormValue("secret")); secret != "" {
+		args["secret"] = secret
+	}
+	var res struct {
+		Secret *string `json:"secret"`
+	}
+	if err := h.call(c.Request().Context(), s, "inbound_sources.rotate_secret", args, &res); err != nil {
+		return h.fail(c, s, err)
+	}
+	d := secretData{Kind: "source", Name: src.Name, Continue: "/admin/inbound/" + id.String()}
+	if res.Secret != nil {
+		d.Secret = *res.Secret
+	}
+	return h.render(c, http.StatusOK, "secret", view{Title: "New source secret", Section: "inbound", Session: s, Data: d})
+}
+
+// deadLettersReplay replays every dead letter of the source.
+func (h *Handler) deadLettersReplay(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	var res struct {
+		Count int `json:"count"`
+	}
+	if err := h.call(c.Request().Context(), s, "inbound_sources.replay_dead_letters", map[string]any{"id": id}, &res); err != nil {
+		return h.fail(c, s, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+id.String()+"?notice=replayed_all&count="+strconv.Itoa(res.Count))
+}
+
+// messageDetail is inbound_sources.message's answer.
+type messageDetail struct {
+	message
+	SignedAt     *time.Time          `json:"signed_at"`
+	DoneAt       *time.Time          `json:"done_at"`
+	Headers      map[string][]string `json:"headers"`
+	Body         string              `json:"body"`
+	BodyEncoding string              `json:"body_encoding"`
+	PayloadSHA   string              `json:"payload_sha256"`
+}
+
+type headerLine struct{ Name, Value string }
+
+type messageData struct {
+	Source  source
+	Message messageDetail
+	Headers []headerLine
+	// Body is the body as text (indented when it is JSON); Binary when it
+	// is not text and is shown as base64.
+	Body   string
+	Binary bool
+	CSRF   string
+}
+
+func (h *Handler) inboundMessage(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	msgID, err := uuid.Parse(c.Param("message_id"))
+	if err != nil {
+		return h.fail(c, s, domain.ErrNotFound)
+	}
+	src, err := h.getSource(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	var m messageDetail
+	if err := h.call(c.Request().Context(), s, "inbound_sources.message", map[string]any{"id": id, "message_id": msgID}, &m); err != nil {
+		return h.fail(c, s, err)
+	}
+	d := messageData{Source: src, Message: m, CSRF: s.CSRFToken}
+	for name, values := range m.Headers {
+		for _, v := range values {
+			d.Headers = append(d.Headers, headerLine{name, v})
+		}
+	}
+	sort.Slice(d.Headers, func(i, j int) bool { return d.Headers[i].Name < d.Headers[j].Name })
+	d.Body, d.Binary = bodyText(m.Body, m.BodyEncoding)
+	return h.render(c, http.StatusOK, "inbound_message", view{Title: "Message " + m.MessageID, Section: "inbound", Session: s, Notice: notice(c), Data: d})
+}
+
+// bodyText returns the body to show: JSON indented, other text as is; a
+// body that is not UTF-8 comes as base64 and is shown so.
+func bodyText(body, encoding string) (string, bool) {
+	if encoding == "base64" {
+		return body, true
+	}
+	var out bytes.Buffer
+	if json.Indent(&out, []byte(body), "", "  ") == nil {
+		return out.String(), false
+	}
+	return body, false
+}

@@ -502,6 +502,32 @@ func ownerIsolationRows() map[string]isolationRow {
 				require.Equal(t, fx.A.Email, o.Email)
 			},
 		},
+		"POST /api/admin/me/password": {
+			// Not row-scoped: B can only change B's password, and A's
+			// password does not let B do it either.
+			Target: func(_ *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/me/password", Body: `{"current_password":"` + fx.A.Password + `","new_password":"taken over by B!"}`}
+			},
+			WantB: http.StatusForbidden,
+			After: func(t *testing.T, fx *isolationFixture, _ isolationTarget) {
+				_, err := fx.ts.App.Commands.Owners.Login(context.Background(), owner.LoginInput{Email: fx.A.Email, Password: fx.A.Password, IP: "192.0.2.77"})
+				require.NoError(t, err, "A's password still works")
+			},
+		},
+		"POST /api/admin/me/sessions/end": {
+			// Not row-scoped: B ends B's own sessions, never A's.
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				_, err := fx.ts.App.Commands.Owners.Login(context.Background(), owner.LoginInput{Email: fx.A.Email, Password: fx.A.Password, IP: "192.0.2.78"})
+				require.NoError(t, err)
+				return isolationTarget{Path: "/api/admin/me/sessions/end"}
+			},
+			WantB: http.StatusNoContent,
+			After: func(t *testing.T, fx *isolationFixture, _ isolationTarget) {
+				var n int
+				require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM owner_sessions WHERE owner_id = $1`, fx.A.ID).Scan(&n))
+				require.NotZero(t, n, "B ended A's sessions")
+			},
+		},
 		"GET /api/admin/api-keys": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
 				id, key := fx.issueKeyForA(t, "a-listed-key")

@@ -385,3 +385,39 @@ func adminUIIsolationRows() map[string]uiRow {
 		}},
 	}
 }
+
+// TestFirstContact is a new owner's first requests: / leads to the admin,
+// an unknown admin page is an HTML 404 while an unknown API path keeps the
+// JSON error, and River's UI links back to the admin.
+func TestFirstContact(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	anon := &uiClient{ts: ts, c: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	status, _, loc := anon.get(t, "/")
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/admin", loc)
+	status, _, loc = anon.get(t, "/admin")
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/admin/webhooks", loc)
+
+	status, body, _ := anon.get(t, "/admin/no-such-page")
+	require.Equal(t, http.StatusNotFound, status)
+	require.Contains(t, body, "<!doctype html>")
+	require.Contains(t, body, "There is no admin page at /admin/no-such-page")
+
+	status, body = ts.do(t, http.MethodGet, "/api/admin/no-such-thing", o.Key, "")
+	require.Equal(t, http.StatusNotFound, status)
+	require.Equal(t, "NOT_FOUND", errCode(t, body), "the API keeps its JSON error")
+
+	u := signIn(t, ts, o)
+	req, err := http.NewRequest(http.MethodGet, ts.URL+"/admin/tasks/jobs", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/html")
+	resp, err := u.c.Do(req)
+	require.NoError(t, err)
+	status, body, _ = readUI(t, resp)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `<a id="standmeet-admin-link" href="/admin"`, "River UI links back to the admin")
+	require.Contains(t, body, `id="root"`, "River UI's own page is still there")
+}

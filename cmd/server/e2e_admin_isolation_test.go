@@ -329,7 +329,7 @@ func adminUIIsolationRows() map[string]uiRow {
 			return uiTarget{Path: "/admin/account/ip-bans/" + id.String() + "/lift", Hidden: []string{ip}}
 		}, WantB: http.StatusNotFound, After: func(t *testing.T, fx *isolationFixture, target uiTarget) {
 			var lifted bool
-			require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(), `SELECT expires_at <= now() FROM ip_bans WHERE id = $1`,
+			require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(), `SELECT lifted_at IS NOT NULL FROM ip_bans WHERE id = $1`,
 				strings.Split(strings.TrimPrefix(target.Path, "/admin/account/ip-bans/"), "/")[0]).Scan(&lifted))
 			require.False(t, lifted, "B lifted A's ban")
 		}},
@@ -420,4 +420,52 @@ func TestFirstContact(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, `<a id="standmeet-admin-link" href="/admin"`, "River UI links back to the admin")
 	require.Contains(t, body, `id="root"`, "River UI's own page is still there")
+}
+
+// TestAdminAccountFormsAskFirst: the account's destructive forms answer
+// with a confirmation page and change nothing until confirmed; the new
+// forms refuse a post without the session's CSRF token.
+func TestAdminAccountFormsAskFirst(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t)}
+	u := signIn(t, ts, fx.A)
+	banID, ip := fx.banForA(t)
+	status, body, _ := u.get(t, "/admin/account")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, ip)
+
+	lifted := func() bool {
+		var v bool
+		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT lifted_at IS NOT NULL FROM ip_bans WHERE id = $1`, banID).Scan(&v))
+		return v
+	}
+	status, body, _ = u.post(t, "/admin/account/ip-bans/"+banID.String()+"/lift", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `name="confirm" value="yes"`)
+	require.False(t, lifted(), "asking is not lifting")
+	status, _, loc := u.post(t, "/admin/account/ip-bans/"+banID.String()+"/lift", url.Values{"confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/admin/account?notice=ban_lifted", loc)
+	require.True(t, lifted())
+
+	for _, path := range []string{"/admin/api-keys", "/admin/notes", "/admin/suppliers", "/admin/account/password", "/admin/account/sessions/end"} {
+		status, body, _ = u.post(t, path, url.Values{"csrf_token": {"forged"}, "confirm": {"yes"}, "name": {"x"}})
+		require.Equal(t, http.StatusForbidden, status, path)
+		require.Contains(t, body, "CSRF_TOKEN_INVALID", path)
+	}
+
+	status, body, _ = u.post(t, "/admin/account/sessions/end", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "Every browser signed in to this account is signed out")
+	status, _, _ = u.get(t, "/admin/account")
+	require.Equal(t, http.StatusOK, status, "asking ends no session")
+	status, _, loc = u.post(t, "/admin/account/sessions/end", url.Values{"confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.True(t, strings.HasPrefix(loc, "/admin/login"), loc)
+	status, _, loc = u.get(t, "/admin/account")
+	require.Equal(t, http.StatusSeeOther, status)
+	require.True(t, strings.HasPrefix(loc, "/admin/login"), "the session ended: %s", loc)
+	status, body = ts.do(t, http.MethodGet, "/api/admin/me", fx.A.Key, "")
+	require.Equal(t, http.StatusOK, status, "API keys outlive the sessions: %s", body)
 }

@@ -41,9 +41,9 @@ http://127.0.0.1:8080/admin in a browser and sign in with the owner's email
 and password.
 `
 
-// commands are the first words of the subcommands run knows; anything else
+// knownCommands are the first words of the subcommands run knows; anything else
 // gets the usage before configuration or the database are touched.
-var commands = map[string]bool{"serve": true, "migrate": true, "owner": true, "api-key": true, "rotate-master-key": true}
+var knownCommands = map[string]bool{"serve": true, "migrate": true, "owner": true, "api-key": true, "rotate-master-key": true}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -59,7 +59,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	if !commands[args[0]] {
+	if !knownCommands[args[0]] {
 		fmt.Fprintf(stderr, "standmeet: unknown command %q\n%s", args[0], usage)
 		return 2
 	}

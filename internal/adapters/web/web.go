@@ -14,8 +14,14 @@
 // create with a one-time secret, endpoint page with the delivery log, test,
 // redeliver, enable/disable, rotate, delete), Inbound (sources, create with a
 // one-time secret, message log, dead letters and replay) and Events
-// (poisoned events and release). River's own UI at /admin/tasks is mounted by
-// the HTTP server; the login page brings the owner back to it through next.
+// (poisoned events and release); the owner's pages (first.go and the files
+// beside it): account, API keys, notes, supplier connections, inbound source
+// edit and delete, message detail and replay of every dead letter. Every
+// rotation, revocation and delete answers a post without confirm=yes with a
+// confirmation page. / leads to the admin and unknown /admin paths get an
+// HTML 404. River's own UI at /admin/tasks is mounted by the HTTP server
+// (BackLink puts a link back to the admin on its page); the login page
+// brings the owner back to it through next.
 package web
 
 import (

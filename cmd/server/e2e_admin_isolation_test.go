@@ -279,7 +279,7 @@ func adminUIIsolationRows() map[string]uiRow {
 		}, WantB: http.StatusOK},
 		"GET /admin/account": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			id, ip := fx.banForA(t)
-			return uiTarget{Path: "/admin/account", Hidden: []string{fx.A.Email, fx.A.ID.String(), id.String(), ip}}
+			return uiTarget{Path: "/admin/account", Hidden: []string{fx.A.Email, fx.A.ID.String(), id.String(), ip, fx.sessionOfA(t).String()}}
 		}, WantB: http.StatusOK},
 		"GET /admin/suppliers": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			src := fx.sourceOfA(t)
@@ -323,6 +323,11 @@ func adminUIIsolationRows() map[string]uiRow {
 			var n int
 			require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM owner_sessions WHERE owner_id = $1`, fx.A.ID).Scan(&n))
 			require.NotZero(t, n, "B ended A's sessions")
+		}},
+		"POST /admin/account/sessions/:id/end": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			return uiTarget{Path: "/admin/account/sessions/" + fx.sessionOfA(t).String() + "/end"}
+		}, WantB: http.StatusNotFound, After: func(t *testing.T, fx *isolationFixture, target uiTarget) {
+			require.True(t, fx.sessionExists(t, strings.Split(strings.TrimPrefix(target.Path, "/admin/account/sessions/"), "/")[0]), "B ended A's session")
 		}},
 		"POST /admin/account/ip-bans/:id/lift": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			id, ip := fx.banForA(t)
@@ -454,6 +459,21 @@ func TestAdminAccountFormsAskFirst(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, status, path)
 		require.Contains(t, body, "CSRF_TOKEN_INVALID", path)
 	}
+
+	// One other session: listed, ended after a confirmation; this one stays.
+	other := fx.sessionOfA(t)
+	status, body, _ = u.get(t, "/admin/account")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `data-session="`+other.String()+`"`)
+	require.Regexp(t, `data-session="[0-9a-f-]+" data-current`, body, "this browser's session is marked")
+	status, body, _ = u.post(t, "/admin/account/sessions/"+other.String()+"/end", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "That browser is signed out at once")
+	require.True(t, fx.sessionExists(t, other.String()), "asking ends nothing")
+	status, _, loc = u.post(t, "/admin/account/sessions/"+other.String()+"/end", url.Values{"confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/admin/account?notice=session_ended", loc)
+	require.False(t, fx.sessionExists(t, other.String()))
 
 	status, body, _ = u.post(t, "/admin/account/sessions/end", nil)
 	require.Equal(t, http.StatusOK, status)

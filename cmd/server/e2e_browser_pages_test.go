@@ -242,6 +242,7 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	// The account: email, then password (which signs every session out).
 	b.do(chromedp.Navigate(ts.URL+"/admin/account"), chromedp.WaitVisible(chromedp.CSS("#email-form")))
 	require.Empty(t, b.unlabelled())
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.session[data-current]"))), "this browser")
 	b.snap("account")
 	newEmail := "renamed-" + o.Email
 	b.do(chromedp.SendKeys(chromedp.CSS("#email"), newEmail), chromedp.SendKeys(chromedp.CSS("#email-current-password"), o.Password),

@@ -115,6 +115,26 @@ func (s *Service) Ops() op.Set {
 			return op.Empty{}, s.EndSessions(ctx, c.OwnerID)
 		}),
 		op.New(op.Meta{
+			Name: "owner.sessions", Summary: "List the owner's signed-in browser sessions (never their tokens)",
+			Method: http.MethodGet, Path: "/api/admin/me/sessions",
+		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[SessionView], error) {
+			list, err := s.ListSessions(ctx, c.OwnerID)
+			if err != nil {
+				return op.List[SessionView]{}, err
+			}
+			out := op.List[SessionView]{Data: make([]SessionView, 0, len(list))}
+			for _, x := range list {
+				out.Data = append(out.Data, ViewSession(x))
+			}
+			return out, nil
+		}),
+		op.New(op.Meta{
+			Name: "owner.end_session", Summary: "Sign out one browser session of the owner",
+			Method: http.MethodDelete, Path: "/api/admin/me/sessions/{id}",
+		}, func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
+			return op.Empty{}, s.EndSession(ctx, c.OwnerID, in.ID)
+		}),
+		op.New(op.Meta{
 			Name: "api_keys.list", Summary: "List the owner's API keys (name, prefix, last use; never the key)",
 			Method: http.MethodGet, Path: "/api/admin/api-keys",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[APIKeyView], error) {

@@ -27,6 +27,8 @@ func TestOpsAreDeclaredOnceUnderTheAdminAPI(t *testing.T) {
 		"instance.request_upgrade": "POST /api/admin/instance/upgrade-request",
 		"owner.change_password":    "POST /api/admin/me/password",
 		"owner.end_sessions":       "POST /api/admin/me/sessions/end",
+		"owner.sessions":           "GET /api/admin/me/sessions",
+		"owner.end_session":        "DELETE /api/admin/me/sessions/{id}",
 	}
 	got := map[string]string{}
 	for _, d := range ops {

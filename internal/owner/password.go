@@ -3,6 +3,7 @@ package owner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -63,4 +64,50 @@ func (s *Service) EndSessions(ctx context.Context, ownerID uuid.UUID) error {
 type ChangePasswordInput struct {
 	CurrentPassword string `json:"current_password" doc:"the owner's current password"`
 	NewPassword     string `json:"new_password" doc:"the new password"`
+}
+
+// ListSessions returns the owner's live sessions, newest first.
+func (s *Service) ListSessions(ctx context.Context, ownerID uuid.UUID) ([]Session, error) {
+	var out []Session
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		out, err = tx.Sessions().ListForOwner(ctx, ownerID, s.now())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// EndSession ends one session of the owner; another owner's session, or
+// one that has ended, is SESSION_NOT_FOUND.
+func (s *Service) EndSession(ctx context.Context, ownerID, id uuid.UUID) error {
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		return tx.Sessions().DeleteOne(ctx, ownerID, id)
+	})
+	if isNotFound(err) {
+		return domain.NotFound(CodeSessionNotFound, "no such session").WithField("id")
+	}
+	if err != nil {
+		return fmt.Errorf("end session: %w", err)
+	}
+	return nil
+}
+
+// CodeSessionNotFound is the code of EndSession's not-found answer.
+const CodeSessionNotFound = "SESSION_NOT_FOUND"
+
+// SessionView is a session as the API lists it (never its token).
+type SessionView struct {
+	ID        uuid.UUID `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	IP        string    `json:"ip"`
+	UserAgent string    `json:"user_agent"`
+}
+
+// ViewSession returns the API view of x.
+func ViewSession(x Session) SessionView {
+	return SessionView{ID: x.ID, CreatedAt: x.CreatedAt, ExpiresAt: x.ExpiresAt, IP: x.IP, UserAgent: x.UserAgent}
 }

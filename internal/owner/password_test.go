@@ -68,3 +68,35 @@ func TestEndSessions(t *testing.T) {
 	_, err = b.svc.AuthenticateSession(ctx, sb.Token)
 	require.NoError(t, err)
 }
+
+func TestListAndEndOneSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.newOwner(t, "a@example.com")
+	b.newOwner(t, "b@example.com")
+	s1, err := b.login("a@example.com", testPassword, "192.0.2.1")
+	require.NoError(t, err)
+	b.clock.Advance(1000)
+	s2, err := b.login("a@example.com", testPassword, "192.0.2.3")
+	require.NoError(t, err)
+	sb, err := b.login("b@example.com", testPassword, "192.0.2.1")
+	require.NoError(t, err)
+
+	list, err := b.svc.ListSessions(ctx, s1.Owner.ID)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Equal(t, s2.Session.ID, list[0].ID, "newest first")
+	require.Equal(t, "192.0.2.3", list[0].IP)
+
+	requireCode(t, b.svc.EndSession(ctx, s1.Owner.ID, sb.Session.ID), domain.KindNotFound, CodeSessionNotFound)
+	_, err = b.svc.AuthenticateSession(ctx, sb.Token)
+	require.NoError(t, err, "another owner's session cannot be ended")
+
+	require.NoError(t, b.svc.EndSession(ctx, s1.Owner.ID, s1.Session.ID))
+	_, err = b.svc.AuthenticateSession(ctx, s1.Token)
+	require.Error(t, err)
+	_, err = b.svc.AuthenticateSession(ctx, s2.Token)
+	require.NoError(t, err, "only that session ends")
+	requireCode(t, b.svc.EndSession(ctx, s1.Owner.ID, s1.Session.ID), domain.KindNotFound, CodeSessionNotFound)
+}

@@ -26,11 +26,23 @@ type ipBan struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+// browserSession is a session as owner.sessions lists it.
+type browserSession struct {
+	ID        uuid.UUID `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	IP        string    `json:"ip"`
+	UserAgent string    `json:"user_agent"`
+	// Current marks the session of this request.
+	Current bool `json:"-"`
+}
+
 type accountData struct {
-	Me    me
-	Bans  []ipBan
-	Email string
-	CSRF  string
+	Me       me
+	Sessions []browserSession
+	Bans     []ipBan
+	Email    string
+	CSRF     string
 	// Form names the form an error belongs to ("email", "password").
 	Form string
 }
@@ -38,6 +50,18 @@ type accountData struct {
 func (h *Handler) accountRender(c echo.Context, s *Session, status int, d accountData, err error) error {
 	if err := h.call(c.Request().Context(), s, "owner.me", nil, &d.Me); err != nil {
 		return h.fail(c, s, err)
+	}
+	if h.has("owner.sessions") {
+		var l struct {
+			Data []browserSession `json:"data"`
+		}
+		if err := h.call(c.Request().Context(), s, "owner.sessions", nil, &l); err != nil {
+			return h.fail(c, s, err)
+		}
+		for i := range l.Data {
+			l.Data[i].Current = l.Data[i].ID == s.ID
+		}
+		d.Sessions = l.Data
 	}
 	if h.has("ip_bans.list") {
 		var bans page[ipBan]
@@ -109,4 +133,30 @@ func (h *Handler) accountLiftBan(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/account?notice=ban_lifted")
+}
+
+// accountEndSession signs out one session after a confirmation step; ending
+// this browser's own session leads to the sign-in form.
+func (h *Handler) accountEndSession(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	if !confirmed(c) {
+		line := "That browser is signed out at once and has to sign in again."
+		if id == s.ID {
+			line = "This is the browser you are using: you are signed out at once and sign in again."
+		}
+		return h.confirm(c, s, "account", confirmData{
+			Heading: "Sign out this session?", Action: "/admin/account/sessions/" + id.String() + "/end", Button: "Sign out session", Back: "/admin/account", Danger: true,
+			Lines: []string{line},
+		})
+	}
+	if err := h.call(c.Request().Context(), s, "owner.end_session", map[string]any{"id": id}, nil); err != nil {
+		return h.fail(c, s, err)
+	}
+	if id == s.ID {
+		return c.Redirect(http.StatusSeeOther, "/admin/login?next=%2Fadmin%2Faccount")
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/account?notice=session_ended")
 }

@@ -24,6 +24,7 @@ func (h *Handler) mountOwnerPages(e *echo.Echo, g *echo.Group) {
 	g.POST("/account/email", h.form(h.accountEmail))
 	g.POST("/account/password", h.form(h.accountPassword))
 	g.POST("/account/sessions/end", h.form(h.accountEndSessions))
+	g.POST("/account/sessions/:id/end", h.form(h.accountEndSession))
 	g.POST("/account/ip-bans/:id/lift", h.form(h.accountLiftBan))
 
 	g.GET("/api-keys", h.page(h.apiKeysPage))
@@ -196,6 +197,8 @@ func moreNotices(key string, digits func(string) string) string {
 		return "API key revoked: requests made with it are refused from now on."
 	case "email_changed":
 		return "Email changed."
+	case "session_ended":
+		return "Session signed out."
 	case "ban_lifted":
 		return "IP ban lifted."
 	case "note_saved":

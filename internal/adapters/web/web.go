@@ -28,6 +28,7 @@ import (
 	"embed"
 	"net/http"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
@@ -45,6 +46,9 @@ type Session struct {
 	// CSRFToken is the token bound to the session that every form posts back
 	// in the csrf_token field.
 	CSRFToken string
+	// ID is the session's id (the account page marks it among the owner's
+	// sessions); uuid.Nil when unknown.
+	ID uuid.UUID
 }
 
 // LoginFunc checks email and password and, when they are right, opens a

@@ -43,8 +43,14 @@ func (h *Handler) sourceProcessing(c echo.Context, s *Session, d *sourceShowData
 type sourceEditData struct {
 	Source                     source
 	Name, BodyLimit, Tolerance string
-	CSRF                       string
+	// Options are the option fields as shown or posted (hmac kind).
+	Options map[string]string
+	CSRF    string
 }
+
+// hmacOptions are the option fields the edit form offers for the generic
+// HMAC kind (the other kinds have none to edit).
+var hmacOptions = []string{"signature_header", "signature_prefix", "encoding", "payload", "timestamp_header", "timestamp_format", "id_header", "event_type_header"}
 
 func (h *Handler) inboundEdit(c echo.Context, s *Session) error {
 	id, err := routeID(c)
@@ -56,7 +62,8 @@ func (h *Handler) inboundEdit(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	return h.render(c, http.StatusOK, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Data: sourceEditData{
-		Source: src, Name: src.Name, BodyLimit: strconv.FormatInt(src.BodyLimitBytes, 10), Tolerance: strconv.Itoa(src.ToleranceSeconds), CSRF: s.CSRFToken,
+		Source: src, Name: src.Name, BodyLimit: strconv.FormatInt(src.BodyLimitBytes, 10), Tolerance: strconv.Itoa(src.ToleranceSeconds),
+		Options: src.Options, CSRF: s.CSRFToken,
 	}})
 }
 
@@ -85,6 +92,25 @@ func (h *Handler) inboundUpdate(c echo.Context, s *Session) error {
 			return again(domain.Validation("INVALID_NUMBER", field+" must be a whole number").WithField(field))
 		}
 		args[field] = n
+	}
+	if src.Verifier == verifier.KindHMAC {
+		// Changed options are sent; one emptied is sent as null, which
+		// restores its default.
+		d.Options = map[string]string{}
+		opts := map[string]any{}
+		for _, k := range hmacOptions {
+			val := strings.TrimSpace(c.FormValue(k))
+			d.Options[k] = val
+			switch prev := src.Options[k]; {
+			case val != "" && val != prev:
+				opts[k] = val
+			case val == "" && prev != "":
+				opts[k] = nil
+			}
+		}
+		if len(opts) > 0 {
+			args["options"] = opts
+		}
 	}
 	if err := h.call(c.Request().Context(), s, "inbound_sources.update", args, nil); err != nil {
 		return again(err)

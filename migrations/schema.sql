@@ -1055,3 +1055,25 @@ CREATE TABLE supplier_connections (
 CREATE UNIQUE INDEX supplier_connections_source_key ON supplier_connections (source_id);
 CREATE INDEX supplier_connections_owner_created_idx ON supplier_connections (owner_id, created_at DESC, id DESC);
 -- ==== end inbound webhooks ====
+
+-- ==== published events (0090-0099) ====
+-- events: none (a publish records its event through the Recorder; this row only remembers the key)
+CREATE TABLE event_publish_keys (
+    owner_id uuid NOT NULL,
+    key      text NOT NULL CHECK (key <> '' AND octet_length(key) <= 255),
+    event_id uuid NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+    PRIMARY KEY (owner_id, key)
+);
+CREATE INDEX event_publish_keys_event_idx ON event_publish_keys (event_id);
+-- ==== end published events ====
+-- ==== webhook endpoint settings and soft delete (0110-0119) ====
+ALTER TABLE webhook_endpoints
+    ADD COLUMN timeout_seconds smallint NOT NULL DEFAULT 10 CHECK (timeout_seconds BETWEEN 1 AND 10),
+    ADD COLUMN max_attempts smallint NOT NULL DEFAULT 18 CHECK (max_attempts BETWEEN 1 AND 18),
+    ADD COLUMN deleted_at timestamptz,
+    ADD CONSTRAINT webhook_endpoints_deleted_disabled CHECK (deleted_at IS NULL OR NOT enabled);
+CREATE INDEX webhook_endpoints_deleted_idx ON webhook_endpoints (deleted_at) WHERE deleted_at IS NOT NULL;
+-- The endpoint list's health probes attempts by endpoint, outcome and time.
+DROP INDEX webhook_attempts_endpoint_idx;
+CREATE INDEX webhook_attempts_endpoint_outcome_idx ON webhook_attempts (endpoint_id, outcome, attempted_at);
+-- ==== end webhook endpoint settings ====

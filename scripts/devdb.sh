@@ -91,7 +91,7 @@ start() {
     # client's local port): then try the next free one, a few times.
     local tries=0
     until as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-      "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB" \
+      "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=10000" \
       >/dev/null 2>&1 9>&-; do
       tries=$((tries + 1))
       if [ "$tries" -ge 5 ] || ! tail -5 "$dir/server.log" | grep -q "could not create any TCP/IP sockets"; then

@@ -65,7 +65,7 @@ func provideSubscriptions() []events.Subscription {
 }
 
 func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Service, webhookOps webhookOps,
-	corpusSvc *corpus.Service, accessSvc *access.Service) op.Set {
+	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps) op.Set {
 	var ops op.Set
 	ops = append(ops, owners.Ops()...)
 	ops = append(ops, eventsops.Ops(eventStore)...)
@@ -73,6 +73,7 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	ops = append(ops, webhookOps...)
 	ops = append(ops, corpusSvc.Ops()...)
 	ops = append(ops, accessSvc.Ops()...)
+	ops = append(ops, publishOps...)
 	return ops
 }
 

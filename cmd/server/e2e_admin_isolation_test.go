@@ -258,6 +258,7 @@ func adminUIIsolationRows() map[string]uiRow {
 		"GET /admin/webhooks/new": page(http.StatusOK, "/admin/webhooks/new"),
 		"GET /admin/inbound/new":  page(http.StatusOK, "/admin/inbound/new"),
 		"GET /admin/notes/new":    page(http.StatusOK, "/admin/notes/new"),
+		"GET /admin/event-types":  page(http.StatusOK, "/admin/event-types"),
 
 		// Lists show B's rows only.
 		"GET /admin/webhooks": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
@@ -266,6 +267,12 @@ func adminUIIsolationRows() map[string]uiRow {
 		"GET /admin/inbound": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			return uiTarget{Path: "/admin/inbound", Hidden: []string{fx.sourceOfA(t), "a-source"}}
 		}, WantB: http.StatusOK},
+		"GET /admin/events": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			return uiTarget{Path: "/admin/events", Hidden: []string{fx.eventOfA(t, false).String()}}
+		}, WantB: http.StatusOK},
+		"GET /admin/events/:id": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			return uiTarget{Path: "/admin/events/" + fx.eventOfA(t, false).String()}
+		}, WantB: http.StatusNotFound},
 		"GET /admin/events/poisoned": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			return uiTarget{Path: "/admin/events/poisoned", Hidden: []string{fx.eventOfA(t, true).String()}}
 		}, WantB: http.StatusOK},
@@ -349,13 +356,19 @@ func adminUIIsolationRows() map[string]uiRow {
 		}},
 
 		// Row-scoped pages and forms on A's rows answer 404 and change nothing.
-		"GET /admin/webhooks/:id":                                 {Target: endpoint(""), WantB: http.StatusNotFound},
-		"POST /admin/webhooks/:id/test":                           {Target: endpoint("/test"), WantB: http.StatusNotFound, After: endpointUnchanged},
-		"POST /admin/webhooks/:id/redeliver":                      {Target: endpoint("/redeliver"), WantB: http.StatusNotFound, After: endpointUnchanged},
-		"POST /admin/webhooks/:id/enable":                         {Target: endpoint("/enable"), WantB: http.StatusNotFound, After: endpointUnchanged},
-		"POST /admin/webhooks/:id/disable":                        {Target: endpoint("/disable"), WantB: http.StatusNotFound, After: endpointUnchanged},
-		"POST /admin/webhooks/:id/rotate":                         {Target: endpoint("/rotate"), WantB: http.StatusNotFound, After: endpointUnchanged},
-		"GET /admin/webhooks/:id/delete":                          {Target: endpoint("/delete"), WantB: http.StatusNotFound},
+		"GET /admin/webhooks/:id":            {Target: endpoint(""), WantB: http.StatusNotFound},
+		"POST /admin/webhooks/:id/test":      {Target: endpoint("/test"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"POST /admin/webhooks/:id/redeliver": {Target: endpoint("/redeliver"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"POST /admin/webhooks/:id/enable":    {Target: endpoint("/enable"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"POST /admin/webhooks/:id/disable":   {Target: endpoint("/disable"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"POST /admin/webhooks/:id/rotate":    {Target: endpoint("/rotate"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"GET /admin/webhooks/:id/delete":     {Target: endpoint("/delete"), WantB: http.StatusNotFound},
+		"GET /admin/webhooks/:id/edit":       {Target: endpoint("/edit"), WantB: http.StatusNotFound},
+		"POST /admin/webhooks/:id/edit": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			tg := endpoint("/edit")(t, fx)
+			tg.Form = url.Values{"url": {"http://127.0.0.1:9/taken"}, "description": {"taken over"}, "event_types": {"code.issued"}}
+			return tg
+		}, WantB: http.StatusNotFound, After: endpointUnchanged},
 		"POST /admin/webhooks/:id/delete":                         {Target: endpoint("/delete"), WantB: http.StatusNotFound, After: endpointUnchanged},
 		"GET /admin/inbound/:id":                                  {Target: source(""), WantB: http.StatusNotFound},
 		"GET /admin/inbound/:id/edit":                             {Target: source("/edit"), WantB: http.StatusNotFound},

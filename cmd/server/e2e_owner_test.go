@@ -363,6 +363,7 @@ var isolationTables = []func() map[string]isolationRow{
 	accessIsolationRows,
 	webhooksIsolationRows,
 	inboundIsolationRows,
+	publishIsolationRows,
 }
 
 func mergeIsolationRows(t *testing.T) map[string]isolationRow {

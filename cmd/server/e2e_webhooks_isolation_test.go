@@ -59,6 +59,21 @@ func webhooksIsolationRows() map[string]isolationRow {
 				return isolationTarget{Path: "/api/admin/webhooks", Hidden: []string{fx.endpointOfA(t), "a-endpoint"}}
 			},
 			WantB: http.StatusOK, WantA: http.StatusOK,
+			// No filter or order shows B one of A's endpoints, deleted
+			// ones included.
+			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
+				deleted := fx.endpointOfA(t)
+				status, body := fx.ts.do(t, http.MethodDelete, "/api/admin/webhooks/"+deleted, fx.A.Key, "")
+				require.Equal(t, http.StatusNoContent, status, body)
+				for _, q := range []string{"state=enabled", "state=failing", "state=disabled", "state=deleted",
+					"event_type=code.issued", "url=isolation", "sort=url", "sort=-created"} {
+					status, body := fx.ts.do(t, http.MethodGet, "/api/admin/webhooks?"+q, fx.B.Key, "")
+					require.Equal(t, http.StatusOK, status, body)
+					for _, h := range append(target.Hidden, deleted) {
+						require.NotContains(t, body, h, "owner B sees A's endpoint with %s", q)
+					}
+				}
+			},
 		},
 		"POST /api/admin/webhooks": {
 			// Not row-scoped: the endpoint is B's own.
@@ -123,6 +138,21 @@ WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(targ
 		},
 		"POST /api/admin/webhooks/:id/redeliver": {
 			Target: endpointPath("/redeliver"), WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
+		"GET /api/admin/events/:id/deliveries": {
+			// A's test event and its delivery to A's endpoint: B must not
+			// learn the endpoint or its URL.
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id := fx.endpointOfA(t)
+				status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks/"+id+"/test", fx.A.Key, "")
+				require.Equal(t, http.StatusAccepted, status, body)
+				var out struct {
+					EventID string `json:"event_id"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(body), &out))
+				return isolationTarget{Path: "/api/admin/events/" + out.EventID + "/deliveries", Hidden: []string{id, "/isolation"}}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
 	}
 }

@@ -29,9 +29,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// owners, sessions, API keys, IP bans (wire_owner.go)
 		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,
 		// outbound webhooks (wire_webhooks.go, unseal.go)
-		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookFlow, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookLeaseListener, provideEmbedAdmits, provideEmbedBelongsTo,
+		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookFlow, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookLeaseListener, provideWebhookHealth, provideEmbedAdmits, provideEmbedBelongsTo,
 		// corpus and access (wire_corpus.go, wire_access.go)
 		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
+		// events published by the owner's services (wire_publish.go)
+		providePublishLimiter, providePublishService, providePublishOps,
 		// what the parts contribute (collect.go)
 		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
 		// surfaces: MCP, OpenAPI, admin UI (wire_surfaces.go)

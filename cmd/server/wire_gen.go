@@ -64,11 +64,19 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	accessUnitOfWork := provideAccessUnitOfWork(pool, recorder)
 	accessService := provideAccessService(accessUnitOfWork)
 	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
-	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc, cfg)
+	healthReader, err := provideWebhookHealth(pool, prometheusRegistry, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc, cfg, healthReader)
 	mainWebhookOps := provideWebhookOps(webhooksService)
 	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
 	corpusService := provideCorpusService(corpusUnitOfWork)
-	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService)
+	limiter := providePublishLimiter(cfg)
+	publishService := providePublishService(pool, recorder, limiter)
+	mainPublishOps := providePublishOps(publishService)
+	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps)
 	gate := provideAuthGate(ownerService, logger, cfg)
 	authenticator := provideAuthenticator(gate)
 	v2 := provideMiddleware(gate)
@@ -123,7 +131,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	subscriberUnsealFunc := provideWebhookUnseal(box)
 	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc, flow)
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
-	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore)
+	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore, pool)
 	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
 	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
 	if err != nil {

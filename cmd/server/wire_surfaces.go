@@ -10,6 +10,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/mcp"
 	"github.com/standmeet/standmeet/internal/adapters/openapi"
 	"github.com/standmeet/standmeet/internal/adapters/web"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -23,7 +24,7 @@ func provideMCP(ops op.Set, a httpapi.Authenticator, logger *zap.Logger) (*mcp.H
 }
 
 func provideOpenAPI(ops op.Set) (*openapi.Handler, error) {
-	return openapi.NewHandler(ops, openapi.Options{APIVersion: buildVersion(), SessionCookie: auth.SessionCookie})
+	return openapi.NewHandler(ops, openapi.Options{APIVersion: buildVersion(), SessionCookie: auth.SessionCookie, Webhooks: domain.WebhookEventTypes()})
 }
 
 // provideWebAuth gives the admin UI the owner domain's sign-in, sessions and

@@ -4,8 +4,10 @@ package main
 // delivery workers, the lease listener and the relay subscription.
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,8 +41,20 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riv
 	return pgwebhooks.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
 }
 
-func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config) *webhooks.Service {
-	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints})
+func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config,
+	health *pgwebhooks.HealthReader) *webhooks.Service {
+	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
+		Health: health})
+}
+
+// provideWebhookHealth reads the endpoints' recent outcomes for the list,
+// and registers on /metrics the endpoint and delivery state gauges, read
+// from the database at each scrape.
+func provideWebhookHealth(pool *pgxpool.Pool, reg *prometheus.Registry, logger *zap.Logger) (*pgwebhooks.HealthReader, error) {
+	if err := reg.Register(pgwebhooks.NewStateCollector(pool, logger.Named("webhooks"))); err != nil {
+		return nil, fmt.Errorf("register webhook state metrics: %w", err)
+	}
+	return pgwebhooks.NewHealthReader(pool), nil
 }
 
 func provideWebhookOps(svc *webhooks.Service) webhookOps { return webhookOps(svc.Ops()) }
@@ -112,8 +126,17 @@ func provideWebhookDeliverWorker(d *whsub.Deliverer, cfg config.Config, logger *
 	return &riverjobs.WebhookDeliverWorker{Deliverer: d, BackoffScale: cfg.WebhookBackoffScale, Logger: logger.Named("webhooks")}
 }
 
-func provideWebhookPruneWorker(store *pgwebhooks.Store) *riverjobs.WebhookPruneWorker {
-	return &riverjobs.WebhookPruneWorker{PruneFunc: store.PruneAttempts}
+// provideWebhookPruneWorker prunes the delivery log and purges the endpoints
+// deleted before the retention's cutoff (with their remaining log).
+func provideWebhookPruneWorker(store *pgwebhooks.Store, pool *pgxpool.Pool) *riverjobs.WebhookPruneWorker {
+	return &riverjobs.WebhookPruneWorker{PruneFunc: func(ctx context.Context, before time.Time) (int64, error) {
+		n, err := store.PruneAttempts(ctx, before)
+		if err != nil {
+			return n, err
+		}
+		m, err := pgwebhooks.PurgeDeletedEndpoints(ctx, pool, before)
+		return n + m, err
+	}}
 }
 
 func provideWebhookLeaseListener(store *pgwebhooks.Store, flow *whsub.Flow, logger *zap.Logger) *pgwebhooks.LeaseListener {

@@ -136,6 +136,9 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		return err
 	}
 	defer b.Close()
+	if err := b.EnableWorkCounting(ctx); err != nil {
+		r.Note("no statement counts: %v", err)
+	}
 	// Each step with what it usually costs on a 2-core machine: a step that
 	// would end past the budget is skipped (and said so), so make bench
 	// keeps its 10 minutes on a slow or busy machine.
@@ -150,6 +153,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"w2", 80 * time.Second, b.runW2},
 		{"w3", 40 * time.Second, b.runW3},
 		{"w4", 30 * time.Second, b.runW4},
+		{"publish", 30 * time.Second, b.runPublish},
 		{"memory", 10 * time.Second, b.runMemory},
 		{"endpoints", 90 * time.Second, b.runManyEndpoints},
 		{"replicas2", 70 * time.Second, func(ctx context.Context) error { return b.runReplicas(ctx, 2) }},

@@ -52,10 +52,11 @@ type ServerBench struct {
 	pickup             *Latencies
 	echoRiver, bareEch LoadResult
 
-	w2Groups []Group
-	w2Rate   float64
-	problems []string
-	emails   atomic.Int64
+	w2Groups     []Group
+	w2Rate       float64
+	workCounting bool
+	problems     []string
+	emails       atomic.Int64
 }
 
 // NewServerBench creates the bench database and the sink. Close releases
@@ -97,6 +98,9 @@ func NewServerBench(ctx context.Context, o Options, r *Report) (*ServerBench, er
 		// be one owner's.
 		Env:     map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8", "STANDMEET_WEBHOOK_MAX_ENDPOINTS": "2000"},
 		LogPath: logPath,
+	}
+	for k, v := range publishEnv {
+		b.Opts.Env[k] = v
 	}
 	return b, nil
 }
@@ -637,13 +641,20 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	start := time.Now()
-	if err := queues.QueueResume(ctx, queue, nil); err != nil {
-		return fmt.Errorf("resume %s: %w", queue, err)
+	var start time.Time
+	var out Outcome
+	if err := b.MeasureWork(ctx, "w1_drain", "delivery", func() (int64, error) {
+		start = time.Now()
+		if err := queues.QueueResume(ctx, queue, nil); err != nil {
+			return 0, fmt.Errorf("resume %s: %w", queue, err)
+		}
+		resumed = true
+		b.wait(ctx, "W1 drain", eps, want)
+		out = Tally(eps, commits)
+		return int64(out.Delivered), nil
+	}); err != nil {
+		return err
 	}
-	resumed = true
-	b.wait(ctx, "W1 drain", eps, want)
-	out := Tally(eps, commits)
 	jobs, snoozes, err := b.Snoozes(ctx, serverIDs(eps))
 	if err != nil {
 		return err
@@ -728,8 +739,13 @@ func (b *ServerBench) runW2(ctx context.Context) error {
 	b.w2Groups = groups
 	events := b.o.scale(200)
 	b.groupsNote("W2", groups, events)
-	out, rate, err := b.runFanout(ctx, groups, "w2", events)
-	if err != nil {
+	var out Outcome
+	var rate float64
+	if err := b.MeasureWork(ctx, "w2", "delivery", func() (int64, error) {
+		var err error
+		out, rate, err = b.runFanout(ctx, groups, "w2", events)
+		return int64(out.Delivered), err
+	}); err != nil {
 		return err
 	}
 	b.w2Rate = rate

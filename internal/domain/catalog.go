@@ -1,6 +1,9 @@
 package domain
 
-import "sort"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Exposure says where an event type may go. The zero value is Internal, so a
 // type that nobody classified can never leave the instance by accident.
@@ -31,6 +34,60 @@ type EventType struct {
 	Domain string `json:"domain"`
 	// Description says what fact the event records.
 	Description string `json:"description"`
+	// Producer says who records events of this type: exactly one kind.
+	Producer Producer `json:"producer"`
+	// DataSchema is the JSON Schema (draft 2020-12) of the event's data,
+	// as JSON text; every declared type has one.
+	DataSchema string `json:"data_schema"`
+	// ExampleSubject and Example are an example event's subject and data
+	// (JSON text); Example validates against DataSchema.
+	ExampleSubject string `json:"example_subject"`
+	Example        string `json:"example"`
+}
+
+// ProducerKind is how events of a type come to exist.
+type ProducerKind string
+
+// The kinds of producer. A type has exactly one.
+const (
+	// ProducedByTrigger: a database trigger records the event in the
+	// writing transaction.
+	ProducedByTrigger ProducerKind = "trigger"
+	// ProducedByUseCase: a named use case of this server records it.
+	ProducedByUseCase ProducerKind = "use_case"
+	// ProducedExternally: the owner's other services publish it through
+	// the events.publish op. Only these types may be published.
+	ProducedExternally ProducerKind = "external"
+)
+
+// Producer names who records events of a type.
+type Producer struct {
+	Kind ProducerKind `json:"kind"`
+	// Name is the trigger or the use case ("owner.Service.Login"); empty
+	// for external types.
+	Name string `json:"name,omitempty"`
+}
+
+// Publishable reports whether the owner's services may publish events of
+// this type through the API: only externally produced types may.
+func (t EventType) Publishable() bool { return t.Producer.Kind == ProducedExternally }
+
+// ExampleBody returns the example as the webhook body a receiver gets:
+// {"id","type","subject","occurred_at","data"}.
+func (t EventType) ExampleBody() string {
+	body := struct {
+		ID         string          `json:"id"`
+		Type       string          `json:"type"`
+		Subject    string          `json:"subject"`
+		OccurredAt string          `json:"occurred_at"`
+		Data       json.RawMessage `json:"data"`
+	}{"0193b6a8-7c2e-7d4a-9f61-3c5e8a2b1d90", t.Name, t.ExampleSubject, "2026-12-01T09:30:00Z", json.RawMessage(t.Example)}
+	b, err := json.MarshalIndent(body, "", "  ")
+	if err != nil {
+		// Example is checked to be valid JSON when the catalog is built.
+		panic(fmt.Sprintf("catalog example of %s: %v", t.Name, err))
+	}
+	return string(b)
 }
 
 // Event type names that code refers to directly.
@@ -58,60 +115,13 @@ const (
 	EventIPBanAdded                 = "ip_ban.added"
 )
 
-// catalogEntries returns the catalog. It is built on every call so no caller
-// can mutate a shared copy.
-func catalogEntries() []EventType {
-	w := func(name, domain, desc string) EventType {
-		return EventType{Name: name, Exposure: Webhook, Domain: domain, Description: desc}
-	}
-	return []EventType{
-		w(EventCorpusNoteChanged, "corpus", "A note was created, changed in a watched column, or deleted (row trigger)."),
-		w(EventWebhookTest, "owner", "A test event sent to one endpoint by webhooks.send_test."),
-		w(EventAccessRequestCreated, "access", "A visitor asked for access."),
-		w(EventAccessRequestApproved, "access", "The owner approved an access request and a code was issued."),
-		w(EventAccessRequestStatusChanged, "access", "An access request changed status."),
-		w(EventCodeIssued, "access", "An access code was issued."),
-		w(EventCodeRevoked, "access", "An access code was revoked."),
-		w(EventCodeRedeemed, "access", "A visitor redeemed an access code."),
-		w("conversation.started", "conversation", "A conversation started."),
-		w("conversation.message", "conversation", "A message was added to a conversation."),
-		w("conversation.pruned", "conversation", "Old conversations were pruned."),
-		w("ghost.accepted", "conversation", "A ghost-written reply was accepted."),
-		w("booking.created", "booking", "A booking was made."),
-		w("booking.cancelled", "booking", "A booking was cancelled."),
-		w("booking.rescheduled", "booking", "A booking was moved."),
-		w("application.committed", "jobs", "A job application was committed."),
-		w("jobs.fetched", "jobs", "Job listings were fetched."),
-		w(EventWritingPublished, "corpus", "A writing was published."),
-		w(EventWritingUnpublished, "corpus", "A writing was unpublished."),
-		w(EventVaultImported, "corpus", "A vault import committed many notes at once."),
-		w("microsite.build.settled", "microsite", "A microsite build finished."),
-		w("page.promoted_live", "microsite", "A page was promoted live."),
-		w("page.rolled_back", "microsite", "A page was rolled back."),
-		w("page.unpublished", "microsite", "A page was unpublished."),
-		w("microsite.store.doc_inserted", "microsite", "A document was inserted into a microsite store."),
-		w(EventAPIKeyIssued, "owner", "An API key was issued."),
-		w(EventAPIKeyRevoked, "owner", "An API key was revoked."),
-		w(EventSupplierConnected, "owner", "A supplier connection was created."),
-		w(EventSupplierDisconnected, "owner", "A supplier connection was removed."),
-		w(EventSupplierActivated, "owner", "A supplier connection received its first verified message."),
-		w("block.installed", "blocks", "A block was installed."),
-		w("block.failed", "blocks", "A block failed to install."),
-		w("gas.exhausted", "instance", "The instance ran out of gas."),
-		w("gas.refilled", "instance", "The instance's gas was refilled."),
-		w(EventInstanceUpgradeRequested, "instance", "The owner requested an instance upgrade."),
-		w(EventOwnerLogin, "owner", "The owner logged in."),
-		w(EventOwnerEmailChanged, "owner", "The owner's email changed."),
-		w(EventOwnerRecoveryRequested, "owner", "Account recovery was requested."),
-		w(EventIPBanAdded, "owner", "An IP address was banned after repeated abuse."),
-	}
-}
+// catalog is built once; entries hold only strings and values, so the
+// copies callers get cannot change it.
+var catalog = buildCatalog()
 
 // EventTypes returns every declared event type, sorted by name.
 func EventTypes() []EventType {
-	all := catalogEntries()
-	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-	return all
+	return append([]EventType(nil), catalog...)
 }
 
 // WebhookEventTypes returns the declared types whose Exposure is Webhook,
@@ -128,7 +138,7 @@ func WebhookEventTypes() []EventType {
 
 // LookupEventType returns the declared type with that name.
 func LookupEventType(name string) (EventType, bool) {
-	for _, t := range catalogEntries() {
+	for _, t := range catalog {
 		if t.Name == name {
 			return t, true
 		}

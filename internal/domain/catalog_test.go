@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -39,4 +40,98 @@ func TestLookupAndExpand(t *testing.T) {
 	require.Equal(t, []string{"code.issued", "code.redeemed", "code.revoked"}, ExpandGlobs([]string{"code.*"}))
 	require.Len(t, ExpandGlobs([]string{"*"}), 39)
 	require.Empty(t, ExpandGlobs([]string{"nothing.*"}))
+}
+
+func TestEveryTypeDeclaresProducerSchemaAndAValidExample(t *testing.T) {
+	t.Parallel()
+	kinds := map[ProducerKind]int{}
+	for _, et := range EventTypes() {
+		require.Contains(t, []ProducerKind{ProducedByTrigger, ProducedByUseCase, ProducedExternally}, et.Producer.Kind, et.Name)
+		kinds[et.Producer.Kind]++
+		if et.Producer.Kind != ProducedExternally {
+			require.NotEmpty(t, et.Producer.Name, "%s: name the trigger or use case", et.Name)
+		}
+		require.NotEmpty(t, et.DataSchema, et.Name)
+		require.NotEmpty(t, et.ExampleSubject, et.Name)
+		require.NoError(t, ValidateJSON(et.DataSchema, []byte(et.Example)), "%s: the example must validate", et.Name)
+		var schema map[string]any
+		require.NoError(t, json.Unmarshal([]byte(et.DataSchema), &schema), et.Name)
+		require.Equal(t, "object", schema["type"], "%s: data is an object", et.Name)
+		require.Equal(t, false, schema["additionalProperties"], "%s: data is closed, so it stays thin", et.Name)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal([]byte(et.ExampleBody()), &body), et.Name)
+		require.Equal(t, et.Name, body["type"])
+		require.Equal(t, et.Publishable(), et.Producer.Kind == ProducedExternally)
+	}
+	require.Equal(t, map[ProducerKind]int{ProducedByTrigger: 1, ProducedByUseCase: 20, ProducedExternally: 18}, kinds)
+}
+
+func TestThinnessNoPersonalDataOrFreeTextInSchemas(t *testing.T) {
+	t.Parallel()
+	// Email addresses, IP addresses and free text leave the instance only
+	// where the value is the fact itself.
+	allowed := map[string]bool{EventIPBanAdded + ".ip": true, EventIPBanAdded + ".reason": true}
+	for _, et := range EventTypes() {
+		var schema struct {
+			Properties map[string]map[string]any `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(et.DataSchema), &schema))
+		for name, ps := range schema.Properties {
+			if ps["type"] == "boolean" {
+				continue
+			}
+			for _, banned := range []string{"email", "ip", "note", "name", "body", "text", "title", "prefix"} {
+				if name == banned || strings.HasSuffix(name, "_"+banned) {
+					require.True(t, allowed[et.Name+"."+name], "%s carries %q", et.Name, name)
+				}
+			}
+		}
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	t.Parallel()
+	schema := `{"type":"object","properties":{"id":{"type":"string","format":"uuid"},"n":{"type":"integer","minimum":0},
+"at":{"type":["string","null"],"format":"date-time"},"k":{"type":"string","enum":["a","b"]},"s":{"type":"string","maxLength":3},
+"t":{"const":true}},"required":["id"],"additionalProperties":false}`
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01"}`, true},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","n":3,"at":null,"k":"a","s":"abc","t":true}`, true},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","at":"2026-12-01T09:30:00.123Z"}`, true},
+		{`{}`, false},
+		{`{"id":"nope"}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","n":-1}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","n":1.5}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","at":"yesterday"}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","k":"c"}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","s":"abcd"}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","t":false}`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01","extra":1}`, false},
+		{`[]`, false},
+		{`{"id":"0193b6a0-1d2c-7e3f-8a4b-5c6d7e8f9a01"} {}`, false},
+	} {
+		err := ValidateJSON(schema, []byte(tc.doc))
+		if tc.ok {
+			require.NoError(t, err, tc.doc)
+		} else {
+			require.Error(t, err, tc.doc)
+		}
+	}
+	require.Error(t, ValidateJSON(`{"type":"object","pattern":"x"}`, []byte(`{}`)), "unsupported keywords are refused")
+}
+
+func FuzzValidateJSON(f *testing.F) {
+	f.Add(`{"booking_id":"b_1","starts_at":"2026-12-01T09:30:00Z"}`)
+	f.Add(`{"a":[1,2,{"b":null}]}`)
+	et, _ := LookupEventType("booking.rescheduled")
+	f.Fuzz(func(t *testing.T, doc string) {
+		// Never panics; a document that validates is a JSON object.
+		if ValidateJSON(et.DataSchema, []byte(doc)) == nil {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(doc), &m))
+		}
+	})
 }

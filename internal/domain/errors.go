@@ -3,6 +3,7 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies a domain error; each surface maps a Kind to its own status
@@ -31,6 +32,9 @@ type Error struct {
 	Message string
 	// Field names the input field at fault, when there is one.
 	Field string
+	// RetryAfter, on a rate-limit error, says when trying again can
+	// succeed; REST answers it as Retry-After.
+	RetryAfter time.Duration
 }
 
 // Error implements error.
@@ -55,6 +59,13 @@ func (e *Error) Is(target error) bool {
 func (e *Error) WithField(field string) *Error {
 	c := *e
 	c.Field = field
+	return &c
+}
+
+// WithRetryAfter returns a copy of e saying when to try again.
+func (e *Error) WithRetryAfter(d time.Duration) *Error {
+	c := *e
+	c.RetryAfter = d
 	return &c
 }
 

@@ -105,9 +105,7 @@ func (s *Service) ChangeEmail(ctx context.Context, ownerID uuid.UUID, email, cur
 			return err
 		}
 		_, err := tx.Recorder().Record(ctx, ownerID, domain.EventOwnerEmailChanged, subjectOwner(ownerID), map[string]any{
-			"owner_id":       ownerID,
-			"email":          e,
-			"previous_email": o.Email,
+			"owner_id": ownerID,
 		})
 		return err
 	})

@@ -55,8 +55,6 @@ func (s *Service) IssueAPIKey(ctx context.Context, ownerID uuid.UUID, name strin
 		}
 		_, err := tx.Recorder().Record(ctx, ownerID, domain.EventAPIKeyIssued, subjectAPIKey(k.ID), map[string]any{
 			"api_key_id": k.ID,
-			"name":       k.Name,
-			"prefix":     k.Prefix,
 		})
 		return err
 	})
@@ -109,8 +107,6 @@ func (s *Service) RevokeAPIKey(ctx context.Context, ownerID, id uuid.UUID) error
 		}
 		_, err = tx.Recorder().Record(ctx, ownerID, domain.EventAPIKeyRevoked, subjectAPIKey(id), map[string]any{
 			"api_key_id": id,
-			"name":       k.Name,
-			"prefix":     k.Prefix,
 		})
 		return err
 	})

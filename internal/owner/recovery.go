@@ -78,7 +78,6 @@ func (s *Service) issueRecoveryToken(ctx context.Context, tx Tx, o Owner, ip str
 	}
 	if _, err := tx.Recorder().Record(ctx, o.ID, domain.EventOwnerRecoveryRequested, subjectOwner(o.ID), map[string]any{
 		"owner_id":   o.ID,
-		"ip":         ip,
 		"expires_at": rt.ExpiresAt,
 	}); err != nil {
 		return err

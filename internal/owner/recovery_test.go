@@ -114,7 +114,8 @@ func TestRequestUpgradeRecordsTheRequest(t *testing.T) {
 	require.Len(t, evs, 1)
 	require.Equal(t, req.EventID, evs[0].ID)
 	require.Equal(t, a.ID, evs[0].OwnerID)
-	require.Equal(t, "more gas please", dataOf(t, evs[0])["note"])
+	require.Equal(t, true, dataOf(t, evs[0])["has_note"])
+	require.NotContains(t, string(evs[0].Data), "gas please", "thin: the note's text does not leave the instance")
 
 	_, err = b.svc.RequestUpgrade(ctx, a.ID, strings.Repeat("n", MaxUpgradeNoteLen+1))
 	requireCode(t, err, domain.KindValidation, CodeInvalidNote)

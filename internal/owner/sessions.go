@@ -133,7 +133,6 @@ func (s *Service) Login(ctx context.Context, in LoginInput) (LoginResult, error)
 		_, err := tx.Recorder().Record(ctx, o.ID, domain.EventOwnerLogin, subjectOwner(o.ID), map[string]any{
 			"owner_id":   o.ID,
 			"session_id": sess.ID,
-			"ip":         in.IP,
 		})
 		return err
 	})

@@ -23,8 +23,10 @@ type UpgradeRequest struct {
 	RequestedAt time.Time `json:"requested_at"`
 }
 
-// RequestUpgrade records instance.upgrade_requested for the owner, with an
-// optional note. The upgrade itself is out of this domain's scope.
+// RequestUpgrade records instance.upgrade_requested for the owner. The
+// optional note is validated, but the event carries only whether there was
+// one: events are thin and free text does not leave the instance. The
+// upgrade itself is out of this domain's scope.
 func (s *Service) RequestUpgrade(ctx context.Context, ownerID uuid.UUID, note string) (UpgradeRequest, error) {
 	note = strings.TrimSpace(note)
 	if !utf8.ValidString(note) || utf8.RuneCountInString(note) > MaxUpgradeNoteLen {
@@ -36,7 +38,7 @@ func (s *Service) RequestUpgrade(ctx context.Context, ownerID uuid.UUID, note st
 		var err error
 		eventID, err = tx.Recorder().Record(ctx, ownerID, domain.EventInstanceUpgradeRequested, "instance", map[string]any{
 			"owner_id":     ownerID,
-			"note":         note,
+			"has_note":     note != "",
 			"requested_at": now,
 		})
 		return err

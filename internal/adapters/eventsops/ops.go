@@ -23,7 +23,7 @@ import (
 // Store is what the ops need from the event store; *events.Store
 // implements it.
 type Store interface {
-	List(ctx context.Context, ownerID uuid.UUID, eventType string, limit int, cursor string) (events.Page, error)
+	Find(ctx context.Context, ownerID uuid.UUID, q events.Query) (events.Page, error)
 	ListPoisoned(ctx context.Context, ownerID uuid.UUID, limit int, cursor string) (events.Page, error)
 	Get(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error)
 	Release(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error)
@@ -57,7 +57,44 @@ type FanoutTarget struct {
 // ListInput filters and pages events.list.
 type ListInput struct {
 	op.PageInput
-	Type string `json:"type,omitempty" query:"type" doc:"only events of this exact type"`
+	Type   string `json:"type,omitempty" query:"type" doc:"only events of this exact type"`
+	Since  string `json:"since,omitempty" query:"since" doc:"only events that occurred at or after this RFC 3339 time"`
+	Until  string `json:"until,omitempty" query:"until" doc:"only events that occurred before this RFC 3339 time"`
+	Before string `json:"before,omitempty" query:"before" doc:"opaque cursor from prev_cursor: the newer page"`
+}
+
+// EventPage is a page of events with cursors both ways.
+type EventPage struct {
+	Data []Event `json:"data"`
+	// NextCursor pages to older events (cursor=), PrevCursor to newer ones
+	// (before=); each is null at its end.
+	NextCursor *string `json:"next_cursor"`
+	PrevCursor *string `json:"prev_cursor"`
+}
+
+// query validates a ListInput into a store query.
+func (in ListInput) query() (events.Query, error) {
+	q := events.Query{Type: in.Type, Cursor: in.Cursor, Before: in.Before, Limit: in.NormalizedLimit()}
+	if q.Cursor != "" && q.Before != "" {
+		return q, domain.Validation("INVALID_CURSOR", "give cursor or before, not both").WithField("before")
+	}
+	for _, t := range []struct {
+		field, value string
+		dst          **time.Time
+	}{{"since", in.Since, &q.Since}, {"until", in.Until, &q.Until}} {
+		if t.value == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.value)
+		if err != nil {
+			return q, domain.Validation("INVALID_TIME", t.field+" must be an RFC 3339 time such as 2026-01-02T15:04:05Z").WithField(t.field)
+		}
+		*t.dst = &at
+	}
+	if q.Since != nil && q.Until != nil && !q.Until.After(*q.Since) {
+		return q, domain.Validation("INVALID_TIME", "until must be after since").WithField("until")
+	}
+	return q, nil
 }
 
 // PoisonedInput pages events.poisoned.
@@ -76,17 +113,28 @@ func Ops(store Store) op.Set {
 		op.New(op.Meta{
 			Name:    "events.list",
 			Summary: "List events, newest first",
-			Description: "Events recorded in this instance, newest first, optionally of one type. " +
-				"Shows whether and to which subscribers each was fanned out.",
+			Description: "Events recorded in this instance, newest first, optionally of one type and within a time range " +
+				"(since inclusive, until exclusive). next_cursor pages to older events (cursor=), prev_cursor to newer ones " +
+				"(before=). Shows whether and to which subscribers each was fanned out; GET /api/admin/events/{id}/deliveries " +
+				"lists its webhook deliveries. Errors: INVALID_TIME, INVALID_CURSOR.",
 			Method: http.MethodGet,
 			Path:   "/api/admin/events",
-		}, func(ctx context.Context, c op.Caller, in ListInput) (op.Page[Event], error) {
-			limit := in.NormalizedLimit()
-			p, err := store.List(ctx, c.OwnerID, in.Type, limit, in.Cursor)
+		}, func(ctx context.Context, c op.Caller, in ListInput) (EventPage, error) {
+			q, err := in.query()
 			if err != nil {
-				return op.Page[Event]{}, mapError(err)
+				return EventPage{}, err
 			}
-			return toPage(p), nil
+			p, err := store.Find(ctx, c.OwnerID, q)
+			if err != nil {
+				return EventPage{}, mapError(err)
+			}
+			out := toPage(p)
+			ep := EventPage{Data: out.Data, NextCursor: out.NextCursor}
+			if p.PrevCursor != "" {
+				c := p.PrevCursor
+				ep.PrevCursor = &c
+			}
+			return ep, nil
 		}),
 		op.New(op.Meta{
 			Name:    "events.poisoned",

@@ -20,14 +20,14 @@ import (
 
 // fakeStore is a hand-written fake of the Store port.
 type fakeStore struct {
-	ListFunc         func(ctx context.Context, ownerID uuid.UUID, eventType string, limit int, cursor string) (events.Page, error)
+	FindFunc         func(ctx context.Context, ownerID uuid.UUID, q events.Query) (events.Page, error)
 	ListPoisonedFunc func(ctx context.Context, ownerID uuid.UUID, limit int, cursor string) (events.Page, error)
 	GetFunc          func(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error)
 	ReleaseFunc      func(ctx context.Context, ownerID, eventID uuid.UUID) (events.Event, error)
 }
 
-func (f fakeStore) List(ctx context.Context, ownerID uuid.UUID, eventType string, limit int, cursor string) (events.Page, error) {
-	return f.ListFunc(ctx, ownerID, eventType, limit, cursor)
+func (f fakeStore) Find(ctx context.Context, ownerID uuid.UUID, q events.Query) (events.Page, error) {
+	return f.FindFunc(ctx, ownerID, q)
 }
 
 func (f fakeStore) ListPoisoned(ctx context.Context, ownerID uuid.UUID, limit int, cursor string) (events.Page, error) {
@@ -80,11 +80,10 @@ func TestListPassesOwnerFilterAndPage(t *testing.T) {
 	evID := uuid.New()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var gotOwner uuid.UUID
-	var gotType, gotCursor string
-	var gotLimit int
+	var got events.Query
 	ops := eventsops.Ops(fakeStore{
-		ListFunc: func(_ context.Context, o uuid.UUID, typ string, limit int, cursor string) (events.Page, error) {
-			gotOwner, gotType, gotLimit, gotCursor = o, typ, limit, cursor
+		FindFunc: func(_ context.Context, o uuid.UUID, q events.Query) (events.Page, error) {
+			gotOwner, got = o, q
 			return events.Page{
 				Events: []events.Event{{
 					ID: evID, Type: "x.y", Subject: "wiki://a", OccurredAt: at,
@@ -99,18 +98,34 @@ func TestListPassesOwnerFilterAndPage(t *testing.T) {
 		in.(*eventsops.ListInput).Type = "x.y"
 		in.(*eventsops.ListInput).Cursor = "c1"
 		in.(*eventsops.ListInput).Limit = 1000
+		in.(*eventsops.ListInput).Since = "2026-01-01T00:00:00Z"
+		in.(*eventsops.ListInput).Until = "2026-01-03T00:00:00+01:00"
 	})
 	require.NoError(t, err)
 	require.Equal(t, owner, gotOwner)
-	require.Equal(t, "x.y", gotType)
-	require.Equal(t, op.MaxLimit, gotLimit)
-	require.Equal(t, "c1", gotCursor)
+	require.Equal(t, "x.y", got.Type)
+	require.Equal(t, op.MaxLimit, got.Limit)
+	require.Equal(t, "c1", got.Cursor)
+	require.Equal(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), got.Since.UTC())
+	require.Equal(t, time.Date(2026, 1, 2, 23, 0, 0, 0, time.UTC), got.Until.UTC())
 	b, err := json.Marshal(out)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"data":[{"id":"`+evID.String()+`","type":"x.y","subject":"wiki://a",
 		"occurred_at":"2026-01-02T03:04:05Z","data":{"op":"created"},"fanned_out_at":"2026-01-02T03:04:05Z",
 		"fanout":[{"subscriber":"corpus.index","job_id":7}],"relay_attempts":0,"relay_error":null,"poisoned_at":null}],
-		"next_cursor":"next"}`, string(b))
+		"next_cursor":"next","prev_cursor":null}`, string(b))
+
+	for _, bad := range []func(in *eventsops.ListInput){
+		func(in *eventsops.ListInput) { in.Since = "yesterday" },
+		func(in *eventsops.ListInput) { in.Until = "2026-13-01T00:00:00Z" },
+		func(in *eventsops.ListInput) { in.Since, in.Until = "2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z" },
+		func(in *eventsops.ListInput) { in.Cursor, in.Before = "a", "b" },
+	} {
+		_, err := call(t, ops, "events.list", op.Caller{OwnerID: owner}, func(in any) { bad(in.(*eventsops.ListInput)) })
+		de := domain.AsError(err)
+		require.NotNil(t, de, "%v", err)
+		require.Equal(t, domain.KindValidation, de.Kind)
+	}
 }
 
 func TestPoisonedLastPageHasNullCursorAndEmptyData(t *testing.T) {
@@ -201,4 +216,66 @@ VALUES ($1, 'x.y', 5, 'insert jobs: boom', now()) RETURNING id`, me).Scan(&id))
 	require.Equal(t, id, out.(eventsops.Event).ID)
 	_, err = call(t, ops, "events.get", op.Caller{OwnerID: other}, setID)
 	require.ErrorIs(t, err, domain.ErrNotFound)
+}
+
+func TestListPagesBothWaysAndFiltersByTimeOverTheRealStore(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	me, other := uuid.New(), uuid.New()
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var ids []uuid.UUID // oldest first
+	for i := range 7 {
+		typ := "a.b"
+		if i%2 == 1 {
+			typ = "c.d"
+		}
+		var id uuid.UUID
+		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO events (owner_id, type, occurred_at, fanned_out_at)
+VALUES ($1, $2, $3, $3) RETURNING id`, me, typ, base.Add(time.Duration(i)*time.Minute)).Scan(&id))
+		ids = append(ids, id)
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO events (owner_id, type, occurred_at) VALUES ($1, 'a.b', $2)`, other, base)
+	require.NoError(t, err)
+	ops := eventsops.Ops(events.NewStore(pool))
+	list := func(fill func(in *eventsops.ListInput)) eventsops.EventPage {
+		t.Helper()
+		out, err := call(t, ops, "events.list", op.Caller{OwnerID: me}, func(in any) { fill(in.(*eventsops.ListInput)) })
+		require.NoError(t, err)
+		return out.(eventsops.EventPage)
+	}
+	idsOf := func(p eventsops.EventPage) []uuid.UUID {
+		var out []uuid.UUID
+		for _, e := range p.Data {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+
+	p1 := list(func(in *eventsops.ListInput) { in.Limit = 3 })
+	require.Equal(t, []uuid.UUID{ids[6], ids[5], ids[4]}, idsOf(p1), "newest first")
+	require.Nil(t, p1.PrevCursor, "the newest page has nothing newer")
+	p2 := list(func(in *eventsops.ListInput) { in.Limit = 3; in.Cursor = *p1.NextCursor })
+	require.Equal(t, []uuid.UUID{ids[3], ids[2], ids[1]}, idsOf(p2))
+	require.NotNil(t, p2.PrevCursor)
+	p3 := list(func(in *eventsops.ListInput) { in.Limit = 3; in.Cursor = *p2.NextCursor })
+	require.Equal(t, []uuid.UUID{ids[0]}, idsOf(p3))
+	require.Nil(t, p3.NextCursor, "the oldest page has nothing older")
+	back := list(func(in *eventsops.ListInput) { in.Limit = 3; in.Before = *p3.PrevCursor })
+	require.Equal(t, idsOf(p2), idsOf(back), "before= goes back to the newer page")
+	back = list(func(in *eventsops.ListInput) { in.Limit = 3; in.Before = *back.PrevCursor })
+	require.Equal(t, idsOf(p1), idsOf(back))
+	require.Nil(t, back.PrevCursor, "back at the newest page")
+	require.NotNil(t, back.NextCursor)
+
+	window := list(func(in *eventsops.ListInput) {
+		in.Since = base.Add(2 * time.Minute).Format(time.RFC3339)
+		in.Until = base.Add(5 * time.Minute).Format(time.RFC3339)
+	})
+	require.Equal(t, []uuid.UUID{ids[4], ids[3], ids[2]}, idsOf(window), "since inclusive, until exclusive")
+	typed := list(func(in *eventsops.ListInput) {
+		in.Type = "c.d"
+		in.Since = base.Add(2 * time.Minute).Format(time.RFC3339)
+	})
+	require.Equal(t, []uuid.UUID{ids[5], ids[3]}, idsOf(typed))
 }

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -82,6 +84,10 @@ func WriteError(c echo.Context, logger *zap.Logger, err error) error {
 		status := StatusOf(de.Kind)
 		if status == http.StatusInternalServerError {
 			logger.Error("request failed", zap.String("request_id", RequestID(c)), zap.Error(err))
+		}
+		if de.RetryAfter > 0 {
+			secs := int64((de.RetryAfter + time.Second - 1) / time.Second)
+			c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
 		return c.JSON(status, ErrorBody{Error: ErrorDetail{Code: de.Code, Message: de.Message, Field: de.Field}})
 	}

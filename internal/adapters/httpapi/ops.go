@@ -66,6 +66,9 @@ func MountOps(e *echo.Echo, ops op.Set, auth Authenticator, logger *zap.Logger) 
 					return WriteError(c, logger, err)
 				}
 			}
+			if m.MaxBodyBytes > 0 && c.Request().Body != nil {
+				c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, m.MaxBodyBytes)
+			}
 			in := d.NewInput()
 			if err := BindInput(c, in); err != nil {
 				return WriteError(c, logger, err)
@@ -80,6 +83,9 @@ func MountOps(e *echo.Echo, ops op.Set, auth Authenticator, logger *zap.Logger) 
 					status = http.StatusNoContent
 				}
 				return c.NoContent(status)
+			}
+			if s, ok := out.(op.Statuser); ok {
+				return c.JSON(s.HTTPStatus(), out)
 			}
 			return c.JSON(m.SuccessStatus(), out)
 		})

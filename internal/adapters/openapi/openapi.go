@@ -18,6 +18,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/openapi/schema"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	// SessionCookie names the admin session cookie; when set, the document
 	// declares it as a second way to authenticate besides the bearer key.
 	SessionCookie string
+	// Webhooks are the event types the instance sends as webhooks; the
+	// document describes each in its webhooks section (AddWebhooks).
+	Webhooks []domain.EventType
 }
 
 // Document builds the OpenAPI document of ops. It fails when an op's path
@@ -117,6 +121,9 @@ func Document(ops op.Set, opts Options) (map[string]any, error) {
 	if len(tagList) > 0 {
 		doc["tags"] = tagList
 	}
+	if err := AddWebhooks(doc, opts.Webhooks); err != nil {
+		return nil, err
+	}
 	return doc, nil
 }
 
@@ -178,6 +185,14 @@ func operationOf(d op.Descriptor) (map[string]any, error) {
 		responses[fmt.Sprint(status)] = map[string]any{
 			"description": http.StatusText(status),
 			"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
+		}
+		// An output that chooses its status answers 200 for the replay of
+		// an idempotent request (op.Statuser).
+		if d.OutputType().Implements(reflect.TypeFor[op.Statuser]()) && status != http.StatusOK {
+			responses["200"] = map[string]any{
+				"description": "the replay of an earlier request: the first result",
+				"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
+			}
 		}
 	}
 	errRef := map[string]any{"$ref": "#/components/responses/Error"}

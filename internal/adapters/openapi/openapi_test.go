@@ -23,6 +23,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/openapi/opstest"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/publish"
 )
 
 func loadDoc(t *testing.T, ops op.Set) *openapi3.T {
@@ -202,4 +203,51 @@ func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 	delete(built, "servers")
 	delete(served, "servers")
 	require.Equal(t, built, served)
+}
+
+func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) {
+	t.Parallel()
+	h, err := openapi.NewHandler(opstest.Ops(), openapi.Options{Webhooks: domain.WebhookEventTypes()})
+	require.NoError(t, err)
+	doc, err := openapi3.NewLoader().LoadFromData(h.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background(), openapi3.EnableSchemaFormatValidation()))
+	require.Len(t, doc.Webhooks, len(domain.WebhookEventTypes()))
+	for _, et := range domain.WebhookEventTypes() {
+		item := doc.Webhooks[et.Name]
+		require.NotNil(t, item, et.Name)
+		post := item.Post
+		require.NotNil(t, post, et.Name)
+		var headers []string
+		for _, p := range post.Parameters {
+			require.Equal(t, "header", p.Value.In)
+			require.True(t, p.Value.Required)
+			headers = append(headers, p.Value.Name)
+		}
+		require.ElementsMatch(t, []string{"webhook-id", "webhook-timestamp", "webhook-signature"}, headers, et.Name)
+		media := post.RequestBody.Value.Content.Get("application/json")
+		require.NotNil(t, media, et.Name)
+		// The example validates against the body schema, as a receiver's
+		// generated code would check it.
+		require.NoError(t, media.Schema.Value.VisitJSON(media.Example), et.Name)
+		require.Contains(t, media.Schema.Value.Properties, "data")
+		require.Contains(t, post.Responses.Map(), "2XX")
+	}
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(h.Bytes(), &raw))
+	require.Contains(t, raw, "webhooks")
+	// Without types the section is left out.
+	plain, err := openapi.NewHandler(opstest.Ops(), openapi.Options{})
+	require.NoError(t, err)
+	require.NotContains(t, string(plain.Bytes()), `"webhooks"`)
+}
+
+func TestStatuserOutputsDocumentTheReplayStatus(t *testing.T) {
+	t.Parallel()
+	ops := op.Set{op.New(op.Meta{Name: "events.publish", Summary: "publish", Method: http.MethodPost, Path: "/api/admin/events", Status: http.StatusAccepted},
+		func(context.Context, op.Caller, publish.Input) (publish.Output, error) { return publish.Output{}, nil })}
+	doc := loadDoc(t, ops)
+	post := doc.Paths.Find("/api/admin/events").Post
+	require.NotNil(t, post.Responses.Status(http.StatusAccepted))
+	require.NotNil(t, post.Responses.Status(http.StatusOK), "a repeated idempotency key answers 200")
 }

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -29,11 +30,44 @@ type fakeEndpoint struct {
 	FailingSince   *time.Time        `json:"failing_since"`
 	CreatedAt      time.Time         `json:"created_at"`
 	UpdatedAt      time.Time         `json:"updated_at"`
+	MaxInFlight    int               `json:"max_in_flight"`
+	TimeoutSeconds int               `json:"timeout_seconds"`
+	MaxAttempts    int               `json:"max_attempts"`
+}
+
+// MarshalJSON adds the state the contract derives from the fields.
+func (e fakeEndpoint) MarshalJSON() ([]byte, error) {
+	type plain fakeEndpoint
+	state := "enabled"
+	switch {
+	case !e.Enabled:
+		state = "disabled"
+	case e.FailingSince != nil:
+		state = "failing"
+	}
+	return json.Marshal(struct {
+		plain
+		State string `json:"state"`
+	}{plain(e), state})
 }
 
 type fakeCreated struct {
 	fakeEndpoint
 	Secret string `json:"secret"`
+}
+
+// MarshalJSON adds the secret to the endpoint's JSON.
+func (c fakeCreated) MarshalJSON() ([]byte, error) {
+	b, err := c.fakeEndpoint.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["secret"] = c.Secret
+	return json.Marshal(m)
 }
 
 type fakeDelivery struct {
@@ -57,11 +91,30 @@ type createEndpointIn struct {
 	EmbedID     *uuid.UUID        `json:"embed_id,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	Enabled     *bool             `json:"enabled,omitempty"`
+	// The settings default to 1, 10 and 18.
+	MaxInFlight    *int `json:"max_in_flight,omitempty"`
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty"`
+	MaxAttempts    *int `json:"max_attempts,omitempty"`
+}
+
+func orDefault(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 type updateEndpointIn struct {
-	ID      uuid.UUID `json:"id" path:"id"`
-	Enabled *bool     `json:"enabled,omitempty"`
+	ID             uuid.UUID          `json:"id" path:"id"`
+	Enabled        *bool              `json:"enabled,omitempty"`
+	URL            *string            `json:"url,omitempty"`
+	Description    *string            `json:"description,omitempty"`
+	EventTypes     []string           `json:"event_types,omitempty"`
+	EmbedID        *uuid.UUID         `json:"embed_id,omitempty"`
+	Headers        *map[string]string `json:"headers,omitempty"`
+	MaxInFlight    *int               `json:"max_in_flight,omitempty"`
+	TimeoutSeconds *int               `json:"timeout_seconds,omitempty"`
+	MaxAttempts    *int               `json:"max_attempts,omitempty"`
 }
 
 type idIn struct {
@@ -214,7 +267,8 @@ func (w *world) ops() op.Set {
 				return fakeCreated{}, domain.Validation("INVALID_EVENT_TYPES", "pick at least one event type").WithField("event_types")
 			}
 			e := fakeEndpoint{ID: uuid.New(), URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, EmbedID: in.EmbedID,
-				Headers: in.Headers, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
+				Headers: in.Headers, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now,
+				MaxInFlight: orDefault(in.MaxInFlight, 1), TimeoutSeconds: orDefault(in.TimeoutSeconds, 10), MaxAttempts: orDefault(in.MaxAttempts, 18)}
 			w.endpoints[e.ID], w.owners[e.ID] = e, c.OwnerID
 			return fakeCreated{fakeEndpoint: e, Secret: "whsec_" + uuid.NewString()}, nil
 		}),
@@ -222,6 +276,27 @@ func (w *world) ops() op.Set {
 			e, err := w.endpoint(c, in.ID)
 			if err != nil {
 				return e, err
+			}
+			if in.URL != nil {
+				e.URL = *in.URL
+			}
+			if in.Description != nil {
+				e.Description = *in.Description
+			}
+			if in.EventTypes != nil {
+				e.EventTypes = in.EventTypes
+			}
+			e.EmbedID = in.EmbedID
+			if in.Headers != nil {
+				e.Headers = *in.Headers
+			}
+			for _, f := range []struct {
+				in  *int
+				out *int
+			}{{in.MaxInFlight, &e.MaxInFlight}, {in.TimeoutSeconds, &e.TimeoutSeconds}, {in.MaxAttempts, &e.MaxAttempts}} {
+				if f.in != nil {
+					*f.out = *f.in
+				}
 			}
 			if in.Enabled != nil {
 				e.Enabled = *in.Enabled

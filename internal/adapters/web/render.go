@@ -71,6 +71,7 @@ var funcs = template.FuncMap{
 		}
 	},
 	"join": strings.Join,
+	"list": func(s ...string) []string { return s },
 	"contains": func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {
@@ -112,8 +113,14 @@ func (h *Handler) nav() []navItem {
 	if h.has("inbound_sources.list") {
 		items = append(items, navItem{"inbound", "Inbound", "/admin/inbound"})
 	}
+	if h.has("events.list") && h.has("events.get") {
+		items = append(items, navItem{"event-log", "Events", "/admin/events"})
+	}
 	if h.has("events.poisoned") {
 		items = append(items, navItem{"events", "Poisoned events", "/admin/events/poisoned"})
+	}
+	if h.has("webhooks.event_types") {
+		items = append(items, navItem{"catalog", "Event catalog", "/admin/event-types"})
 	}
 	items = append(items, h.ownerNav()...)
 	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})

@@ -126,6 +126,8 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/webhooks/:id/enable", h.form(h.webhookEnable))
 	g.POST("/webhooks/:id/disable", h.form(h.webhookDisable))
 	g.POST("/webhooks/:id/rotate", h.form(h.webhookRotate))
+	g.GET("/webhooks/:id/edit", h.page(h.webhookEdit))
+	g.POST("/webhooks/:id/edit", h.form(h.webhookUpdate))
 	g.GET("/webhooks/:id/delete", h.page(h.webhookDeleteConfirm))
 	g.POST("/webhooks/:id/delete", h.form(h.webhookDelete))
 
@@ -138,7 +140,10 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/inbound/:id/disable", h.form(h.inboundDisable))
 	g.POST("/inbound/:id/dead-letters/:message_id/replay", h.form(h.deadLetterReplay))
 
+	g.GET("/events", h.page(h.eventList))
 	g.GET("/events/poisoned", h.page(h.poisonedList))
+	g.GET("/events/:id", h.page(h.eventShow))
+	g.GET("/event-types", h.page(h.eventCatalog))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 
 	h.mountOwnerPages(e, g)

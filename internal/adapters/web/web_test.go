@@ -483,3 +483,56 @@ func FuzzLocalPath(f *testing.F) {
 		require.Equal(t, "standmeet.test", base.ResolveReference(u).Host)
 	})
 }
+
+func TestEditFormSendsEveryField(t *testing.T) {
+	t.Parallel()
+	b := setup(t, allOps)
+	csrf := b.login(t)
+	created := b.post(t, "/admin/webhooks", url.Values{"csrf_token": {csrf}, "url": {"https://r.test/hook"},
+		"event_types": {"webhook.test"}, "globs": {"code.*"}, "headers": {"X-Team: payments"}, "enabled": {"1"},
+		"max_in_flight": {"2"}, "timeout_seconds": {"5"}, "max_attempts": {"9"}})
+	require.Equal(t, http.StatusCreated, created.status, created.body)
+	var id uuid.UUID
+	for k := range b.world.endpoints {
+		id = k
+	}
+	e := b.world.endpoints[id]
+	require.Equal(t, []int{2, 5, 9}, []int{e.MaxInFlight, e.TimeoutSeconds, e.MaxAttempts}, "the create form sends the settings")
+	page := "/admin/webhooks/" + id.String()
+
+	form := b.get(t, page+"/edit")
+	require.Equal(t, http.StatusOK, form.status)
+	require.Contains(t, form.body, `value="https://r.test/hook"`)
+	require.Contains(t, form.body, `value="webhook.test" checked`)
+	require.Contains(t, form.body, `name="globs" type="text" placeholder="corpus.* access_request.*" value="code.*"`)
+	require.Contains(t, form.body, `name="timeout_seconds" type="number" min="1" max="10" required value="5"`)
+	require.NotContains(t, form.body, `">X-Team: payments</textarea>`, "header values are not shown")
+
+	bad := b.post(t, page+"/edit", url.Values{"csrf_token": {csrf}, "url": {"https://s.test/h"}, "event_types": {"webhook.test"},
+		"max_in_flight": {"1"}, "timeout_seconds": {"x"}, "max_attempts": {"3"}})
+	require.Equal(t, http.StatusBadRequest, bad.status)
+	require.Contains(t, bad.body, "timeout_seconds must be a whole number")
+	require.Equal(t, "https://r.test/hook", b.world.endpoints[id].URL, "a refused edit changes nothing")
+
+	saved := b.post(t, page+"/edit", url.Values{"csrf_token": {csrf}, "url": {"https://s.test/h"}, "description": {"renamed"},
+		"event_types": {"webhook.test"}, "globs": {"corpus.*"}, "headers": {"X-New: 1"},
+		"max_in_flight": {"3"}, "timeout_seconds": {"4"}, "max_attempts": {"6"}})
+	require.Equal(t, http.StatusSeeOther, saved.status, saved.body)
+	require.Equal(t, page+"?notice=updated", saved.location)
+	e = b.world.endpoints[id]
+	require.Equal(t, "https://s.test/h", e.URL)
+	require.Equal(t, "renamed", e.Description)
+	require.Equal(t, []string{"webhook.test", "corpus.*"}, e.EventTypes)
+	require.Equal(t, map[string]string{"X-New": "1"}, e.Headers)
+	require.Equal(t, []int{3, 4, 6}, []int{e.MaxInFlight, e.TimeoutSeconds, e.MaxAttempts})
+	require.Contains(t, b.get(t, saved.location).body, "3 in flight, 4 s timeout, 6 attempts")
+
+	kept := b.post(t, page+"/edit", url.Values{"csrf_token": {csrf}, "url": {"https://s.test/h"}, "event_types": {"webhook.test"},
+		"max_in_flight": {"3"}, "timeout_seconds": {"4"}, "max_attempts": {"6"}})
+	require.Equal(t, http.StatusSeeOther, kept.status)
+	require.Equal(t, map[string]string{"X-New": "1"}, b.world.endpoints[id].Headers, "empty headers field keeps them")
+	cleared := b.post(t, page+"/edit", url.Values{"csrf_token": {csrf}, "url": {"https://s.test/h"}, "event_types": {"webhook.test"},
+		"clear_headers": {"1"}, "max_in_flight": {"3"}, "timeout_seconds": {"4"}, "max_attempts": {"6"}})
+	require.Equal(t, http.StatusSeeOther, cleared.status)
+	require.Empty(t, b.world.endpoints[id].Headers)
+}

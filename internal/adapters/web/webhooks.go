@@ -23,26 +23,42 @@ type endpoint struct {
 	EventTypes     []string          `json:"event_types"`
 	EmbedID        *uuid.UUID        `json:"embed_id"`
 	Headers        map[string]string `json:"headers"`
+	MaxInFlight    int               `json:"max_in_flight"`
+	TimeoutSeconds int               `json:"timeout_seconds"`
+	MaxAttempts    int               `json:"max_attempts"`
 	Enabled        bool              `json:"enabled"`
-	DisabledReason *string           `json:"disabled_reason"`
-	FailingSince   *time.Time        `json:"failing_since"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      time.Time         `json:"updated_at"`
+	// State is "enabled", "failing", "disabled" or "deleted".
+	State          string     `json:"state"`
+	DisabledReason *string    `json:"disabled_reason"`
+	FailingSince   *time.Time `json:"failing_since"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	DeletedAt      *time.Time `json:"deleted_at"`
+	Health         *health    `json:"health"`
 	// Secret is only in the answer of webhooks.create.
 	Secret string `json:"secret"`
 }
 
-// State is "disabled", "failing" or "enabled".
-func (e endpoint) State() string {
-	switch {
-	case !e.Enabled:
-		return "disabled"
-	case e.FailingSince != nil:
-		return "failing"
-	default:
-		return "enabled"
-	}
+// health is an endpoint's recent outcomes as webhooks.list returns them.
+type health struct {
+	LastSuccessAt  *time.Time `json:"last_success_at"`
+	LastFailureAt  *time.Time `json:"last_failure_at"`
+	Attempts24h    int        `json:"attempts_24h"`
+	Succeeded24h   int        `json:"succeeded_24h"`
+	SuccessRate24h *float64   `json:"success_rate_24h"`
 }
+
+// Rate renders the day's success rate with its attempt count, "—"
+// without attempts.
+func (h *health) Rate() string {
+	if h == nil || h.SuccessRate24h == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%% of %d", *h.SuccessRate24h*100, h.Attempts24h)
+}
+
+// Deleted tells whether the endpoint is deleted (read-only).
+func (e endpoint) Deleted() bool { return e.State == "deleted" }
 
 // HeaderNames lists the custom header names, sorted (values may be
 // credentials and are not shown).
@@ -122,6 +138,50 @@ type webhookForm struct {
 	EmbedID     string
 	Headers     string
 	Enabled     bool
+	// The delivery settings, as typed (empty: the default).
+	MaxInFlight, TimeoutSeconds, MaxAttempts string
+	// ClearHeaders (edit only) removes every custom header.
+	ClearHeaders bool
+}
+
+// settings adds the delivery settings typed in f to args; a value that is
+// not a whole number is refused with the field's code.
+func (f webhookForm) settings(args map[string]any) error {
+	for _, s := range []struct{ field, value, code string }{
+		{"max_in_flight", f.MaxInFlight, "INVALID_MAX_IN_FLIGHT"},
+		{"timeout_seconds", f.TimeoutSeconds, "INVALID_TIMEOUT"},
+		{"max_attempts", f.MaxAttempts, "INVALID_MAX_ATTEMPTS"},
+	} {
+		if s.value == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s.value)
+		if err != nil {
+			return domain.Validation(s.code, s.field+" must be a whole number").WithField(s.field)
+		}
+		args[s.field] = n
+	}
+	return nil
+}
+
+// readWebhookForm reads the create and edit forms.
+func readWebhookForm(c echo.Context) webhookForm {
+	f := webhookForm{
+		URL:            strings.TrimSpace(c.FormValue("url")),
+		Description:    strings.TrimSpace(c.FormValue("description")),
+		Globs:          c.FormValue("globs"),
+		EmbedID:        strings.TrimSpace(c.FormValue("embed_id")),
+		Headers:        c.FormValue("headers"),
+		Enabled:        c.FormValue("enabled") != "",
+		MaxInFlight:    strings.TrimSpace(c.FormValue("max_in_flight")),
+		TimeoutSeconds: strings.TrimSpace(c.FormValue("timeout_seconds")),
+		MaxAttempts:    strings.TrimSpace(c.FormValue("max_attempts")),
+		ClearHeaders:   c.FormValue("clear_headers") != "",
+	}
+	if params, err := c.FormParams(); err == nil {
+		f.EventTypes = params["event_types"]
+	}
+	return f
 }
 
 type webhookNewData struct {
@@ -134,6 +194,49 @@ type webhookListData struct {
 	Endpoints []endpoint
 	Next      string
 	CSRF      string
+	// Filter is the list's filters and order as asked (kept in the next
+	// page's link); Types are the event types to filter by.
+	Filter webhookFilter
+	Types  []domain.EventType
+}
+
+// webhookFilter is the endpoint list's query: the webhooks.list filters.
+type webhookFilter struct {
+	State, EventType, URL, Sort string
+}
+
+// args returns the filter as webhooks.list arguments.
+func (f webhookFilter) args() map[string]any {
+	args := map[string]any{}
+	for k, v := range map[string]string{"state": f.State, "event_type": f.EventType, "url": f.URL, "sort": f.Sort} {
+		if v != "" {
+			args[k] = v
+		}
+	}
+	return args
+}
+
+// Query is the filter as a URL query (with a trailing '&' when not empty).
+func (f webhookFilter) Query() string {
+	q := url.Values{}
+	for k, v := range f.args() {
+		q.Set(k, v.(string))
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return q.Encode() + "&"
+}
+
+// SortLink is the list's link sorted by key, reversed when it is already
+// sorted by key ascending.
+func (f webhookFilter) SortLink(key string) string {
+	g := f
+	g.Sort = key
+	if f.Sort == key || (key == "created" && f.Sort == "") {
+		g.Sort = "-" + key
+	}
+	return "/admin/webhooks?" + strings.TrimSuffix(g.Query(), "&")
 }
 
 type webhookShowData struct {
@@ -154,16 +257,19 @@ type secretData struct {
 
 func (h *Handler) webhookList(c echo.Context, s *Session) error {
 	var p page[endpoint]
-	args := map[string]any{"limit": 50}
+	f := webhookFilter{State: c.QueryParam("state"), EventType: c.QueryParam("event_type"),
+		URL: strings.TrimSpace(c.QueryParam("url")), Sort: c.QueryParam("sort")}
+	args := f.args()
+	args["limit"] = 50
 	if cur := c.QueryParam("cursor"); cur != "" {
 		args["cursor"] = cur
 	}
 	if err := h.call(c.Request().Context(), s, "webhooks.list", args, &p); err != nil {
 		return h.fail(c, s, err)
 	}
-	d := webhookListData{Endpoints: p.Data, CSRF: s.CSRFToken}
+	d := webhookListData{Endpoints: p.Data, CSRF: s.CSRFToken, Filter: f, Types: domain.WebhookEventTypes()}
 	if p.NextCursor != nil {
-		d.Next = "/admin/webhooks?cursor=" + url.QueryEscape(*p.NextCursor)
+		d.Next = "/admin/webhooks?" + f.Query() + "cursor=" + url.QueryEscape(*p.NextCursor)
 	}
 	return h.render(c, http.StatusOK, "webhooks", view{Title: "Webhooks", Section: "webhooks", Session: s, Notice: notice(c), Data: d})
 }
@@ -177,17 +283,7 @@ func (h *Handler) webhookNew(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
-	f := webhookForm{
-		URL:         strings.TrimSpace(c.FormValue("url")),
-		Description: strings.TrimSpace(c.FormValue("description")),
-		Globs:       c.FormValue("globs"),
-		EmbedID:     strings.TrimSpace(c.FormValue("embed_id")),
-		Headers:     c.FormValue("headers"),
-		Enabled:     c.FormValue("enabled") != "",
-	}
-	if params, err := c.FormParams(); err == nil {
-		f.EventTypes = params["event_types"]
-	}
+	f := readWebhookForm(c)
 	again := func(err error) error {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "webhook_new", view{Title: "New webhook endpoint", Section: "webhooks", Session: s, Error: detail,
@@ -202,6 +298,9 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 	args := map[string]any{"url": f.URL, "description": f.Description, "event_types": types, "enabled": f.Enabled}
 	if len(headers) > 0 {
 		args["headers"] = headers
+	}
+	if err := f.settings(args); err != nil {
+		return again(err)
 	}
 	if f.EmbedID != "" {
 		id, err := uuid.Parse(f.EmbedID)
@@ -352,6 +451,101 @@ func (h *Handler) webhookDelete(c echo.Context, s *Session) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks?notice=deleted")
 }
 
+type webhookEditData struct {
+	Endpoint endpoint
+	Form     webhookForm
+	Groups   []eventTypeGroup
+	CSRF     string
+}
+
+// editForm is the edit form filled from e: the types that name a declared
+// type are checked, the others (globs) listed as text; the headers field
+// starts empty, since values may be credentials and are not shown.
+func editForm(e endpoint) webhookForm {
+	f := webhookForm{URL: e.URL, Description: e.Description, Enabled: e.Enabled,
+		MaxInFlight: strconv.Itoa(e.MaxInFlight), TimeoutSeconds: strconv.Itoa(e.TimeoutSeconds), MaxAttempts: strconv.Itoa(e.MaxAttempts)}
+	var globs []string
+	for _, t := range e.EventTypes {
+		if et, ok := domain.LookupEventType(t); ok && et.Exposure == domain.Webhook {
+			f.EventTypes = append(f.EventTypes, t)
+		} else {
+			globs = append(globs, t)
+		}
+	}
+	f.Globs = strings.Join(globs, " ")
+	if e.EmbedID != nil {
+		f.EmbedID = e.EmbedID.String()
+	}
+	return f
+}
+
+func (h *Handler) webhookEdit(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	e, err := h.getEndpoint(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	if e.Deleted() {
+		return h.fail(c, s, domain.Conflict("ENDPOINT_DELETED", "the endpoint is deleted; it can no longer be changed"))
+	}
+	return h.render(c, http.StatusOK, "webhook_edit", view{Title: "Edit endpoint", Section: "webhooks", Session: s,
+		Data: webhookEditData{Endpoint: e, Form: editForm(e), Groups: eventTypeGroups(), CSRF: s.CSRFToken}})
+}
+
+// webhookUpdate sends every field of the edit form to webhooks.update; the
+// custom headers are replaced only when some are typed or "remove all" is
+// ticked.
+func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	e, err := h.getEndpoint(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	f := readWebhookForm(c)
+	again := func(err error) error {
+		status, detail := h.describe(c, err)
+		return h.render(c, status, "webhook_edit", view{Title: "Edit endpoint", Section: "webhooks", Session: s, Error: detail,
+			Data: webhookEditData{Endpoint: e, Form: f, Groups: eventTypeGroups(), CSRF: s.CSRFToken}})
+	}
+	types := append([]string(nil), f.EventTypes...)
+	types = append(types, splitList(f.Globs)...)
+	args := map[string]any{"id": id, "url": f.URL, "description": f.Description, "event_types": types}
+	headers, err := parseHeaders(f.Headers)
+	if err != nil {
+		return again(err)
+	}
+	switch {
+	case f.ClearHeaders && len(headers) > 0:
+		return again(domain.Validation("INVALID_HEADERS", "either type new headers or remove them all, not both").WithField("headers"))
+	case f.ClearHeaders:
+		args["headers"] = map[string]string{}
+	case len(headers) > 0:
+		args["headers"] = headers
+	}
+	if f.EmbedID == "" {
+		args["embed_id"] = nil
+	} else {
+		eid, err := uuid.Parse(f.EmbedID)
+		if err != nil {
+			return again(domain.Validation("INVALID_EMBED_ID", "the embed id is not a valid id").WithField("embed_id"))
+		}
+		args["embed_id"] = eid
+	}
+	if err := f.settings(args); err != nil {
+		return again(err)
+	}
+	if err := h.call(c.Request().Context(), s, "webhooks.update", args, nil); err != nil {
+		return again(err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String()+"?notice=updated")
+}
+
 // splitList splits free text on commas and white space.
 func splitList(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
@@ -411,7 +605,9 @@ func notice(c echo.Context) string {
 	case "disabled":
 		return "Endpoint disabled: no deliveries are made until it is enabled again."
 	case "deleted":
-		return "Endpoint deleted."
+		return "Endpoint deleted: it gets no more deliveries; its delivery log stays readable under the \"deleted\" filter until the retention removes it."
+	case "updated":
+		return "Endpoint updated."
 	case "source_enabled":
 		return "Source enabled."
 	case "source_disabled":

@@ -23,6 +23,9 @@ import (
 // scope every read and write by Caller.OwnerID.
 type Caller struct {
 	OwnerID uuid.UUID
+	// APIKeyID is the API key the request authenticated with; zero for a
+	// session or an internal caller. Per-key limits count by it.
+	APIKeyID uuid.UUID
 }
 
 // Meta describes an op for its projections.
@@ -42,6 +45,9 @@ type Meta struct {
 	Status int
 	// Public ops need no owner credentials (Caller is zero).
 	Public bool
+	// MaxBodyBytes, when positive, caps the request body the REST
+	// projection reads; a longer one is refused with 413.
+	MaxBodyBytes int64
 }
 
 // Group returns the part of the name before the first dot.
@@ -127,6 +133,13 @@ func (s Set) Sorted() Set {
 	out := append(Set(nil), s...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Meta().Name < out[j].Meta().Name })
 	return out
+}
+
+// Statuser is an output that chooses its own REST success status: 200 for
+// the replay of an idempotent request, Meta.Status otherwise. The REST
+// projection asks it before Meta.Status; the OpenAPI document lists both.
+type Statuser interface {
+	HTTPStatus() int
 }
 
 // Empty is the input or output of an op that takes or returns nothing. A

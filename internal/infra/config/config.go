@@ -59,6 +59,13 @@ type Config struct {
 	// WebhookMaxEndpoints is the soft limit of webhook endpoints per owner
 	// (STANDMEET_WEBHOOK_MAX_ENDPOINTS, default 50).
 	WebhookMaxEndpoints int
+	// PublishRate and PublishBytesRate limit events.publish per API key
+	// (or per owner for a session), per process: events per second
+	// (STANDMEET_PUBLISH_RATE, default 200) and bytes of data per second
+	// (STANDMEET_PUBLISH_BYTES_RATE, default 1048576). A key may burst one
+	// second's worth, and always at least one full batch.
+	PublishRate      int
+	PublishBytesRate int
 	// DebugAddr is STANDMEET_DEBUG_ADDR: when set, a loopback host:port that
 	// serves Go's profiler (/debug/pprof/) for measuring the server under
 	// load. Empty (the default) serves nothing.
@@ -104,6 +111,8 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 		RiverRescueAfter:       2 * time.Minute,
 		WebhookBackoffScale:    1,
 		WebhookMaxEndpoints:    50,
+		PublishRate:            200,
+		PublishBytesRate:       1 << 20,
 	}
 	if needDatabase || c.DatabaseURL != "" {
 		if err := checkDatabaseURL(c.DatabaseURL); err != nil {
@@ -184,6 +193,19 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			return c, &Error{"STANDMEET_WEBHOOK_MAX_ENDPOINTS", fmt.Sprintf("want 1..100000, got %q", v)}
 		}
 		c.WebhookMaxEndpoints = n
+	}
+	for _, lim := range []struct {
+		name string
+		dst  *int
+		max  int
+	}{{"STANDMEET_PUBLISH_RATE", &c.PublishRate, 1_000_000}, {"STANDMEET_PUBLISH_BYTES_RATE", &c.PublishBytesRate, 1 << 30}} {
+		if v := getenv(lim.name); v != "" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 || n > lim.max {
+				return c, &Error{lim.name, fmt.Sprintf("want 1..%d, got %q", lim.max, v)}
+			}
+			*lim.dst = n
+		}
 	}
 	if v := strings.TrimSpace(getenv("STANDMEET_DEBUG_ADDR")); v != "" {
 		host, _, err := net.SplitHostPort(v)

@@ -50,6 +50,8 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 		{"bad cooldown", "STANDMEET_RIVER_FETCH_COOLDOWN", "fast", "STANDMEET_RIVER_FETCH_COOLDOWN"},
 		{"rescue shorter than the job timeout", "STANDMEET_RIVER_RESCUE_AFTER", "5s", "STANDMEET_RIVER_RESCUE_AFTER"},
 		{"bad endpoint limit", "STANDMEET_WEBHOOK_MAX_ENDPOINTS", "0", "STANDMEET_WEBHOOK_MAX_ENDPOINTS"},
+		{"bad publish rate", "STANDMEET_PUBLISH_RATE", "0", "STANDMEET_PUBLISH_RATE"},
+		{"bad publish bytes rate", "STANDMEET_PUBLISH_BYTES_RATE", "lots", "STANDMEET_PUBLISH_BYTES_RATE"},
 		{"debug address off the machine", "STANDMEET_DEBUG_ADDR", "0.0.0.0:6060", "STANDMEET_DEBUG_ADDR"},
 		{"debug address by name", "STANDMEET_DEBUG_ADDR", "localhost:6060", "STANDMEET_DEBUG_ADDR"},
 	}

@@ -55,6 +55,99 @@ relay_attempts, relay_error, poisoned_at`
 type Page struct {
 	Events     []Event
 	NextCursor string
+	// PrevCursor, when set, pages to the newer events (Query.Before).
+	PrevCursor string
+}
+
+// Query selects a page of an owner's events, newest first.
+type Query struct {
+	// Type keeps the events of this exact type ("" : all).
+	Type string
+	// Since (inclusive) and Until (exclusive) bound occurred_at.
+	Since, Until *time.Time
+	// Cursor pages to older events (a NextCursor); Before to newer ones (a
+	// PrevCursor). At most one is set.
+	Cursor, Before string
+	// Limit must be positive.
+	Limit int
+}
+
+// Find returns a page of ownerID's events passing q, newest first, with a
+// cursor to the older page when there is one and to the newer page when
+// the page does not start at the newest event.
+func (s *Store) Find(ctx context.Context, ownerID uuid.UUID, q Query) (Page, error) {
+	if q.Cursor != "" && q.Before != "" {
+		return Page{}, ErrBadCursor
+	}
+	backward := q.Before != ""
+	cursor := q.Cursor
+	if backward {
+		cursor = q.Before
+	}
+	at, id, err := decodeCursor(cursor)
+	if err != nil {
+		return Page{}, err
+	}
+	args := []any{ownerID, q.Limit + 1}
+	where := `owner_id = $1`
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if q.Type != "" {
+		where += ` AND type = ` + arg(q.Type)
+	}
+	if q.Since != nil {
+		where += ` AND occurred_at >= ` + arg(*q.Since)
+	}
+	if q.Until != nil {
+		where += ` AND occurred_at < ` + arg(*q.Until)
+	}
+	order := `occurred_at DESC, id DESC`
+	if at != nil {
+		cmp := `<`
+		if backward {
+			cmp, order = `>`, `occurred_at ASC, id ASC`
+		}
+		where += ` AND (occurred_at, id) ` + cmp + ` (` + arg(*at) + `, ` + arg(*id) + `)`
+	}
+	evs, err := s.query(ctx, `SELECT `+eventColumns+` FROM events WHERE `+where+` ORDER BY `+order+` LIMIT $2`, args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("find events: %w", err)
+	}
+	more := len(evs) > q.Limit
+	if more {
+		evs = evs[:q.Limit]
+	}
+	if backward {
+		for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+			evs[i], evs[j] = evs[j], evs[i]
+		}
+	}
+	p := Page{Events: evs}
+	if p.Events == nil {
+		p.Events = []Event{}
+	}
+	if len(evs) == 0 {
+		return p, nil
+	}
+	first, last := evs[0], evs[len(evs)-1]
+	// Going forward, the rows past the page are older; going backward,
+	// newer. The page we came from lies on the other side.
+	if backward {
+		p.NextCursor = encodeCursor(last.OccurredAt, last.ID)
+		if more {
+			p.PrevCursor = encodeCursor(first.OccurredAt, first.ID)
+		}
+	} else {
+		if more {
+			p.NextCursor = encodeCursor(last.OccurredAt, last.ID)
+		}
+		if at != nil {
+			p.PrevCursor = encodeCursor(first.OccurredAt, first.ID)
+		}
+	}
+	return p, nil
 }
 
 // List returns ownerID's events newest first, only those of eventType when

@@ -36,7 +36,13 @@ type Endpoint struct {
 	// Headers are custom request headers sent with every delivery.
 	Headers map[string]string
 	// MaxInFlight is how many deliveries may be in flight at once (1..8).
-	MaxInFlight    int
+	MaxInFlight int
+	// TimeoutSeconds bounds one POST to the endpoint, connect to last body
+	// byte (1..MaxTimeoutSeconds).
+	TimeoutSeconds int
+	// MaxAttempts is how many attempts a delivery makes before it is
+	// discarded (1..MaxAttemptsCap), the first of the retry schedule.
+	MaxAttempts    int
 	Enabled        bool
 	DisabledReason *string
 	FailingSince   *time.Time
@@ -48,6 +54,75 @@ type Endpoint struct {
 	PrevSecretUntil  *time.Time
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	// DeletedAt is when the owner deleted the endpoint. A deleted endpoint
+	// is disabled for good (it gets no delivery) and changes no more; it
+	// and its delivery log stay readable until the retention purges them.
+	DeletedAt *time.Time
+}
+
+// Timeout is the endpoint's HTTP timeout (MaxTimeoutSeconds when unset).
+func (e Endpoint) Timeout() time.Duration {
+	if e.TimeoutSeconds < 1 || e.TimeoutSeconds > MaxTimeoutSeconds {
+		return MaxTimeoutSeconds * time.Second
+	}
+	return time.Duration(e.TimeoutSeconds) * time.Second
+}
+
+// Attempts is the endpoint's attempts per delivery (MaxAttemptsCap when
+// unset).
+func (e Endpoint) Attempts() int {
+	if e.MaxAttempts < 1 || e.MaxAttempts > MaxAttemptsCap {
+		return MaxAttemptsCap
+	}
+	return e.MaxAttempts
+}
+
+// Endpoint states, as webhooks.list filters them and the views name them.
+const (
+	StateEnabled  = "enabled"
+	StateFailing  = "failing"
+	StateDisabled = "disabled"
+	StateDeleted  = "deleted"
+)
+
+// State is the endpoint's state: deleted, disabled, failing (enabled, its
+// deliveries failing since FailingSince) or enabled.
+func (e Endpoint) State() string {
+	switch {
+	case e.DeletedAt != nil:
+		return StateDeleted
+	case !e.Enabled:
+		return StateDisabled
+	case e.FailingSince != nil:
+		return StateFailing
+	default:
+		return StateEnabled
+	}
+}
+
+// Health is an endpoint's recent delivery outcomes, read from the attempt
+// records that exist (within the retention).
+type Health struct {
+	// LastSuccessAt and LastFailureAt are the latest attempts answered 2xx
+	// and the latest failed ones (an error or a non-2xx answer).
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	LastFailureAt *time.Time `json:"last_failure_at"`
+	// Attempts24h counts the attempts of the last day (waits for a busy
+	// endpoint excluded), Succeeded24h those that succeeded.
+	Attempts24h  int `json:"attempts_24h"`
+	Succeeded24h int `json:"succeeded_24h"`
+	// SuccessRate24h is Succeeded24h / Attempts24h, null without attempts.
+	SuccessRate24h *float64 `json:"success_rate_24h"`
+}
+
+// HealthWindow is the window of Health's counts and rate.
+const HealthWindow = 24 * time.Hour
+
+// HealthReader reads endpoints' recent delivery outcomes.
+type HealthReader interface {
+	// Health returns the health of each of ids (all the caller's), counting
+	// attempts since since; an endpoint without attempts may be missing.
+	Health(ctx context.Context, ids []uuid.UUID, since time.Time) (map[uuid.UUID]Health, error)
 }
 
 // View is an endpoint as the ops return it: everything but its secrets.
@@ -59,11 +134,19 @@ type View struct {
 	EmbedID        *uuid.UUID        `json:"embed_id"`
 	Headers        map[string]string `json:"headers"`
 	MaxInFlight    int               `json:"max_in_flight"`
+	TimeoutSeconds int               `json:"timeout_seconds"`
+	MaxAttempts    int               `json:"max_attempts"`
 	Enabled        bool              `json:"enabled"`
-	DisabledReason *string           `json:"disabled_reason"`
-	FailingSince   *time.Time        `json:"failing_since"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      time.Time         `json:"updated_at"`
+	// State is enabled, failing, disabled or deleted.
+	State          string     `json:"state"`
+	DisabledReason *string    `json:"disabled_reason"`
+	FailingSince   *time.Time `json:"failing_since"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	DeletedAt      *time.Time `json:"deleted_at"`
+	// Health is the endpoint's recent delivery outcomes (null where the
+	// op does not read them).
+	Health *Health `json:"health"`
 }
 
 // ViewOf returns e's public view.
@@ -74,8 +157,9 @@ func ViewOf(e Endpoint) View {
 	}
 	return View{
 		ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, EmbedID: e.EmbedID,
-		Headers: h, MaxInFlight: e.MaxInFlight, Enabled: e.Enabled, DisabledReason: e.DisabledReason,
-		FailingSince: e.FailingSince, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		Headers: h, MaxInFlight: e.MaxInFlight, TimeoutSeconds: e.TimeoutSeconds, MaxAttempts: e.MaxAttempts,
+		Enabled: e.Enabled, State: e.State(), DisabledReason: e.DisabledReason,
+		FailingSince: e.FailingSince, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, DeletedAt: e.DeletedAt,
 	}
 }
 
@@ -115,6 +199,15 @@ type Delivery struct {
 	Snoozes int `json:"snoozes"`
 }
 
+// EventDelivery is a delivery of one event, with the endpoint it went to.
+type EventDelivery struct {
+	Delivery
+	EndpointID  uuid.UUID `json:"endpoint_id"`
+	EndpointURL string    `json:"endpoint_url"`
+	// EndpointState is the endpoint's state now (deleted ones included).
+	EndpointState string `json:"endpoint_state"`
+}
+
 // TaskURL returns the River UI link of job id.
 func TaskURL(jobID int64) string {
 	return "/admin/tasks?job=" + strconv.FormatInt(jobID, 10)
@@ -144,20 +237,54 @@ type Tx interface {
 // EndpointStore keeps endpoints. Every method is scoped by owner: another
 // owner's endpoint is not found (an error wrapping domain.ErrNotFound).
 type EndpointStore interface {
-	// List returns up to limit endpoints of ownerID in id order, after the
-	// id after (uuid.Nil: from the start).
-	List(ctx context.Context, ownerID, after uuid.UUID, limit int) ([]Endpoint, error)
+	// List returns up to q.Limit endpoints of ownerID that pass q's
+	// filters, in q's order, after q.After.
+	List(ctx context.Context, ownerID uuid.UUID, q EndpointQuery) ([]Endpoint, error)
 	// Get returns one endpoint; forUpdate locks it until the transaction
 	// ends.
 	Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (Endpoint, error)
-	// Count returns how many endpoints ownerID has.
+	// Count returns how many endpoints ownerID has, deleted ones not
+	// counted.
 	Count(ctx context.Context, ownerID uuid.UUID) (int, error)
 	// Insert stores a new endpoint with its lease slots.
 	Insert(ctx context.Context, e Endpoint) error
 	// Update writes every field of e (found by owner and id).
 	Update(ctx context.Context, e Endpoint) error
-	// Delete removes an endpoint, its lease and its delivery log.
-	Delete(ctx context.Context, ownerID, id uuid.UUID) error
+	// Delete marks an endpoint deleted at at: disabled for good, its
+	// delivery log kept until PurgeDeleted. An endpoint deleted already is
+	// not found.
+	Delete(ctx context.Context, ownerID, id uuid.UUID, at time.Time) error
+}
+
+// Endpoint list sort orders (a leading '-' reverses).
+const (
+	SortCreated = "created"
+	SortURL     = "url"
+)
+
+// EndpointQuery selects and orders endpoints for webhooks.list.
+type EndpointQuery struct {
+	// State is one of the State* constants; "" is every endpoint not
+	// deleted.
+	State string
+	// EventType keeps the endpoints whose globs match this event type.
+	EventType string
+	// URLContains keeps the endpoints whose URL contains it, case
+	// insensitively.
+	URLContains string
+	// Sort is SortCreated or SortURL; Desc reverses it.
+	Sort string
+	Desc bool
+	// After is the sort key of the last row of the previous page.
+	After *EndpointCursor
+	Limit int
+}
+
+// EndpointCursor is the sort key of an endpoint in a list: its URL (for
+// SortURL) and its id.
+type EndpointCursor struct {
+	URL string
+	ID  uuid.UUID
 }
 
 // DeliveryStore reads and queues an endpoint's webhook.deliver jobs.
@@ -168,6 +295,10 @@ type DeliveryStore interface {
 	// List returns up to limit deliveries of endpointID, newest job first,
 	// with job ids below before (0: from the newest).
 	List(ctx context.Context, endpointID uuid.UUID, before int64, limit int) ([]Delivery, error)
+	// ListByEvent returns up to limit deliveries of eventID to ownerID's
+	// endpoints, oldest job first, or an error wrapping domain.ErrNotFound
+	// when eventID is not one of ownerID's events (or was pruned).
+	ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
 	// Redeliver queues again every discarded or cancelled delivery of
 	// endpointID (River's JobRetry: same job, same webhook-id) and returns
 	// how many.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -21,6 +22,9 @@ type CreateInput struct {
 	Headers     map[string]string `json:"headers,omitempty" doc:"custom request headers, name to string value"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"default true"`
 	MaxInFlight *int              `json:"max_in_flight,omitempty" doc:"deliveries in flight at once, 1..8, default 1"`
+	// TimeoutSeconds and MaxAttempts default to their caps.
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10, default 10"`
+	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery before it fails, 1..18 (the first of the retry schedule), default 18"`
 
 	// rawHeaders is the headers field as sent, kept so a malformed one is
 	// reported as INVALID_HEADERS rather than as a JSON type error.
@@ -62,6 +66,10 @@ type UpdateInput struct {
 	Headers     map[string]string `json:"headers,omitempty" doc:"replaces all custom headers; {} removes them"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"true also clears the failure state"`
 	MaxInFlight *int              `json:"max_in_flight,omitempty"`
+	// TimeoutSeconds and MaxAttempts apply to attempts that start after
+	// the change.
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
+	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
 
 	rawHeaders json.RawMessage
 	// embedSet records that embed_id was present in the body (null
@@ -135,15 +143,24 @@ type IDInput struct {
 	ID uuid.UUID `json:"id" path:"id"`
 }
 
-// ListInput pages the endpoints.
+// ListInput filters, orders and pages the endpoints.
 type ListInput struct {
 	op.PageInput
+	State     string `json:"state,omitempty" query:"state" doc:"enabled, failing, disabled or deleted; default every endpoint not deleted"`
+	EventType string `json:"event_type,omitempty" query:"event_type" doc:"only endpoints subscribed to this webhook event type (through their globs)"`
+	URL       string `json:"url,omitempty" query:"url" doc:"only endpoints whose URL contains this text (case-insensitive)"`
+	Sort      string `json:"sort,omitempty" query:"sort" doc:"created (default, oldest first), -created, url or -url"`
 }
 
 // DeliveriesInput pages an endpoint's delivery log.
 type DeliveriesInput struct {
 	ID uuid.UUID `json:"id" path:"id"`
 	op.PageInput
+}
+
+// EventIDInput names one event.
+type EventIDInput struct {
+	ID uuid.UUID `json:"id" path:"id" doc:"event id"`
 }
 
 // SecretOutput is a new secret, shown once.
@@ -162,9 +179,15 @@ type RedeliverOutput struct {
 	Count int `json:"count"`
 }
 
-// EventTypeView is one Webhook-exposed event type.
+// EventTypeView is one Webhook-exposed event type, documented: who
+// produces it, the JSON Schema of its data and an example webhook body.
 type EventTypeView struct {
-	Name        string `json:"name"`
-	Domain      string `json:"domain"`
-	Description string `json:"description"`
+	Name        string          `json:"name"`
+	Domain      string          `json:"domain"`
+	Description string          `json:"description"`
+	Producer    domain.Producer `json:"producer" doc:"kind: trigger, use_case or external; name: the trigger or use case"`
+	// Publishable is true for external types: events.publish accepts them.
+	Publishable bool            `json:"publishable" doc:"true when the owner's services may publish it through events.publish"`
+	DataSchema  json.RawMessage `json:"data_schema" doc:"JSON Schema (draft 2020-12) of the event's data"`
+	Example     json.RawMessage `json:"example" doc:"an example webhook body: id, type, subject, occurred_at, data"`
 }

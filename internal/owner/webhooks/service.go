@@ -2,8 +2,11 @@ package webhooks
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -24,6 +27,7 @@ type Service struct {
 	clock          domain.Clock
 	newSecret      func() (string, error)
 	maxEndpoints   int
+	health         HealthReader
 }
 
 // Deps are the Service's ports.
@@ -38,6 +42,9 @@ type Deps struct {
 	NewSecret func() (string, error)
 	// MaxEndpoints is the soft limit per owner (DefaultMaxEndpoints).
 	MaxEndpoints int
+	// Health reads the endpoints' recent outcomes for list and get; nil
+	// leaves their health null.
+	Health HealthReader
 }
 
 // NewService builds the Service.
@@ -53,7 +60,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints,
+		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health,
 	}
 }
 
@@ -61,34 +68,132 @@ func badCursor() error {
 	return domain.Validation("INVALID_CURSOR", "cursor is not one this list handed out").WithField("cursor")
 }
 
-// List returns a page of the owner's endpoints, oldest first.
-func (s *Service) List(ctx context.Context, ownerID uuid.UUID, in ListInput) (op.Page[View], error) {
-	after := uuid.Nil
-	if in.Cursor != "" {
-		id, err := uuid.Parse(in.Cursor)
-		if err != nil {
-			return op.Page[View]{}, badCursor()
-		}
-		after = id
+// endpointQuery validates a list's filters, order and cursor.
+func endpointQuery(in ListInput) (EndpointQuery, error) {
+	q := EndpointQuery{Limit: in.NormalizedLimit()}
+	switch in.State {
+	case "", StateEnabled, StateFailing, StateDisabled, StateDeleted:
+		q.State = in.State
+	default:
+		return q, domain.Validation(CodeInvalidState, "state must be enabled, failing, disabled or deleted").WithField("state")
 	}
-	limit := in.NormalizedLimit()
+	if t := strings.TrimSpace(in.EventType); t != "" {
+		et, ok := domain.LookupEventType(t)
+		if !ok || et.Exposure != domain.Webhook {
+			return q, domain.Validation(CodeInvalidEventType, fmt.Sprintf("event_type %q is not a webhook event type (see GET /api/admin/webhooks/event-types)", truncate(t, 64))).WithField("event_type")
+		}
+		q.EventType = t
+	}
+	q.URLContains = strings.TrimSpace(in.URL)
+	if len(q.URLContains) > MaxURLLen || strings.ContainsRune(q.URLContains, 0) {
+		return q, domain.Validation(CodeInvalidURLFilter, fmt.Sprintf("url filter must be at most %d bytes of text", MaxURLLen)).WithField("url")
+	}
+	sort := in.Sort
+	if strings.HasPrefix(sort, "-") {
+		q.Desc, sort = true, sort[1:]
+	}
+	switch sort {
+	case "", SortCreated:
+		q.Sort = SortCreated
+	case SortURL:
+		q.Sort = SortURL
+	default:
+		return q, domain.Validation(CodeInvalidSort, "sort must be created, -created, url or -url").WithField("sort")
+	}
+	if in.Cursor != "" {
+		c, err := parseEndpointCursor(q.Sort, in.Cursor)
+		if err != nil {
+			return q, err
+		}
+		q.After = &c
+	}
+	return q, nil
+}
+
+// endpointCursor is the cursor after e in a list sorted by sort: its id, or
+// for SortURL its URL (base64url) and id joined by '~'.
+func endpointCursor(sort string, e Endpoint) string {
+	if sort == SortURL {
+		return base64.RawURLEncoding.EncodeToString([]byte(e.URL)) + "~" + e.ID.String()
+	}
+	return e.ID.String()
+}
+
+func parseEndpointCursor(sort, s string) (EndpointCursor, error) {
+	var c EndpointCursor
+	idPart := s
+	if sort == SortURL {
+		u, id, ok := strings.Cut(s, "~")
+		if !ok {
+			return c, badCursor()
+		}
+		b, err := base64.RawURLEncoding.DecodeString(u)
+		if err != nil {
+			return c, badCursor()
+		}
+		c.URL, idPart = string(b), id
+	}
+	id, err := uuid.Parse(idPart)
+	if err != nil {
+		return c, badCursor()
+	}
+	c.ID = id
+	return c, nil
+}
+
+// List returns a page of the owner's endpoints that pass in's filters, in
+// its order (oldest first by default), each with its health.
+func (s *Service) List(ctx context.Context, ownerID uuid.UUID, in ListInput) (op.Page[View], error) {
+	q, err := endpointQuery(in)
+	if err != nil {
+		return op.Page[View]{}, err
+	}
+	limit := q.Limit
+	q.Limit = limit + 1
 	var rows []Endpoint
-	err := s.uow.Do(ctx, func(tx Tx) error {
+	err = s.uow.Do(ctx, func(tx Tx) error {
 		var err error
-		rows, err = tx.Endpoints().List(ctx, ownerID, after, limit+1)
+		rows, err = tx.Endpoints().List(ctx, ownerID, q)
 		return err
 	})
 	if err != nil {
 		return op.Page[View]{}, fmt.Errorf("list endpoints: %w", err)
 	}
-	views := make([]View, len(rows))
-	for i, e := range rows {
-		views[i] = ViewOf(e)
+	page := op.NewPage(rows, limit, func(e Endpoint) string { return endpointCursor(q.Sort, e) })
+	views, err := s.viewsWithHealth(ctx, page.Data)
+	if err != nil {
+		return op.Page[View]{}, err
 	}
-	return op.NewPage(views, limit, func(v View) string { return v.ID.String() }), nil
+	return op.Page[View]{Data: views, NextCursor: page.NextCursor}, nil
 }
 
-// Get returns one endpoint, never its secret.
+// viewsWithHealth returns the views of es with their health read in one
+// call.
+func (s *Service) viewsWithHealth(ctx context.Context, es []Endpoint) ([]View, error) {
+	views := make([]View, len(es))
+	for i, e := range es {
+		views[i] = ViewOf(e)
+	}
+	if s.health == nil || len(es) == 0 {
+		return views, nil
+	}
+	ids := make([]uuid.UUID, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	hs, err := s.health.Health(ctx, ids, s.clock.Now().Add(-HealthWindow))
+	if err != nil {
+		return nil, fmt.Errorf("read endpoint health: %w", err)
+	}
+	for i := range views {
+		h := hs[views[i].ID]
+		views[i].Health = &h
+	}
+	return views, nil
+}
+
+// Get returns one endpoint with its health, never its secret. A deleted
+// endpoint is returned until it is purged (its state says deleted).
 func (s *Service) Get(ctx context.Context, ownerID, id uuid.UUID) (View, error) {
 	var e Endpoint
 	err := s.uow.Do(ctx, func(tx Tx) error {
@@ -99,7 +204,29 @@ func (s *Service) Get(ctx context.Context, ownerID, id uuid.UUID) (View, error) 
 	if err != nil {
 		return View{}, fmt.Errorf("get endpoint %s: %w", id, err)
 	}
-	return ViewOf(e), nil
+	views, err := s.viewsWithHealth(ctx, []Endpoint{e})
+	if err != nil {
+		return View{}, err
+	}
+	return views[0], nil
+}
+
+// errDeleted refuses a change to a deleted endpoint.
+func errDeleted() error {
+	return domain.Conflict(CodeEndpointDeleted, "the endpoint is deleted; its delivery log stays readable until the retention purges it")
+}
+
+// getLive returns an endpoint that is not deleted (ENDPOINT_DELETED
+// otherwise).
+func getLive(ctx context.Context, tx Tx, ownerID, id uuid.UUID, forUpdate bool) (Endpoint, error) {
+	e, err := tx.Endpoints().Get(ctx, ownerID, id, forUpdate)
+	if err != nil {
+		return e, err
+	}
+	if e.DeletedAt != nil {
+		return e, errDeleted()
+	}
+	return e, nil
 }
 
 // checkEmbed refuses an embed_id that is not an embed of the owner.
@@ -164,6 +291,19 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		}
 		maxInFlight = *in.MaxInFlight
 	}
+	timeout, attempts := MaxTimeoutSeconds, MaxAttemptsCap
+	if in.TimeoutSeconds != nil {
+		if err := ValidateTimeout(*in.TimeoutSeconds); err != nil {
+			return WithSecret{}, err
+		}
+		timeout = *in.TimeoutSeconds
+	}
+	if in.MaxAttempts != nil {
+		if err := ValidateMaxAttempts(*in.MaxAttempts); err != nil {
+			return WithSecret{}, err
+		}
+		attempts = *in.MaxAttempts
+	}
 	if err := s.checkEmbed(ctx, ownerID, in.EmbedID); err != nil {
 		return WithSecret{}, err
 	}
@@ -178,7 +318,8 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	now := s.clock.Now()
 	e := Endpoint{
 		ID: id, OwnerID: ownerID, URL: u, Description: desc, EventTypes: types, EmbedID: in.EmbedID,
-		Headers: headers, MaxInFlight: maxInFlight, Enabled: in.Enabled == nil || *in.Enabled,
+		Headers: headers, MaxInFlight: maxInFlight, TimeoutSeconds: timeout, MaxAttempts: attempts,
+		Enabled:      in.Enabled == nil || *in.Enabled,
 		SecretSealed: sealed, CreatedAt: now, UpdatedAt: now,
 	}
 	if !e.Enabled {
@@ -238,6 +379,16 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			return View{}, err
 		}
 	}
+	if in.TimeoutSeconds != nil {
+		if err := ValidateTimeout(*in.TimeoutSeconds); err != nil {
+			return View{}, err
+		}
+	}
+	if in.MaxAttempts != nil {
+		if err := ValidateMaxAttempts(*in.MaxAttempts); err != nil {
+			return View{}, err
+		}
+	}
 	embedChanged, embedID := in.embedChange()
 	if embedChanged {
 		if err := s.checkEmbed(ctx, ownerID, embedID); err != nil {
@@ -247,7 +398,7 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 	var e Endpoint
 	err = s.uow.Do(ctx, func(tx Tx) error {
 		var err error
-		if e, err = tx.Endpoints().Get(ctx, ownerID, in.ID, true); err != nil {
+		if e, err = getLive(ctx, tx, ownerID, in.ID, true); err != nil {
 			return err
 		}
 		if u != nil {
@@ -264,6 +415,12 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 		}
 		if in.MaxInFlight != nil {
 			e.MaxInFlight = *in.MaxInFlight
+		}
+		if in.TimeoutSeconds != nil {
+			e.TimeoutSeconds = *in.TimeoutSeconds
+		}
+		if in.MaxAttempts != nil {
+			e.MaxAttempts = *in.MaxAttempts
 		}
 		if embedChanged {
 			e.EmbedID = embedID
@@ -285,11 +442,14 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 	return ViewOf(e), nil
 }
 
-// Delete removes an endpoint. Its queued deliveries are discarded when
-// they run (endpoint gone).
+// Delete deletes an endpoint softly: it is disabled for good, so it gets
+// no new delivery and its queued ones are discarded when they run
+// (endpoint disabled); it leaves the default list and the endpoint limit,
+// and it and its delivery log stay readable until the retention purges
+// them. Deleting it again is not found.
 func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		return tx.Endpoints().Delete(ctx, ownerID, id)
+		return tx.Endpoints().Delete(ctx, ownerID, id, s.clock.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("delete endpoint %s: %w", id, err)
@@ -307,7 +467,7 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (Secr
 		return SecretOutput{}, err
 	}
 	err = s.uow.Do(ctx, func(tx Tx) error {
-		e, err := tx.Endpoints().Get(ctx, ownerID, id, true)
+		e, err := getLive(ctx, tx, ownerID, id, true)
 		if err != nil {
 			return err
 		}
@@ -338,7 +498,7 @@ type testEventData struct {
 func (s *Service) SendTest(ctx context.Context, ownerID, id uuid.UUID) (TestOutput, error) {
 	var out TestOutput
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		e, err := tx.Endpoints().Get(ctx, ownerID, id, false)
+		e, err := getLive(ctx, tx, ownerID, id, false)
 		if err != nil {
 			return err
 		}
@@ -392,6 +552,32 @@ func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID, in Deliveri
 	return op.NewPage(rows, limit, func(d Delivery) string { return strconv.FormatInt(d.JobID, 10) }), nil
 }
 
+// maxEventDeliveries bounds the deliveries listed for one event: one per
+// endpoint (the fan-out's unique key), plus redeliveries and tests.
+const maxEventDeliveries = 500
+
+// EventDeliveries lists the webhook deliveries of one of the owner's
+// events, each with the endpoint it went to (a deleted one included), so
+// the events view links each event to its deliveries.
+func (s *Service) EventDeliveries(ctx context.Context, ownerID, eventID uuid.UUID) (op.List[EventDelivery], error) {
+	var rows []EventDelivery
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		rows, err = tx.Deliveries().ListByEvent(ctx, ownerID, eventID, maxEventDeliveries)
+		return err
+	})
+	if err != nil {
+		return op.List[EventDelivery]{}, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	for i := range rows {
+		rows[i].TaskURL = TaskURL(rows[i].JobID)
+	}
+	if rows == nil {
+		rows = []EventDelivery{}
+	}
+	return op.List[EventDelivery]{Data: rows}, nil
+}
+
 // Redeliver queues again every discarded delivery of the endpoint (River
 // states discarded and cancelled), after the receiver was fixed. Each keeps
 // its job and its webhook-id, so a receiver that did get it dedupes it. A
@@ -399,7 +585,7 @@ func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID, in Deliveri
 func (s *Service) Redeliver(ctx context.Context, ownerID, id uuid.UUID) (RedeliverOutput, error) {
 	var n int
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		e, err := tx.Endpoints().Get(ctx, ownerID, id, false)
+		e, err := getLive(ctx, tx, ownerID, id, false)
 		if err != nil {
 			return err
 		}
@@ -420,7 +606,8 @@ func (s *Service) EventTypes() op.List[EventTypeView] {
 	all := domain.WebhookEventTypes()
 	out := op.List[EventTypeView]{Data: make([]EventTypeView, len(all))}
 	for i, t := range all {
-		out.Data[i] = EventTypeView{Name: t.Name, Domain: t.Domain, Description: t.Description}
+		out.Data[i] = EventTypeView{Name: t.Name, Domain: t.Domain, Description: t.Description, Producer: t.Producer,
+			Publishable: t.Publishable(), DataSchema: json.RawMessage(t.DataSchema), Example: json.RawMessage(t.ExampleBody())}
 	}
 	return out
 }

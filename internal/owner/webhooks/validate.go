@@ -26,6 +26,13 @@ const (
 	MaxInFlightCap = 8
 	// DefaultMaxEndpoints is the soft limit of endpoints per owner.
 	DefaultMaxEndpoints = 50
+	// MaxTimeoutSeconds bounds an endpoint's HTTP timeout: one POST,
+	// connect to last body byte, must end inside the delivery job's own
+	// timeout. It is also the default.
+	MaxTimeoutSeconds = 10
+	// MaxAttemptsCap is the most attempts a delivery may make: the whole
+	// retry schedule (about 1.5 days). It is also the default.
+	MaxAttemptsCap = 18
 )
 
 // Error codes of the webhooks ops.
@@ -35,6 +42,13 @@ const (
 	CodeInvalidHeaders     = "INVALID_HEADERS"
 	CodeInvalidDescription = "INVALID_DESCRIPTION"
 	CodeInvalidMaxInFlight = "INVALID_MAX_IN_FLIGHT"
+	CodeInvalidTimeout     = "INVALID_TIMEOUT"
+	CodeInvalidMaxAttempts = "INVALID_MAX_ATTEMPTS"
+	CodeInvalidState       = "INVALID_STATE"
+	CodeInvalidEventType   = "INVALID_EVENT_TYPE"
+	CodeInvalidSort        = "INVALID_SORT"
+	CodeInvalidURLFilter   = "INVALID_URL_FILTER"
+	CodeEndpointDeleted    = "ENDPOINT_DELETED"
 	CodeUnknownEmbed       = "UNKNOWN_EMBED"
 	CodeEndpointLimit      = "ENDPOINT_LIMIT"
 	CodeEndpointNotFound   = "NOT_FOUND"
@@ -244,6 +258,23 @@ func ValidateDescription(s string) (string, error) {
 func ValidateMaxInFlight(n int) error {
 	if n < 1 || n > MaxInFlightCap {
 		return domain.Validation(CodeInvalidMaxInFlight, fmt.Sprintf("max_in_flight must be 1..%d", MaxInFlightCap)).WithField("max_in_flight")
+	}
+	return nil
+}
+
+// ValidateTimeout checks timeout_seconds: 1..MaxTimeoutSeconds.
+func ValidateTimeout(n int) error {
+	if n < 1 || n > MaxTimeoutSeconds {
+		return domain.Validation(CodeInvalidTimeout, fmt.Sprintf("timeout_seconds must be 1..%d (one request must end inside the delivery job's timeout)", MaxTimeoutSeconds)).WithField("timeout_seconds")
+	}
+	return nil
+}
+
+// ValidateMaxAttempts checks max_attempts: 1..MaxAttemptsCap, the first
+// attempts of the retry schedule.
+func ValidateMaxAttempts(n int) error {
+	if n < 1 || n > MaxAttemptsCap {
+		return domain.Validation(CodeInvalidMaxAttempts, fmt.Sprintf("max_attempts must be 1..%d (the retry schedule has %d attempts)", MaxAttemptsCap, MaxAttemptsCap)).WithField("max_attempts")
 	}
 	return nil
 }

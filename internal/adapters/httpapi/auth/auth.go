@@ -86,7 +86,7 @@ func (g *Gate) Authenticate(r *http.Request) (op.Caller, error) {
 		if err != nil {
 			return op.Caller{}, err
 		}
-		return op.Caller{OwnerID: k.OwnerID}, nil
+		return op.Caller{OwnerID: k.OwnerID, APIKeyID: k.ID}, nil
 	}
 	sess, token, err := g.sessionFromRequest(r)
 	if err != nil {

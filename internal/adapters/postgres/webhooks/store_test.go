@@ -113,9 +113,11 @@ func TestEndpointStoreRoundTripsAndScopesByOwner(t *testing.T) {
 	require.Nil(t, next.NextCursor)
 
 	require.NoError(t, b.svc.Delete(ctx, b.owner, a.ID))
+	_, err = pgwebhooks.PurgeDeletedEndpoints(ctx, b.pool, time.Now().Add(time.Minute))
+	require.NoError(t, err)
 	var leases int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoint_leases WHERE endpoint_id = $1`, a.ID).Scan(&leases))
-	require.Zero(t, leases, "the lease rows go with the endpoint")
+	require.Zero(t, leases, "the lease rows go with the purged endpoint")
 }
 
 func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
@@ -171,7 +173,13 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	c = take()
 	require.False(t, c.Endpoint.Enabled)
 	require.Nil(t, c.Lease)
+	// A deleted endpoint is disabled for good; once purged it is gone.
 	require.NoError(t, b.svc.Delete(ctx, b.owner, ep.ID))
+	c = take()
+	require.False(t, c.Endpoint.Enabled)
+	require.Nil(t, c.Lease)
+	_, err = pgwebhooks.PurgeDeletedEndpoints(ctx, b.pool, time.Now().Add(time.Minute))
+	require.NoError(t, err)
 	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
 	require.ErrorIs(t, err, subscriber.ErrGone)
 }

@@ -104,6 +104,53 @@ LIMIT $3`, endpointID, before, limit)
 	return out, nil
 }
 
+// ListByEvent reads the event's delivery jobs through River's GIN index on
+// args, each joined to its endpoint of ownerID (deleted ones included) and
+// its last attempt; the event must be ownerID's.
+func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]webhooks.EventDelivery, error) {
+	var exists bool
+	if err := s.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1 AND owner_id = $2)`, eventID, ownerID).
+		Scan(&exists); err != nil {
+		return nil, fmt.Errorf("find event %s: %w", eventID, err)
+	}
+	if !exists {
+		return nil, domain.NotFound("NOT_FOUND", "event not found")
+	}
+	rows, err := s.tx.Query(ctx, `SELECT j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), j.state::text,
+  j.attempt, j.max_attempts, j.errors[array_upper(j.errors, 1)]->>'error', j.attempted_at, j.created_at,
+  j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
+  COALESCE((j.metadata->>'snoozes')::int, 0), e.id, e.url,
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
+       WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END
+FROM river_job j
+JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+LEFT JOIN LATERAL (
+  SELECT status_code, latency_ms, response, location FROM webhook_attempts
+  WHERE job_id = j.id ORDER BY id DESC LIMIT 1) a ON true
+WHERE j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('event_id', $1::text)
+ORDER BY j.id
+LIMIT $3`, eventID, ownerID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	defer rows.Close()
+	var out []webhooks.EventDelivery
+	for rows.Next() {
+		var d webhooks.EventDelivery
+		if err := rows.Scan(&d.JobID, &d.EventID, &d.EventType, &d.State, &d.Attempt, &d.MaxAttempts, &d.LastError,
+			&d.AttemptedAt, &d.CreatedAt, &d.ScheduledAt, &d.StatusCode, &d.LatencyMS, &d.Response, &d.Location,
+			&d.Snoozes, &d.EndpointID, &d.EndpointURL, &d.EndpointState); err != nil {
+			return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	return out, nil
+}
+
 // Redeliver retries, with River's JobRetry, every discarded or cancelled
 // delivery of the endpoint whose (endpoint, event) has no other live or
 // completed job: such a sibling would either collide with River's unique

@@ -136,13 +136,11 @@ type IDInput struct {
 type eventData struct {
 	ConnectionID uuid.UUID `json:"connection_id"`
 	SourceID     uuid.UUID `json:"source_id"`
-	Name         string    `json:"name"`
-	Supplier     string    `json:"supplier,omitempty"`
 	MessageID    string    `json:"message_id,omitempty"`
 }
 
 func dataOf(c Connection) eventData {
-	return eventData{ConnectionID: c.ID, SourceID: c.SourceID, Name: c.Name, Supplier: c.Supplier}
+	return eventData{ConnectionID: c.ID, SourceID: c.SourceID}
 }
 
 // Create connects a supplier through one of the owner's sources and records

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DBWork is the database work done in the bench database: statements as
+// pg_stat_statements counts them (BEGIN and COMMIT included, since each is a
+// round trip), transactions and rows changed as pg_stat_database counts them.
+// Between two snapshots it is the work of everything that ran against the
+// database meanwhile: servers, River's pollers and maintenance, and the
+// bench's own few queries.
+type DBWork struct {
+	Statements   int64
+	Transactions int64
+	RowsChanged  int64
+}
+
+// Sub is the work done between an earlier snapshot o and w.
+func (w DBWork) Sub(o DBWork) DBWork {
+	return DBWork{
+		Statements:   w.Statements - o.Statements,
+		Transactions: w.Transactions - o.Transactions,
+		RowsChanged:  w.RowsChanged - o.RowsChanged,
+	}
+}
+
+// Per divides the work by n units (deliveries, messages); all zero for n ≤ 0.
+func (w DBWork) Per(n int64) (statements, transactions, rows float64) {
+	if n <= 0 {
+		return 0, 0, 0
+	}
+	f := float64(n)
+	return float64(w.Statements) / f, float64(w.Transactions) / f, float64(w.RowsChanged) / f
+}
+
+// statsSettle is how long a snapshot waits first: PostgreSQL's backends
+// publish their transaction and row counters at most every second while busy
+// and within ten seconds once idle, while pg_stat_statements counts at once.
+const statsSettle = 11 * time.Second
+
+// EnableWorkCounting makes WorkSnapshot possible on the bench database: it
+// needs pg_stat_statements in shared_preload_libraries (scripts/devdb.sh
+// starts the private cluster so). It returns an error saying what is missing
+// otherwise, and the bench then reports no per-unit work.
+func (b *ServerBench) EnableWorkCounting(ctx context.Context) error {
+	var libs string
+	if err := b.Pool.QueryRow(ctx, `SHOW shared_preload_libraries`).Scan(&libs); err != nil {
+		return fmt.Errorf("read shared_preload_libraries: %w", err)
+	}
+	if _, err := b.Pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return fmt.Errorf("pg_stat_statements is not available (shared_preload_libraries = %q; restart the private cluster with make devdb-stop): %w", libs, err)
+	}
+	var n int64
+	if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_statements LIMIT 1`).Scan(&n); err != nil {
+		return fmt.Errorf("pg_stat_statements is not loaded (shared_preload_libraries = %q; restart the private cluster with make devdb-stop): %w", libs, err)
+	}
+	b.workCounting = true
+	return nil
+}
+
+// WorkSnapshot reads the bench database's work counters after letting the
+// backends publish theirs. ok is false when counting is not enabled.
+func (b *ServerBench) WorkSnapshot(ctx context.Context) (w DBWork, ok bool, err error) {
+	if !b.workCounting {
+		return DBWork{}, false, nil
+	}
+	select {
+	case <-ctx.Done():
+		return DBWork{}, false, ctx.Err()
+	case <-time.After(statsSettle):
+	}
+	err = b.Pool.QueryRow(ctx, `
+SELECT coalesce((SELECT sum(calls) FROM pg_stat_statements s
+                  WHERE s.dbid = d.datid), 0)::bigint,
+       (d.xact_commit + d.xact_rollback)::bigint,
+       (d.tup_inserted + d.tup_updated + d.tup_deleted)::bigint
+  FROM pg_stat_database d
+ WHERE d.datname = current_database()`).Scan(&w.Statements, &w.Transactions, &w.RowsChanged)
+	if err != nil {
+		return DBWork{}, false, fmt.Errorf("read work counters: %w", err)
+	}
+	return w, true, nil
+}
+
+// MeasureWork runs fn between two snapshots and, when counting is enabled,
+// reports statements, transactions and rows changed per unit under the keys
+// <key>_statements_per_<unit>, <key>_transactions_per_<unit> and
+// <key>_rows_per_<unit>. fn returns how many units it completed.
+func (b *ServerBench) MeasureWork(ctx context.Context, key, unit string, fn func() (int64, error)) error {
+	before, ok, err := b.WorkSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := fn()
+	if err != nil || !ok {
+		return err
+	}
+	after, _, err := b.WorkSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	d := after.Sub(before)
+	s, x, r := d.Per(n)
+	b.r.Extra[fmt.Sprintf("%s_statements_per_%s", key, unit)] = s
+	b.r.Extra[fmt.Sprintf("%s_transactions_per_%s", key, unit)] = x
+	b.r.Extra[fmt.Sprintf("%s_rows_per_%s", key, unit)] = r
+	b.r.Note("%s: %.2f statements, %.2f transactions, %.2f rows changed per %s (%d %ss)", key, s, x, r, unit, n, unit)
+	return nil
+}

@@ -1,0 +1,299 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+)
+
+// fakeLimiter grants budget events in total and records what it was asked.
+type fakeLimiter struct {
+	mu     sync.Mutex
+	budget int
+	keys   []string
+	bytes  []int
+}
+
+func (l *fakeLimiter) Allow(key string, events, bytes int) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.keys = append(l.keys, key)
+	l.bytes = append(l.bytes, bytes)
+	if events > l.budget {
+		return 1500 * time.Millisecond, false
+	}
+	l.budget -= events
+	return 0, true
+}
+
+func booking(id string) Input {
+	return Input{Type: "booking.created", Subject: "booking://" + id,
+		Data: json.RawMessage(`{"booking_id":"` + id + `","starts_at":"2026-12-08T09:30:00Z"}`)}
+}
+
+func newService(budget int) (*Service, *Memory, *fakeLimiter) {
+	m := NewMemory()
+	l := &fakeLimiter{budget: budget}
+	return NewService(m, l), m, l
+}
+
+func requireCode(t *testing.T, err error, kind domain.Kind, code string) *domain.Error {
+	t.Helper()
+	de := domain.AsError(err)
+	require.NotNil(t, de, "want a domain error, got %v", err)
+	require.Equal(t, kind, de.Kind, de.Error())
+	require.Equal(t, code, de.Code, de.Error())
+	return de
+}
+
+func TestPublishRecordsTheEventInOneTransaction(t *testing.T) {
+	t.Parallel()
+	svc, m, l := newService(10)
+	caller := op.Caller{OwnerID: uuid.New(), APIKeyID: uuid.New()}
+	out, err := svc.Publish(context.Background(), caller, booking("b_1"))
+	require.NoError(t, err)
+	require.False(t, out.Duplicate)
+	require.Equal(t, http.StatusAccepted, out.HTTPStatus())
+	evs := m.Events()
+	require.Len(t, evs, 1)
+	require.Equal(t, out.ID, evs[0].ID)
+	require.Equal(t, caller.OwnerID, evs[0].OwnerID)
+	require.Equal(t, "booking.created", evs[0].Type)
+	require.Equal(t, "booking://b_1", evs[0].Subject)
+	require.JSONEq(t, `{"booking_id":"b_1","starts_at":"2026-12-08T09:30:00Z"}`, string(evs[0].Data))
+	require.Equal(t, []string{"api_key:" + caller.APIKeyID.String()}, l.keys, "limits count per API key")
+}
+
+func TestPublishRefusalsRecordNothing(t *testing.T) {
+	t.Parallel()
+	with := func(f func(*Input)) Input {
+		in := booking("b_1")
+		f(&in)
+		return in
+	}
+	for _, tc := range []struct {
+		name string
+		in   Input
+		kind domain.Kind
+		code string
+	}{
+		{"undeclared type", with(func(in *Input) { in.Type = "booking.exploded" }), domain.KindValidation, CodeUnknownType},
+		{"internal type", with(func(in *Input) { in.Type = domain.EventOwnerLogin; in.Data = json.RawMessage(`{}`) }), domain.KindForbidden, CodeNotPublishable},
+		{"trigger type", with(func(in *Input) { in.Type = domain.EventCorpusNoteChanged }), domain.KindForbidden, CodeNotPublishable},
+		{"empty subject", with(func(in *Input) { in.Subject = "" }), domain.KindValidation, CodeInvalidSubject},
+		{"subject without scheme", with(func(in *Input) { in.Subject = "b_1" }), domain.KindValidation, CodeInvalidSubject},
+		{"subject with a space", with(func(in *Input) { in.Subject = "booking://b 1" }), domain.KindValidation, CodeInvalidSubject},
+		{"subject with a bad scheme", with(func(in *Input) { in.Subject = "1booking://b" }), domain.KindValidation, CodeInvalidSubject},
+		{"raw subject", with(func(in *Input) { in.Subject = "RAW://diary/today" }), domain.KindValidation, CodeInvalidSubject},
+		{"subject too long", with(func(in *Input) { in.Subject = "booking://" + strings.Repeat("b", MaxSubjectLen) }), domain.KindValidation, CodeInvalidSubject},
+		{"data an array", with(func(in *Input) { in.Data = json.RawMessage(`[1]`) }), domain.KindValidation, CodeDataNotObject},
+		{"data a string", with(func(in *Input) { in.Data = json.RawMessage(`"x"`) }), domain.KindValidation, CodeDataNotObject},
+		{"data missing", with(func(in *Input) { in.Data = nil }), domain.KindValidation, CodeDataNotObject},
+		{"data null", with(func(in *Input) { in.Data = json.RawMessage(`null`) }), domain.KindValidation, CodeDataNotObject},
+		{"data oversized", with(func(in *Input) {
+			in.Data = json.RawMessage(`{"booking_id":"b_1","pad":"` + strings.Repeat("x", MaxDataBytes) + `"}`)
+		}), domain.KindTooLarge, CodeDataTooLarge},
+		{"data off schema", with(func(in *Input) { in.Data = json.RawMessage(`{"booking_id":"b_1"}`) }), domain.KindUnprocessable, CodeDataSchema},
+		{"data with an undeclared field", with(func(in *Input) {
+			in.Data = json.RawMessage(`{"booking_id":"b_1","starts_at":"2026-12-08T09:30:00Z","email":"a@example.com"}`)
+		}), domain.KindUnprocessable, CodeDataSchema},
+		{"idempotency key with a space", with(func(in *Input) { in.IdempotencyKey = "a b" }), domain.KindValidation, CodeInvalidIdempotency},
+		{"idempotency key too long", with(func(in *Input) { in.IdempotencyKey = strings.Repeat("k", 256) }), domain.KindValidation, CodeInvalidIdempotency},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc, m, l := newService(10)
+			_, err := svc.Publish(context.Background(), op.Caller{OwnerID: uuid.New()}, tc.in)
+			requireCode(t, err, tc.kind, tc.code)
+			require.Empty(t, m.Events())
+			require.Empty(t, l.keys, "a refused event spends no rate")
+		})
+	}
+}
+
+func TestPublishRateLimitRefusesWithRetryAfterAndRecordsNothing(t *testing.T) {
+	t.Parallel()
+	svc, m, l := newService(1)
+	owner := uuid.New()
+	_, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, booking("b_1"))
+	require.NoError(t, err)
+	_, err = svc.Publish(context.Background(), op.Caller{OwnerID: owner}, booking("b_2"))
+	de := requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	require.Equal(t, 2*time.Second, de.RetryAfter, "rounded to whole seconds")
+	require.Len(t, m.Events(), 1)
+	require.Equal(t, "owner:"+owner.String(), l.keys[0], "without an API key, the owner is the key")
+	require.Equal(t, len(booking("b_1").Data), l.bytes[0], "bytes count the data")
+}
+
+func TestPublishIdempotencyKeyReturnsTheFirstEvent(t *testing.T) {
+	t.Parallel()
+	svc, m, _ := newService(10)
+	owner := uuid.New()
+	in := booking("b_1")
+	in.IdempotencyKey = "order-1"
+	first, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
+	require.NoError(t, err)
+	other := booking("b_2")
+	other.IdempotencyKey = "order-1"
+	again, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, other)
+	require.NoError(t, err)
+	require.Equal(t, Output{ID: first.ID, Duplicate: true}, again, "whatever the body")
+	require.Equal(t, http.StatusOK, again.HTTPStatus())
+	require.Len(t, m.Events(), 1)
+
+	// Keys are the owner's: another owner's same key is a new event.
+	theirs, err := svc.Publish(context.Background(), op.Caller{OwnerID: uuid.New()}, in)
+	require.NoError(t, err)
+	require.False(t, theirs.Duplicate)
+	require.NotEqual(t, first.ID, theirs.ID)
+
+	// Past the retention the event and its key are gone: the key is new.
+	m.Prune(first.ID)
+	later, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
+	require.NoError(t, err)
+	require.False(t, later.Duplicate)
+}
+
+func TestPublishKeyClaimedConcurrentlyReturnsTheWinner(t *testing.T) {
+	t.Parallel()
+	svc, m, _ := newService(10)
+	owner := uuid.New()
+	in := booking("b_1")
+	in.IdempotencyKey = "race"
+	var winner uuid.UUID
+	once := sync.Once{}
+	m.BeforeClaim = func() {
+		once.Do(func() {
+			// Another publish commits the key between this one's Find and Claim.
+			other := NewService(m, nil)
+			m.BeforeClaim = nil
+			out, err := other.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
+			require.NoError(t, err)
+			winner = out.ID
+		})
+	}
+	out, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
+	require.NoError(t, err)
+	require.Equal(t, Output{ID: winner, Duplicate: true}, out)
+	require.Len(t, m.Events(), 1, "the loser's event was rolled back")
+}
+
+func TestPublishBatchIsAllOrNothingAndNamesEveryRefusedItem(t *testing.T) {
+	t.Parallel()
+	svc, m, _ := newService(1000)
+	owner := op.Caller{OwnerID: uuid.New()}
+	good := []Input{booking("b_1"), booking("b_2"), booking("b_3")}
+	bad := append([]Input(nil), good...)
+	bad[1].Type = domain.EventIPBanAdded
+	bad[2].Subject = "not a uri"
+	_, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: bad})
+	de := requireCode(t, err, domain.KindForbidden, CodeNotPublishable)
+	require.Equal(t, "events[1].type", de.Field)
+	require.Contains(t, de.Message, "events[1].type: EVENT_TYPE_NOT_PUBLISHABLE")
+	require.Contains(t, de.Message, "events[2].subject: INVALID_SUBJECT")
+	require.Empty(t, m.Events())
+
+	out, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: good})
+	require.NoError(t, err)
+	require.Len(t, out.Data, 3)
+	require.Equal(t, http.StatusAccepted, out.HTTPStatus())
+	evs := m.Events()
+	require.Len(t, evs, 3)
+	for i := range evs {
+		require.Equal(t, out.Data[i].ID, evs[i].ID, "ids in input order")
+	}
+}
+
+func TestPublishBatchFailingInsideTheTransactionRecordsNothing(t *testing.T) {
+	t.Parallel()
+	failing := &failingUoW{Memory: NewMemory(), failAt: 3}
+	svc := NewService(failing, nil)
+	evs := []Input{booking("b_1"), booking("b_2"), booking("b_3"), booking("b_4")}
+	_, err := svc.PublishBatch(context.Background(), op.Caller{OwnerID: uuid.New()}, BatchInput{Events: evs})
+	require.Error(t, err)
+	require.Empty(t, failing.Events())
+}
+
+// failingUoW fails the failAt-th Record of a transaction.
+type failingUoW struct {
+	*Memory
+	failAt int
+}
+
+func (f *failingUoW) Do(ctx context.Context, fn func(tx Tx) error) error {
+	return f.Memory.Do(ctx, func(tx Tx) error { return fn(&failingTx{Tx: tx, failAt: f.failAt}) })
+}
+
+type failingTx struct {
+	Tx
+	n, failAt int
+}
+
+func (t *failingTx) Recorder() domain.Recorder {
+	return domain.RecorderFunc(func(ctx context.Context, o uuid.UUID, et, s string, d any) (uuid.UUID, error) {
+		t.n++
+		if t.n == t.failAt {
+			return uuid.Nil, fmt.Errorf("insert event: connection lost")
+		}
+		return t.Tx.Recorder().Record(ctx, o, et, s, d)
+	})
+}
+
+func TestPublishBatchLimitsAndKeys(t *testing.T) {
+	t.Parallel()
+	svc, m, l := newService(1000)
+	owner := op.Caller{OwnerID: uuid.New()}
+	_, err := svc.PublishBatch(context.Background(), owner, BatchInput{})
+	requireCode(t, err, domain.KindValidation, CodeEmptyBatch)
+	many := make([]Input, MaxBatch+1)
+	for i := range many {
+		many[i] = booking(fmt.Sprintf("b_%d", i))
+	}
+	_, err = svc.PublishBatch(context.Background(), owner, BatchInput{Events: many})
+	requireCode(t, err, domain.KindTooLarge, CodeBatchTooLarge)
+	out, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: many[:MaxBatch]})
+	require.NoError(t, err)
+	require.Len(t, out.Data, MaxBatch)
+
+	// Keys repeated inside a batch and across batches return the first.
+	a, b := booking("k_1"), booking("k_2")
+	a.IdempotencyKey, b.IdempotencyKey = "same", "same"
+	out, err = svc.PublishBatch(context.Background(), owner, BatchInput{Events: []Input{a, b}})
+	require.NoError(t, err)
+	require.False(t, out.Data[0].Duplicate)
+	require.Equal(t, Output{ID: out.Data[0].ID, Duplicate: true}, out.Data[1])
+	again, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: []Input{b}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, again.HTTPStatus(), "every item a replay")
+	require.Len(t, m.Events(), MaxBatch+1)
+
+	// A batch counts all its events against the rate at once.
+	tight, _, _ := newService(2)
+	_, err = tight.PublishBatch(context.Background(), owner, BatchInput{Events: many[:3]})
+	requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	require.NotEmpty(t, l.keys)
+}
+
+func FuzzCheckSubject(f *testing.F) {
+	for _, s := range []string{"booking://b_1", "urn:isbn:1", "b_1", "", "a:", ":x", "h\x00://x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkSubject(s) == nil {
+			scheme, rest, ok := strings.Cut(s, ":")
+			require.True(t, ok && scheme != "" && rest != "")
+			require.NotContains(t, s, " ")
+		}
+	})
+}

@@ -238,6 +238,8 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.NoError(t, ts.App.Pool.QueryRow(ctx, `SELECT prev_secret_until FROM webhook_endpoints WHERE id = $1`, epID).Scan(&prevUntil))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#grace"))), prevUntil.UTC().Format("2006-01-02 15:04"), "the page shows the grace the server keeps")
 	b.snap("webhook-rotated")
+	b.do(chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("#endpoint-grace")))
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-grace"))), prevUntil.UTC().Format("2006-01-02 15:04"), "the endpoint page shows the grace")
 
 	// The account: email, then password (which signs every session out).
 	b.do(chromedp.Navigate(ts.URL+"/admin/account"), chromedp.WaitVisible(chromedp.CSS("#email-form")))

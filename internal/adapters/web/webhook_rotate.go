@@ -40,14 +40,25 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 		})
 	}
 	var res struct {
-		Secret string `json:"secret"`
+		Secret             string     `json:"secret"`
+		RotationGraceUntil *time.Time `json:"rotation_grace_until"`
 	}
 	if err := h.call(c.Request().Context(), s, "webhooks.rotate_secret", map[string]any{"id": id}, &res); err != nil {
 		return h.fail(c, s, err)
 	}
-	return h.render(c, http.StatusOK, "webhook_rotated", view{Title: "New signing secret", Section: "webhooks", Session: s, Data: rotatedData{
-		Name: e.URL, Secret: res.Secret, Continue: "/admin/webhooks/" + id.String(), GraceUntil: time.Now().Add(grace),
-	}})
+	d := rotatedData{Name: e.URL, Secret: res.Secret, Continue: "/admin/webhooks/" + id.String(), GraceUntil: time.Now().Add(grace)}
+	if res.RotationGraceUntil != nil {
+		d.GraceUntil = *res.RotationGraceUntil
+	}
+	return h.render(c, http.StatusOK, "webhook_rotated", view{Title: "New signing secret", Section: "webhooks", Session: s, Data: d})
+}
+
+// Grace is when the previous secret stops signing, while that is ahead.
+func (e endpoint) Grace() *time.Time {
+	if e.RotationGraceUntil == nil || !e.RotationGraceUntil.After(time.Now()) {
+		return nil
+	}
+	return e.RotationGraceUntil
 }
 
 // hours says a duration in whole hours ("24 hours").

@@ -35,6 +35,8 @@ type endpoint struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 	DeletedAt      *time.Time `json:"deleted_at"`
 	Health         *health    `json:"health"`
+	// RotationGraceUntil is when the previous secret stops signing.
+	RotationGraceUntil *time.Time `json:"rotation_grace_until"`
 	// Secret is only in the answer of webhooks.create.
 	Secret string `json:"secret"`
 }

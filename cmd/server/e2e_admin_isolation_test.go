@@ -392,7 +392,26 @@ func adminUIIsolationRows() map[string]uiRow {
 		"POST /admin/notes/:id":           {Target: note(""), WantB: http.StatusNotFound, After: noteOfAUnchanged("a-ui-note")},
 		"POST /admin/notes/:id/publish":   {Target: note("/publish"), WantB: http.StatusNotFound, After: noteOfAUnchanged("a-ui-note")},
 		"POST /admin/notes/:id/unpublish": {Target: note("/unpublish"), WantB: http.StatusNotFound, After: noteOfAUnchanged("a-ui-note")},
-		"POST /admin/notes/:id/delete":    {Target: note("/delete"), WantB: http.StatusNotFound, After: noteOfAUnchanged("a-ui-note")},
+		"POST /admin/notes/:id/move": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			parent := fx.noteOfA(t, "a-ui-move-parent")
+			child := fx.ts.mustDo(t, http.StatusCreated, http.MethodPost, "/api/admin/notes", fx.A.Key, `{"genre":"wiki","title":"a-ui-move-child","parent_id":"`+parent+`"}`)
+			return uiTarget{Path: "/admin/notes/" + child["id"].(string) + "/move", Form: url.Values{"parent_id": {""}}, Hidden: []string{"a-ui-move-child"}}
+		}, WantB: http.StatusNotFound, After: func(t *testing.T, fx *isolationFixture, target uiTarget) {
+			var got struct {
+				ParentID *string `json:"parent_id"`
+			}
+			apiGet(t, fx.ts, fx.A.Key, "/api/admin/notes/"+strings.Split(strings.TrimPrefix(target.Path, "/admin/notes/"), "/")[0], &got)
+			require.NotNil(t, got.ParentID, "B moved A's note to the root")
+		}},
+		"POST /admin/account/upgrade": {Target: func(*testing.T, *isolationFixture) uiTarget {
+			return uiTarget{Path: "/admin/account/upgrade", Form: url.Values{"note": {"b's request"}}}
+		}, WantB: http.StatusSeeOther, After: func(t *testing.T, fx *isolationFixture, _ uiTarget) {
+			var n int
+			require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(),
+				`SELECT count(*) FROM events WHERE owner_id = $1 AND type = 'instance.upgrade_requested'`, fx.A.ID).Scan(&n))
+			require.Zero(t, n, "B's request was recorded for A")
+		}},
+		"POST /admin/notes/:id/delete": {Target: note("/delete"), WantB: http.StatusNotFound, After: noteOfAUnchanged("a-ui-note")},
 		"POST /admin/suppliers/:id/delete": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			id := fx.createAsA(t, "/api/admin/supplier-connections", `{"name":"a-ui-kept","source_id":"`+fx.sourceOfA(t)+`"}`)
 			return uiTarget{Path: "/admin/suppliers/" + id + "/delete", Hidden: []string{"a-ui-kept"}}

@@ -52,3 +52,48 @@ func TestInboundEditChangesHMACOptions(t *testing.T) {
 	require.Equal(t, "X-Ts", after["timestamp_header"])
 	require.NotEqual(t, "sha256=", after["signature_prefix"], "the emptied prefix went back to its default")
 }
+
+// TestNoteMoveAndUpgradeRequestPages: a note moves under another and back
+// to the root from its page; the account page records an upgrade request.
+func TestNoteMoveAndUpgradeRequestPages(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t)}
+	parent := fx.noteOfA(t, "move-parent")
+	child := fx.noteOfA(t, "move-child")
+	u := signIn(t, ts, fx.A)
+	parentOf := func() *string {
+		var got struct {
+			ParentID *string `json:"parent_id"`
+		}
+		apiGet(t, ts, fx.A.Key, "/api/admin/notes/"+child, &got)
+		return got.ParentID
+	}
+	status, body, _ := u.post(t, "/admin/notes/"+child+"/move", url.Values{"parent_id": {"not-an-id"}})
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "INVALID_ID")
+	require.Nil(t, parentOf())
+	status, _, loc := u.post(t, "/admin/notes/"+child+"/move", url.Values{"parent_id": {parent}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/admin/notes/"+child+"?notice=note_moved", loc)
+	require.NotNil(t, parentOf())
+	require.Equal(t, parent, *parentOf())
+	status, body, _ = u.get(t, "/admin/notes/"+child)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `name="parent_id" value="`+parent+`"`)
+	status, _, _ = u.post(t, "/admin/notes/"+child+"/move", url.Values{"parent_id": {""}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Nil(t, parentOf(), "an empty parent moves the note to the root")
+
+	status, _, loc = u.post(t, "/admin/account/upgrade", url.Values{"note": {"more gas please"}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/admin/account?notice=upgrade_requested", loc)
+	var n int
+	require.NoError(t, ts.App.Pool.QueryRow(t.Context(),
+		`SELECT count(*) FROM events WHERE owner_id = $1 AND type = 'instance.upgrade_requested'`, fx.A.ID).Scan(&n))
+	require.Equal(t, 1, n)
+
+	status, body, _ = u.get(t, "/admin/static/no-such-file.css")
+	require.Equal(t, http.StatusNotFound, status)
+	require.Contains(t, body, "<!doctype html>", "a missing asset is an HTML 404 too")
+}

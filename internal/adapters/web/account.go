@@ -160,3 +160,15 @@ func (h *Handler) accountEndSession(c echo.Context, s *Session) error {
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/account?notice=session_ended")
 }
+
+// accountUpgrade asks for the instance to be upgraded.
+func (h *Handler) accountUpgrade(c echo.Context, s *Session) error {
+	args := map[string]any{}
+	if note := strings.TrimSpace(c.FormValue("note")); note != "" {
+		args["note"] = note
+	}
+	if err := h.call(c.Request().Context(), s, "instance.request_upgrade", args, nil); err != nil {
+		return h.accountRender(c, s, 0, accountData{Form: "upgrade"}, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/account?notice=upgrade_requested")
+}

@@ -26,6 +26,7 @@ func (h *Handler) mountOwnerPages(e *echo.Echo, g *echo.Group) {
 	g.POST("/account/sessions/end", h.form(h.accountEndSessions))
 	g.POST("/account/sessions/:id/end", h.form(h.accountEndSession))
 	g.POST("/account/ip-bans/:id/lift", h.form(h.accountLiftBan))
+	g.POST("/account/upgrade", h.form(h.accountUpgrade))
 
 	g.GET("/api-keys", h.page(h.apiKeysPage))
 	g.POST("/api-keys", h.form(h.apiKeyIssue))
@@ -39,6 +40,7 @@ func (h *Handler) mountOwnerPages(e *echo.Echo, g *echo.Group) {
 	g.POST("/notes/:id/publish", h.form(h.notePublish))
 	g.POST("/notes/:id/unpublish", h.form(h.noteUnpublish))
 	g.POST("/notes/:id/delete", h.form(h.noteDelete))
+	g.POST("/notes/:id/move", h.form(h.noteMove))
 
 	g.GET("/suppliers", h.page(h.suppliersPage))
 	g.POST("/suppliers", h.form(h.supplierCreate))
@@ -207,6 +209,10 @@ func moreNotices(key string, digits func(string) string) string {
 		return "Note published."
 	case "note_unpublished":
 		return "Note unpublished."
+	case "note_moved":
+		return "Note moved."
+	case "upgrade_requested":
+		return "Upgrade requested."
 	case "note_deleted":
 		return "Note deleted."
 	case "supplier_connected":

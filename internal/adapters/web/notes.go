@@ -209,3 +209,24 @@ func (h *Handler) noteDelete(c echo.Context, s *Session) error {
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/notes?notice=note_deleted")
 }
+
+// noteMove moves a note under another (by id) or, with an empty parent, to
+// the root.
+func (h *Handler) noteMove(c echo.Context, s *Session) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	args := map[string]any{"id": id, "parent_id": nil}
+	if raw := strings.TrimSpace(c.FormValue("parent_id")); raw != "" {
+		pid, err := uuid.Parse(raw)
+		if err != nil {
+			return h.fail(c, s, domain.Validation("INVALID_ID", "the new parent must be a note id").WithField("parent_id"))
+		}
+		args["parent_id"] = pid
+	}
+	if err := h.call(c.Request().Context(), s, "notes.move", args, nil); err != nil {
+		return h.fail(c, s, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/notes/"+id.String()+"?notice=note_moved")
+}

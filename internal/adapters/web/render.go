@@ -239,11 +239,11 @@ func LocalPath(next, def string) string {
 func (h *Handler) static(c echo.Context) error {
 	name := path.Clean("static/" + c.Param("*"))
 	if !strings.HasPrefix(name, "static/") {
-		return echo.NewHTTPError(http.StatusNotFound)
+		return h.notFound(c)
 	}
 	b, err := assets.ReadFile(name)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound)
+		return h.notFound(c)
 	}
 	ct := "application/octet-stream"
 	switch path.Ext(name) {

@@ -88,9 +88,9 @@ CREATE INDEX river_job_state_and_finalized_at_index ON river_job USING btree(sta
 
 CREATE INDEX river_job_prioritized_fetching_index ON river_job USING btree(state, queue, priority, scheduled_at, id);
 
-CREATE INDEX river_job_args_index ON river_job USING GIN(args);
+CREATE INDEX river_job_args_index ON river_job USING GIN(args) WITH (fastupdate = off);
 
-CREATE INDEX river_job_metadata_index ON river_job USING GIN(metadata);
+CREATE INDEX river_job_metadata_index ON river_job USING GIN(metadata) WITH (fastupdate = off);
 
 CREATE OR REPLACE FUNCTION river_job_notify()
   RETURNS TRIGGER
@@ -402,7 +402,9 @@ CREATE TABLE owners (
     email         text        NOT NULL CHECK (email <> ''),
     password_hash text        NOT NULL,
     created_at    timestamptz NOT NULL,
-    updated_at    timestamptz NOT NULL
+    updated_at    timestamptz NOT NULL,
+    -- The operator may use River's UI (every owner's jobs and queues).
+    operator      boolean     NOT NULL DEFAULT false
 );
 -- Emails are unique without regard to case.
 CREATE UNIQUE INDEX owners_email_lower_key ON owners (lower(email));
@@ -996,9 +998,13 @@ CREATE TABLE inbound_sources (
     enabled           boolean     NOT NULL DEFAULT true,
     body_limit        bigint      NOT NULL CHECK (body_limit > 0),
     tolerance_seconds integer     NOT NULL CHECK (tolerance_seconds > 0),
-    secret_rotated_at timestamptz NOT NULL,
+    secret_rotated_at timestamptz,
     created_at        timestamptz NOT NULL,
-    updated_at        timestamptz NOT NULL
+    updated_at        timestamptz NOT NULL,
+    previous_sealed_secret     bytea,
+    previous_secret_expires_at timestamptz,
+    CONSTRAINT inbound_sources_previous_secret_check
+        CHECK ((previous_sealed_secret IS NULL) = (previous_secret_expires_at IS NULL))
 );
 CREATE INDEX inbound_sources_owner_created_idx ON inbound_sources (owner_id, created_at DESC, id DESC);
 
@@ -1054,6 +1060,18 @@ CREATE TABLE supplier_connections (
 );
 CREATE UNIQUE INDEX supplier_connections_source_key ON supplier_connections (source_id);
 CREATE INDEX supplier_connections_owner_created_idx ON supplier_connections (owner_id, created_at DESC, id DESC);
+
+-- events: none (diagnostics of refused requests, kept for a day)
+CREATE TABLE inbound_refusals (
+    id         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    owner_id   uuid        NOT NULL REFERENCES owners (id) ON DELETE CASCADE,
+    source_id  uuid        NOT NULL REFERENCES inbound_sources (id) ON DELETE CASCADE,
+    refused_at timestamptz NOT NULL,
+    reason     text        NOT NULL,
+    detail     text        NOT NULL
+);
+CREATE INDEX inbound_refusals_source_idx ON inbound_refusals (source_id, id DESC);
+CREATE INDEX inbound_refusals_refused_idx ON inbound_refusals (refused_at);
 -- ==== end inbound webhooks ====
 
 -- ==== published events (0090-0099) ====

@@ -27,6 +27,7 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
 func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.InboundProcessWorker, inboundPurge *riverjobs.InboundPurgeWorker,
@@ -65,8 +66,9 @@ func provideSubscriptions() []events.Subscription {
 }
 
 func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Service, webhookOps webhookOps,
-	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps) op.Set {
+	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps, jobs jobOps) op.Set {
 	var ops op.Set
+	ops = append(ops, jobs...)
 	ops = append(ops, owners.Ops()...)
 	ops = append(ops, eventsops.Ops(eventStore)...)
 	ops = append(ops, inbound...)
@@ -88,8 +90,9 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 }
 
 func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer,
-	riverStats *riverjobs.StatsKeeper) []Background {
+	riverStats *riverjobs.StatsKeeper, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
 	var bs []Background
+	bs = append(bs, sealHeaders)
 	if cfg.DebugAddr != "" {
 		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
 	}
@@ -98,6 +101,7 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	bs = append(bs, webhookLeases)
 	bs = append(bs, BackgroundFunc(deliverer.KeepChains))
 	bs = append(bs, riverStats)
+	bs = append(bs, inboundRefusals)
 	return bs
 }
 

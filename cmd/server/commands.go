@@ -31,6 +31,8 @@ func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Rea
 	switch {
 	case len(args) >= 2 && args[0] == "owner" && args[1] == "create":
 		return c.ownerCreate(ctx, app, args[2:], stdin, stdout, stderr)
+	case len(args) >= 2 && args[0] == "owner" && (args[1] == "grant-operator" || args[1] == "revoke-operator"):
+		return c.ownerOperator(ctx, app, args[1] == "grant-operator", args[2:], stdout, stderr)
 	case len(args) >= 2 && args[0] == "api-key" && args[1] == "issue":
 		return c.apiKeyIssue(ctx, app, args[2:], stdout, stderr)
 	case len(args) == 1 && args[0] == "rotate-master-key":
@@ -57,11 +59,12 @@ func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdi
 	fs.SetOutput(stderr)
 	email := fs.String("email", "", "the owner's email (required)")
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of generating one")
+	operator := fs.Bool("operator", false, "make the owner the instance's operator (River's UI at /admin/tasks)")
 	if err := fs.Parse(args); err != nil {
 		return 2, nil
 	}
 	if *email == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: standmeet owner create --email E [--password-stdin]")
+		fmt.Fprintln(stderr, "usage: standmeet owner create --email E [--password-stdin] [--operator]")
 		return 2, nil
 	}
 	password, generated := "", false
@@ -85,10 +88,52 @@ func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdi
 	if err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stdout, "created owner %s (%s)\n", o.Email, o.ID)
+	if *operator {
+		if o, err = c.Owners.SetOperator(ctx, o.Email, true); err != nil {
+			return 1, err
+		}
+	}
+	role := ""
+	if o.Operator {
+		role = ", operator"
+	}
+	fmt.Fprintf(stdout, "created owner %s (%s%s)\n", o.Email, o.ID, role)
 	if generated {
 		fmt.Fprintf(stdout, "password: %s\n", password)
 		fmt.Fprintln(stderr, "the password is shown this once; store it now")
+	}
+	return 0, nil
+}
+
+// ownerOperator: `standmeet owner grant-operator --email E` and
+// `standmeet owner revoke-operator --email E` give or take the operator role
+// (River's UI at /admin/tasks, every owner's jobs and queues).
+func (c Commands) ownerOperator(ctx context.Context, app *App, grant bool, args []string, stdout, stderr io.Writer) (int, error) {
+	name := "revoke-operator"
+	if grant {
+		name = "grant-operator"
+	}
+	fs := flag.NewFlagSet("owner "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	email := fs.String("email", "", "the owner's email (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2, nil
+	}
+	if *email == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "usage: standmeet owner %s --email E\n", name)
+		return 2, nil
+	}
+	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
+		return 1, fmt.Errorf("migrate: %w", err)
+	}
+	o, err := c.Owners.SetOperator(ctx, *email, grant)
+	if err != nil {
+		return 1, err
+	}
+	if o.Operator {
+		fmt.Fprintf(stdout, "%s is the operator: River's UI at /admin/tasks is open to them\n", o.Email)
+	} else {
+		fmt.Fprintf(stdout, "%s is not the operator: /admin/tasks answers 404 to them\n", o.Email)
 	}
 	return 0, nil
 }

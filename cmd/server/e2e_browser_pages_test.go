@@ -165,11 +165,33 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	apiGet(t, ts, o.Key, "/api/admin/inbound-sources/"+srcID, &src)
 	require.Equal(t, 120, src.ToleranceSeconds)
 
+	// A request with a forged signature is refused, and the source page
+	// says so.
+	forged, err := http.NewRequest(http.MethodPost, ts.URL+"/hooks/"+srcID, strings.NewReader(`{"forged":true}`))
+	require.NoError(t, err)
+	forged.Header.Set("Content-Type", "application/json")
+	forged.Header.Set("webhook-id", "msg_forged")
+	forged.Header.Set("webhook-timestamp", fmt.Sprint(time.Now().Unix()))
+	forged.Header.Set("webhook-signature", "v1,Zm9yZ2VkIHNpZ25hdHVyZSBvZiB0aGlydHktdHdvIGI=")
+	bad, err := http.DefaultClient.Do(forged)
+	require.NoError(t, err)
+	bad.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, bad.StatusCode)
+	require.Eventually(t, func() bool {
+		_, body := ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+srcID+"/refusals", o.Key, "")
+		return strings.Contains(body, `"reason"`)
+	}, 30*time.Second, 100*time.Millisecond, "the refusal was never recorded")
+	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("tr.refusal")))
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.refusal"))), "SIGNATURE")
+	b.snap("inbound-refusals")
+
 	// Rotate first, to sign the message with the secret the page shows.
 	b.do(chromedp.Click(chromedp.CSS(`form[action$="/rotate"] button`)))
-	b.confirmStep("The old secret stops verifying at once")
+	b.confirmStep("keeps verifying for 24 hours")
 	b.do(chromedp.WaitVisible(chromedp.CSS("#secret")))
 	created.Secret = value(b, chromedp.Value(chromedp.CSS("#secret")))
+	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#grace"))), "The previous secret keeps verifying until")
+	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#source-grace")))
 	skey, err := standardwebhooks.ParseSecret(created.Secret)
 	require.NoError(t, err)
 	msgBody := []byte(`{"type":"order.paid","data":{"order":"o_1"}}`)
@@ -266,7 +288,9 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.True(t, b.fitsWidth(), "the API keys page scrolls sideways at 390 px")
 	b.do(chromedp.ResetViewport())
 
-	// River's UI links back to the admin.
+	// River's UI (the operator's) links back to the admin.
+	_, err = ts.App.Commands.Owners.SetOperator(ctx, newEmail, true)
+	require.NoError(t, err)
 	b.do(chromedp.Navigate(ts.URL+"/admin/tasks"), chromedp.WaitVisible(chromedp.CSS("#standmeet-admin-link")))
 	b.snap("tasks-link")
 	b.do(chromedp.Click(chromedp.CSS("#standmeet-admin-link")))

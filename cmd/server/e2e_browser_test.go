@@ -296,14 +296,15 @@ func TestAdminUIInABrowser(t *testing.T) {
 	require.NoError(t, err, "the receiver verifies the delivery with the secret the page showed")
 	require.Equal(t, "e2e", got[0].Header.Get("X-Team"))
 
-	// Its task link opens the job in River's UI.
+	// Its task link opens the job on the owner's own job page (River's UI
+	// is the operator's).
 	href := value(b, chromedp.AttributeValue(chromedp.CSS("tr.delivery a"), "href"))
 	require.True(t, href.Exists)
 	require.Regexp(t, `^/admin/tasks\?job=\d+$`, href.Value)
 	job := strings.TrimPrefix(href.Value, "/admin/tasks?job=")
 	b.do(chromedp.Click(chromedp.CSS("tr.delivery a")))
-	b.waitFor(`location.pathname === "/admin/tasks/jobs/`+job+`"`, 15*time.Second)
-	b.waitFor(`document.body.innerText.includes("webhook.deliver")`, 60*time.Second)
+	b.waitFor(`location.pathname === "/admin/jobs/`+job+`"`, 15*time.Second)
+	b.waitFor(`document.body.innerText.includes("webhook.deliver") && document.querySelector("#job-state").dataset.state === "completed"`, 60*time.Second)
 	b.snap("task")
 
 	// Disable, then enable again.
@@ -428,8 +429,8 @@ func TestAdminUIInABrowser(t *testing.T) {
 	)
 	require.Contains(t, b.html(), "No poisoned events")
 
-	// Sign out; River's UI then asks for the sign-in again and comes back to
-	// the job afterwards (the form honours next).
+	// Sign out; the task link then asks for the sign-in again and comes back
+	// to the job afterwards (the form honours next).
 	b.do(
 		chromedp.Click(chromedp.CSS(`form[action="/admin/logout"] button`)),
 		chromedp.WaitVisible(chromedp.CSS("#email")),
@@ -438,6 +439,6 @@ func TestAdminUIInABrowser(t *testing.T) {
 	)
 	require.Contains(t, b.location(), "/admin/login?next=")
 	b.login(ts, o)
-	b.waitFor(`location.pathname === "/admin/tasks/jobs/`+job+`"`, 15*time.Second)
+	b.waitFor(`location.pathname === "/admin/jobs/`+job+`"`, 15*time.Second)
 	b.waitFor(`document.body.innerText.includes("webhook.deliver")`, 60*time.Second)
 }

@@ -251,9 +251,9 @@ func TestAccessEndToEnd(t *testing.T) {
 	// The webhook ops accept the owner's embed (EmbedBelongsTo at the root)
 	// and refuse an unknown one. The endpoint is disabled: nothing is sent.
 	ts.mustDo(t, http.StatusCreated, http.MethodPost, "/api/admin/webhooks", key,
-		`{"url":"http://127.0.0.1:9/hook","event_types":["corpus.note.changed"],"embed_id":"`+embedID+`","enabled":false}`)
+		`{"url":"https://receiver.example/hook","event_types":["corpus.note.changed"],"embed_id":"`+embedID+`","enabled":false}`)
 	status, body := ts.do(t, http.MethodPost, "/api/admin/webhooks", key,
-		`{"url":"http://127.0.0.1:9/hook","event_types":["corpus.note.changed"],"embed_id":"`+uuid.NewString()+`","enabled":false}`)
+		`{"url":"https://receiver.example/hook","event_types":["corpus.note.changed"],"embed_id":"`+uuid.NewString()+`","enabled":false}`)
 	require.GreaterOrEqual(t, status, 400, body)
 
 	revoked := ts.mustDo(t, http.StatusOK, http.MethodPost, "/api/admin/codes/"+codeID+"/revoke", key, "")

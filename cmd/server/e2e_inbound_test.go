@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -458,4 +460,91 @@ func TestInboundBench(t *testing.T) {
 		t.Logf("processing drained %d messages at %.0f/s", res.Requests, float64(res.Requests)/time.Since(start).Seconds())
 	}
 	waitAllDone(t, ts, src.ID, res.Requests)
+}
+
+// TestInboundSourceChangesReachEveryReplicaWithinTheCacheBound: two
+// replicas on one database. A replica keeps using a source as it read it
+// for at most inbound.SourceCacheTTL: a source disabled through one replica
+// is refused by the other once the bound has passed, and so is a body over
+// a limit lowered through the first.
+func TestInboundSourceChangesReachEveryReplicaWithinTheCacheBound(t *testing.T) {
+	t.Parallel()
+	// One master key for both, as replicas share it.
+	env := map[string]string{"STANDMEET_MASTER_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}
+	a := startTestServer(t, testServerOptions{Env: env})
+	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
+	_, apiKey := a.newOwner(t)
+	src := createInboundSource(t, a, apiKey, "")
+	c := &http.Client{Timeout: 30 * time.Second}
+	body := []byte(`{"type":"order.created"}`)
+
+	// Replica b reads the source and keeps it.
+	status, resp := send(t, c, hookRequest(t, b, src, src.key, "msg_1", time.Now(), body))
+	require.Equal(t, http.StatusAccepted, status, resp)
+
+	// A smaller body limit, set through a, binds b within the bound.
+	status, resp = a.do(t, http.MethodPatch, "/api/admin/inbound-sources/"+src.ID, apiKey, `{"body_limit_bytes":16}`)
+	require.Equal(t, http.StatusOK, status, resp)
+	time.Sleep(inbound.SourceCacheTTL)
+	status, resp = send(t, c, hookRequest(t, b, src, src.key, "msg_2", time.Now(), body))
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, "b applies the new limit within %v: %s", inbound.SourceCacheTTL, resp)
+
+	// Disabled through a: b refuses the next request after the bound.
+	status, resp = a.do(t, http.MethodPatch, "/api/admin/inbound-sources/"+src.ID, apiKey, `{"enabled":false,"body_limit_bytes":1024}`)
+	require.Equal(t, http.StatusOK, status, resp)
+	status, resp = send(t, c, hookRequest(t, a, src, src.key, "msg_3", time.Now(), body))
+	require.Equal(t, http.StatusNotFound, status, "the replica that made the change applies it at once: %s", resp)
+	time.Sleep(inbound.SourceCacheTTL)
+	status, resp = send(t, c, hookRequest(t, b, src, src.key, "msg_3", time.Now(), body))
+	require.Equal(t, http.StatusNotFound, status, "b refuses a disabled source within %v: %s", inbound.SourceCacheTTL, resp)
+}
+
+// TestInboundRefusalsAreListedAndCounted: requests a source refuses (bad
+// signature, stale, disabled) are listed for its owner with their reason,
+// newest first and without bodies, and counted by reason on /metrics.
+func TestInboundRefusalsAreListedAndCounted(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	_, key := ts.newOwner(t)
+	_, otherKey := ts.newOwner(t)
+	src := createInboundSource(t, ts, key, "")
+	c := &http.Client{Timeout: 30 * time.Second}
+	body := []byte(`{"type":"order.created","secret_stuff":"s3cr3t-body"}`)
+	wrong, err := standardwebhooks.ParseSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	require.NoError(t, err)
+
+	status, _ := send(t, c, hookRequest(t, ts, src, src.key, "ok_1", time.Now(), body))
+	require.Equal(t, http.StatusAccepted, status)
+	status, _ = send(t, c, hookRequest(t, ts, src, wrong, "bad_1", time.Now(), body))
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, _ = send(t, c, hookRequest(t, ts, src, src.key, "stale_1", time.Now().Add(-time.Hour), body))
+	require.Equal(t, http.StatusBadRequest, status)
+	status, resp := ts.do(t, http.MethodPatch, "/api/admin/inbound-sources/"+src.ID, key, `{"enabled":false}`)
+	require.Equal(t, http.StatusOK, status, resp)
+	status, _ = send(t, c, hookRequest(t, ts, src, src.key, "off_1", time.Now(), body))
+	require.Equal(t, http.StatusNotFound, status)
+
+	type refusal struct {
+		At             time.Time
+		Reason, Detail string
+	}
+	var got struct{ Data []refusal }
+	require.Eventually(t, func() bool {
+		status, resp := ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/refusals", key, "")
+		require.Equal(t, http.StatusOK, status, resp)
+		require.NotContains(t, resp, "s3cr3t-body", "no bodies")
+		require.NoError(t, json.Unmarshal([]byte(resp), &got))
+		return len(got.Data) == 3
+	}, 10*time.Second, 100*time.Millisecond, "the refusals are written within a few seconds")
+	reasons := []string{got.Data[0].Reason, got.Data[1].Reason, got.Data[2].Reason}
+	require.Equal(t, []string{"INBOUND_SOURCE_DISABLED", "WEBHOOK_STALE", "WEBHOOK_SIGNATURE_INVALID"}, reasons, "newest first")
+
+	status, _ = ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/refusals", otherKey, "")
+	require.Equal(t, http.StatusNotFound, status, "another owner's source")
+
+	status, metrics := ts.do(t, http.MethodGet, "/metrics", "", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="WEBHOOK_SIGNATURE_INVALID"} 1`)
+	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="WEBHOOK_STALE"} 1`)
+	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="INBOUND_SOURCE_NOT_FOUND"} 1`)
 }

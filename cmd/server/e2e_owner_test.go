@@ -364,6 +364,7 @@ var isolationTables = []func() map[string]isolationRow{
 	webhooksIsolationRows,
 	inboundIsolationRows,
 	publishIsolationRows,
+	jobsIsolationRows,
 }
 
 func mergeIsolationRows(t *testing.T) map[string]isolationRow {
@@ -406,7 +407,9 @@ func isolationAdminRoutes(ts *testServer) []string {
 // rows. A route without a row in the table fails the test.
 func TestOwnerIsolationOnEveryAdminRoute(t *testing.T) {
 	t.Parallel()
-	ts := startTestServer(t, testServerOptions{})
+	// The webhook rows register loopback discard-port endpoints, which
+	// registration refuses unless the policy allows them.
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.1/32"}})
 	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t), B: ts.newOwnerAccount(t)}
 	rows := mergeIsolationRows(t)
 	routes := isolationAdminRoutes(ts)
@@ -773,6 +776,9 @@ func inboundIsolationRows() map[string]isolationRow {
 		"GET /api/admin/inbound-sources/:id/messages/:message_id": {
 			Target: messagePath(""), WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
+		"GET /api/admin/inbound-sources/:id/refusals": {
+			Target: sourcePath("/refusals"), WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
 		"GET /api/admin/inbound-sources/:id/dead-letters": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
 				src := fx.sourceOfA(t)
@@ -852,4 +858,41 @@ func TestBehindATrustedProxyTheForwardedClientIsBanned(t *testing.T) {
 	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
 		`SELECT data->>'ip' FROM events WHERE owner_id = $1 AND type = $2`, o.ID, domain.EventIPBanAdded).Scan(&ip))
 	require.Equal(t, attacker, ip, "the forwarded client is banned, not the proxy")
+}
+
+// TestStrangerCannotLockTheOwnerOut: a stranger's failed sign-ins for the
+// owner's account, from one address until it is limited and then banned,
+// do not stop the owner signing in from another address, nor their API key.
+func TestStrangerCannotLockTheOwnerOut(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	stranger := ownerClient(t, "127.0.0.2")
+	lim := ts.App.Commands.Owners.Limits()
+	wrong := `{"email":"` + o.Email + `","password":"not the password"}`
+	right := `{"email":"` + o.Email + `","password":"` + o.Password + `"}`
+
+	signIn := func() {
+		t.Helper()
+		status, body := ts.ownerDo(t, ownerClient(t, "127.0.0.3"), http.MethodPost, "/api/auth/login", right, nil)
+		require.Equal(t, http.StatusOK, status, "the owner, from their own address: %s", body)
+		status, body = ts.do(t, http.MethodGet, "/api/admin/me", o.Key, "")
+		require.Equal(t, http.StatusOK, status, "the owner's API key: %s", body)
+	}
+	for i := 0; i < lim.MaxFailuresPerAccountIP; i++ {
+		status, body := ts.ownerDo(t, stranger, http.MethodPost, "/api/auth/login", wrong, nil)
+		require.Equal(t, http.StatusUnauthorized, status, body)
+	}
+	status, body := ts.ownerDo(t, stranger, http.MethodPost, "/api/auth/login", right, nil)
+	require.Equal(t, http.StatusTooManyRequests, status, "the stranger's address is limited for the account: %s", body)
+	signIn()
+
+	// Kept up to the ban: still only the stranger's address is refused.
+	for i := lim.MaxFailuresPerAccountIP + 1; i < lim.BanAfter; i++ {
+		ts.ownerDo(t, stranger, http.MethodPost, "/api/auth/login", wrong, nil)
+	}
+	status, body = ts.ownerDo(t, stranger, http.MethodGet, "/healthz", "", nil)
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Equal(t, "IP_BANNED", errCode(t, body))
+	signIn()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
 )
 
@@ -28,7 +29,7 @@ func TestRotateMasterKeyReseals(t *testing.T) {
 	oldKey, newKey := newMasterKey(t), newMasterKey(t)
 	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_MASTER_KEY": oldKey}})
 	_, apiKey := ts.newOwner(t)
-	status, body := ts.do(t, http.MethodPost, "/api/admin/webhooks", apiKey, `{"url":"https://hooks.example.com/in","event_types":["code.*"]}`)
+	status, body := ts.do(t, http.MethodPost, "/api/admin/webhooks", apiKey, `{"url":"https://hooks.example.com/in","event_types":["code.*"],"headers":{"Authorization":"Bearer rotate-me"}}`)
 	require.Equal(t, http.StatusCreated, status, body)
 	status, body = ts.do(t, http.MethodPost, "/api/admin/inbound-sources", apiKey, `{"name":"sender","verifier":"standard-webhooks"}`)
 	require.Equal(t, http.StatusCreated, status, body)
@@ -44,7 +45,7 @@ func TestRotateMasterKeyReseals(t *testing.T) {
 		require.Equal(t, 0, code, errOut.String())
 		return out.String()
 	}
-	require.Contains(t, rotate(), "re-sealed 2 secret(s)")
+	require.Contains(t, rotate(), "re-sealed 3 secret(s)", "the endpoint secret, the source secret and the header value")
 	require.Contains(t, rotate(), "re-sealed 0 secret(s)", "a second run has nothing left to do")
 
 	// Every sealed value now opens with the new key alone.
@@ -70,4 +71,14 @@ func TestRotateMasterKeyReseals(t *testing.T) {
 		rows.Close()
 	}
 	require.Equal(t, 2, opened)
+
+	// The custom header value too.
+	var id uuid.UUID
+	var value string
+	require.NoError(t, ts.App.Pool.QueryRow(t.Context(), `SELECT id, headers->>'Authorization' FROM webhook_endpoints`).Scan(&id, &value))
+	sealed, ok := domain.OpenSealedText(value)
+	require.True(t, ok, value)
+	plain, err := box.Open(sealed, id[:])
+	require.NoError(t, err)
+	require.Equal(t, "Bearer rotate-me", string(plain))
 }

@@ -6,6 +6,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -206,11 +208,19 @@ func TestWebhookEdgeTimeoutIsRetried(t *testing.T) {
 
 func TestWebhookEdgeSSRFBlockedIsDiscardedBeforeAnyPacket(t *testing.T) {
 	t.Parallel()
-	// STANDMEET_EGRESS_ALLOW unset: loopback is refused at dial time.
-	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": ""}})
-	_, key := webhookOwner(t, ts)
+	// Registered while the policy allowed loopback; then the server runs
+	// with STANDMEET_EGRESS_ALLOW unset, as after the policy was tightened
+	// (or a name rebound to an internal address): the dial refuses it.
+	masterKey := make([]byte, 32)
+	_, err := rand.Read(masterKey)
+	require.NoError(t, err)
+	mk := base64.StdEncoding.EncodeToString(masterKey)
+	before := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.1/32", "STANDMEET_MASTER_KEY": mk}})
+	_, key := webhookOwner(t, before)
 	rc := newReceiver(t, nil)
-	ep := createEndpoint(t, ts, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}})
+	ep := createEndpoint(t, before, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}})
+	before.Stop()
+	ts := startTestServer(t, testServerOptions{DBURL: before.DBURL, Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "", "STANDMEET_MASTER_KEY": mk}})
 	eventID, jobID := sendTest(t, ts, key, ep.ID)
 	d := waitDelivery(t, ts, key, ep.ID, eventID, "cancelled", "discarded")
 	require.Equal(t, 1, d.Attempt)

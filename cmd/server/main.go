@@ -3,7 +3,8 @@
 //
 //	standmeet serve                                   serve HTTP, run River and the relay
 //	standmeet migrate                                 apply pending migrations and exit
-//	standmeet owner create --email E [--password-stdin]
+//	standmeet owner create --email E [--password-stdin] [--operator]
+//	standmeet owner grant-operator --email E | revoke-operator --email E
 //	standmeet api-key issue --email E --name N        print a new API key, once
 //	standmeet rotate-master-key                       re-seal every secret under the current master key
 //	standmeet help                                    print the usage (also -h, --help), touching no database
@@ -29,7 +30,10 @@ import (
 const usage = `usage:
   standmeet serve                                    serve HTTP (admin UI at /admin), run River and the relay
   standmeet migrate                                  apply pending migrations and exit
-  standmeet owner create --email E [--password-stdin]  create an owner; prints a generated password once
+  standmeet owner create --email E [--password-stdin] [--operator]
+                                                     create an owner; prints a generated password once
+  standmeet owner grant-operator --email E           let the owner use River's UI at /admin/tasks
+  standmeet owner revoke-operator --email E
   standmeet api-key issue --email E --name N         print a new API key, once
   standmeet rotate-master-key                        re-seal every secret under the current master key
   standmeet help                                     print this help

@@ -20,6 +20,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/adapters/web"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
@@ -96,6 +97,14 @@ func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.L
 	}
 	// River UI's page carries a link back to the admin.
 	return web.BackLink(h), nil
+}
+
+// jobOps is jobs.get, every owner's view of their own jobs (River's UI is
+// the operator's).
+type jobOps op.Set
+
+func provideJobOps(w *riverjobs.Worker, pool *pgxpool.Pool) jobOps {
+	return jobOps(riverjobs.JobOps(w.Client, pool))
 }
 
 func riverjobsLogger(l *zap.Logger) *slog.Logger {

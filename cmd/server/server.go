@@ -6,15 +6,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 // echoMiddleware is a named type so Wire can tell the middleware list apart.
 type echoMiddleware = echo.MiddlewareFunc
 
 func provideServer(pool *pgxpool.Pool, ms []migrate.Migration, ops op.Set, auth httpapi.Authenticator,
-	mw []echoMiddleware, mounters []httpapi.Mounter, metrics metricsHandler, tasks tasksHandler, logger *zap.Logger) *httpapi.Server {
+	mw []echoMiddleware, mounters []httpapi.Mounter, metrics metricsHandler, tasks tasksHandler, gate *auth.Gate, owners *owner.Service, logger *zap.Logger) *httpapi.Server {
 	return httpapi.New(httpapi.Deps{
 		Pool:         pool,
 		Migrations:   ms,
@@ -24,6 +26,8 @@ func provideServer(pool *pgxpool.Pool, ms []migrate.Migration, ops op.Set, auth 
 		Mounters:     mounters,
 		Metrics:      metrics,
 		Tasks:        tasks,
+		TasksAuth:    httpapi.AuthenticatorFunc(gate.AuthenticateSameOrigin),
+		IsOperator:   owners.IsOperator,
 		Logger:       logger,
 		OwnBodyLimit: []string{"/hooks/", "/api/admin/vault/import"},
 	})

@@ -7,12 +7,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/cryptobox"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
@@ -68,6 +71,7 @@ func sealedColumns() []sealedColumn {
 		{"webhook_endpoints", "secret_enc"},
 		{"webhook_endpoints", "prev_secret_enc"},
 		{"inbound_sources", "sealed_secret"},
+		{"inbound_sources", "previous_sealed_secret"},
 	}
 }
 
@@ -117,6 +121,92 @@ func provideMasterKeyRotator(pool *pgxpool.Pool, box *cryptobox.Box) masterKeyRo
 				total++
 			}
 		}
-		return total, nil
+		n, err := sealHeaderValues(ctx, pool, box)
+		return total + n, err
 	}
+}
+
+// headerSealer seals custom webhook header values stored in the clear
+// (before values were sealed) at start; it runs once and returns.
+type headerSealer Background
+
+func provideHeaderSealer(pool *pgxpool.Pool, box *cryptobox.Box, logger *zap.Logger) headerSealer {
+	return BackgroundFunc(func(ctx context.Context) error {
+		n, err := sealHeaderValues(ctx, pool, box)
+		if err != nil {
+			return fmt.Errorf("seal webhook header values: %w", err)
+		}
+		if n > 0 {
+			logger.Info("sealed custom webhook header values stored in the clear", zap.Int("values", n))
+		}
+		return nil
+	})
+}
+
+// sealHeaderValues brings every custom header value of webhook_endpoints
+// under the primary master key: a value stored in the clear is sealed, one
+// sealed under an old key re-sealed (associated data: the endpoint id, as
+// for its secrets). It returns how many values it wrote. Each row is
+// updated only if its headers are still the ones read.
+func sealHeaderValues(ctx context.Context, pool *pgxpool.Pool, box *cryptobox.Box) (int, error) {
+	rows, err := pool.Query(ctx, `SELECT id, headers FROM webhook_endpoints WHERE headers <> '{}'::jsonb`)
+	if err != nil {
+		return 0, fmt.Errorf("read webhook_endpoints.headers: %w", err)
+	}
+	type headerRow struct {
+		id  uuid.UUID
+		raw []byte
+	}
+	var all []headerRow
+	for rows.Next() {
+		var r headerRow
+		if err := rows.Scan(&r.id, &r.raw); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("read webhook_endpoints.headers: %w", err)
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read webhook_endpoints.headers: %w", err)
+	}
+	total := 0
+	for _, r := range all {
+		var h map[string]string
+		if err := json.Unmarshal(r.raw, &h); err != nil {
+			return total, fmt.Errorf("headers of endpoint %s: %w", r.id, err)
+		}
+		n := 0
+		for name, v := range h {
+			if sealed, ok := domain.OpenSealedText(v); ok {
+				if !box.NeedsReseal(sealed) {
+					continue
+				}
+				fresh, err := box.Reseal(sealed, r.id[:])
+				if err != nil {
+					return total, fmt.Errorf("re-seal header %s of endpoint %s: %w", name, r.id, err)
+				}
+				h[name] = domain.SealedText(fresh)
+			} else {
+				sealed, err := box.Seal([]byte(v), r.id[:])
+				if err != nil {
+					return total, fmt.Errorf("seal header %s of endpoint %s: %w", name, r.id, err)
+				}
+				h[name] = domain.SealedText(sealed)
+			}
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		b, err := json.Marshal(h)
+		if err != nil {
+			return total, fmt.Errorf("encode headers of endpoint %s: %w", r.id, err)
+		}
+		if _, err := pool.Exec(ctx, `UPDATE webhook_endpoints SET headers = $1 WHERE id = $2 AND headers = $3::jsonb`, b, r.id, r.raw); err != nil {
+			return total, fmt.Errorf("write headers of endpoint %s: %w", r.id, err)
+		}
+		total += n
+	}
+	return total, nil
 }

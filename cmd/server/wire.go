@@ -17,14 +17,14 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	wire.Build(
 		// infrastructure
 		providePool, provideMigrations, provideRegistry, provideMetricsHandler,
-		provideRiverConfig, provideWorker, provideTasksHandler,
+		provideRiverConfig, provideWorker, provideTasksHandler, provideJobOps,
 		// the event bus
 		provideInserter, provideRiverStats, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
 		provideSubscriptions,
 		// inbound webhooks (wire_inbound.go, unseal.go)
 		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,
 		provideVerifierRegistry, provideInboundJobs, provideInboundUnitOfWork, provideSupplierUnitOfWork,
-		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway,
+		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway, provideSourceCache, provideInboundRefusals,
 		provideInboundProcessor, provideInboundProcessWorker, provideInboundPurgeWorker, provideHooksMounter, provideInboundOps,
 		// owners, sessions, API keys, IP bans (wire_owner.go)
 		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,
@@ -41,7 +41,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// HTTP
 		provideAuthenticator, provideServer,
 		// CLI
-		provideCommands, provideMasterKeyRotator,
+		provideCommands, provideMasterKeyRotator, provideHeaderSealer,
 		wire.Struct(new(App), "*"),
 	)
 	return nil, nil, nil

@@ -41,7 +41,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	sealFunc := provideInboundSeal(box)
-	service := provideInboundService(unitOfWork, registry, sealFunc, cfg)
+	sourceCache := provideSourceCache()
+	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache)
 	prometheusRegistry := provideRegistry()
 	metrics, err := provideEventMetrics(prometheusRegistry)
 	if err != nil {
@@ -76,12 +77,50 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	limiter := providePublishLimiter(cfg)
 	publishService := providePublishService(pool, recorder, limiter)
 	mainPublishOps := providePublishOps(publishService)
-	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps)
+	riverjobsConfig := provideRiverConfig(cfg)
+	pruneWorker := providePruneWorker(pool, logger, metrics)
+	router, err := provideInboundRouter(supplierService)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	processor := provideInboundProcessor(unitOfWork, router)
+	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
+	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
+	webhooksStore := provideWebhookStore(pool, inserter)
+	embedAdmitsFunc := provideEmbedAdmits(accessService)
+	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
+	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
+	poster := provideWebhookPoster(cfg)
+	unsealFunc := provideWebhookUnseal(box)
+	deliverer := provideWebhookDeliverer(webhooksStore, poster, unsealFunc, embedAdmitsFunc, flow)
+	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
+	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore, pool)
+	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
+	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v2 := providePeriodicJobs(cfg)
+	worker, err := provideWorker(pool, riverjobsConfig, workers, v2, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	mainJobOps := provideJobOps(worker, pool)
+	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps, mainJobOps)
 	gate := provideAuthGate(ownerService, logger, cfg)
 	authenticator := provideAuthenticator(gate)
-	v2 := provideMiddleware(gate)
-	unsealFunc := provideInboundUnseal(box)
-	gateway := provideInboundGateway(unitOfWork, registry, unsealFunc)
+	v3 := provideMiddleware(gate)
+	inboundUnsealFunc := provideInboundUnseal(box)
+	refusalLog := provideInboundRefusals(unitOfWork, logger)
+	gateway := provideInboundGateway(unitOfWork, registry, inboundUnsealFunc, sourceCache, refusalLog)
 	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
 	if err != nil {
 		cleanup()
@@ -106,50 +145,14 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	owners := provideOwnerDirectory(pool)
 	publicMounter := providePublicAPI(owners, corpusService, accessService, gate, logger)
 	vaultimportMounter := provideVaultImport(corpusService, authenticator, logger)
-	v3 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
+	v4 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
 	mainMetricsHandler := provideMetricsHandler(prometheusRegistry)
-	riverjobsConfig := provideRiverConfig(cfg)
-	pruneWorker := providePruneWorker(pool, logger, metrics)
-	router, err := provideInboundRouter(supplierService)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	processor := provideInboundProcessor(unitOfWork, router)
-	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
-	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhooksStore := provideWebhookStore(pool, inserter)
-	embedAdmitsFunc := provideEmbedAdmits(accessService)
-	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
-	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
-	poster := provideWebhookPoster(cfg)
-	subscriberUnsealFunc := provideWebhookUnseal(box)
-	deliverer := provideWebhookDeliverer(webhooksStore, poster, subscriberUnsealFunc, embedAdmitsFunc, flow)
-	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
-	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore, pool)
-	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
-	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	v4 := providePeriodicJobs(cfg)
-	worker, err := provideWorker(pool, riverjobsConfig, workers, v4, logger)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
 	mainTasksHandler, err := provideTasksHandler(ctx, worker, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, set, authenticator, v2, v3, mainMetricsHandler, mainTasksHandler, logger)
+	server := provideServer(pool, v, set, authenticator, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
@@ -159,7 +162,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
 	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
 	statsKeeper := provideRiverStats(pool, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper)
+	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper, mainHeaderSealer, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

@@ -52,13 +52,26 @@ func provideInboundRouter(sup *supplier.Service) (*inbound.Router, error) {
 	)
 }
 
-func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config) *inbound.Service {
-	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{},
-		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention})
+// provideSourceCache is the gateway's cache of sources, shared with the
+// service so a change made on this replica applies at once.
+func provideSourceCache() *inbound.SourceCache { return inbound.NewSourceCache(inbound.SourceCacheTTL) }
+
+// provideInboundRefusals keeps the requests the gateway refuses, written in
+// the background (a Background of the server).
+func provideInboundRefusals(uow *pginbound.UnitOfWork, logger *zap.Logger) *inbound.RefusalLog {
+	log := logger.Named("inbound")
+	return inbound.NewRefusalLog(uow, func(err error) { log.Warn("inbound refusals not recorded", zap.Error(err)) })
 }
 
-func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc) *inbound.Gateway {
-	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, UoW: uow, Verifiers: reg, Unseal: unseal, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config, cache *inbound.SourceCache) *inbound.Service {
+	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{},
+		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention, Cache: cache, Refusals: uow})
+}
+
+func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc, cache *inbound.SourceCache,
+	refusals *inbound.RefusalLog) *inbound.Gateway {
+	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, Inbox: uow, Cache: cache, Verifiers: reg, Unseal: unseal,
+		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(), Refused: refusals.Add})
 }
 
 func provideInboundProcessor(uow *pginbound.UnitOfWork, router *inbound.Router) *inbound.Processor {

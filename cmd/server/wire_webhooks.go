@@ -5,7 +5,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/netip"
 	"runtime/debug"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/infra/httpx"
 	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
 	"github.com/standmeet/standmeet/internal/owner/webhooks"
 )
@@ -44,7 +47,7 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riv
 func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config,
 	health *pgwebhooks.HealthReader) *webhooks.Service {
 	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
-		Health: health})
+		Health: health, Egress: webhookEgressCheck(cfg)})
 }
 
 // provideWebhookHealth reads the endpoints' recent outcomes for the list,
@@ -166,4 +169,19 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// webhookEgressCheck hands the webhooks domain the delivery client's egress
+// policy (httpx.CheckAddr with STANDMEET_EGRESS_ALLOW), so a URL the client
+// would refuse to dial is refused when it is registered.
+func webhookEgressCheck(cfg config.Config) webhooks.EgressCheckFunc {
+	return func(ip netip.Addr) error {
+		var blocked *httpx.BlockedError
+		if err := httpx.CheckAddr(ip, cfg.EgressAllow); errors.As(err, &blocked) {
+			return errors.New(blocked.Reason)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
 }

@@ -102,11 +102,15 @@ func (b *ServerBench) MeasureWork(ctx context.Context, key, unit string, fn func
 	if err != nil {
 		return err
 	}
-	d := after.Sub(before)
+	b.reportWork(key, unit, after.Sub(before), n)
+	return nil
+}
+
+// reportWork writes the work d done for n units under MeasureWork's keys.
+func (b *ServerBench) reportWork(key, unit string, d DBWork, n int64) {
 	s, x, r := d.Per(n)
 	b.r.Extra[fmt.Sprintf("%s_statements_per_%s", key, unit)] = s
 	b.r.Extra[fmt.Sprintf("%s_transactions_per_%s", key, unit)] = x
 	b.r.Extra[fmt.Sprintf("%s_rows_per_%s", key, unit)] = r
 	b.r.Note("%s: %.2f statements, %.2f transactions, %.2f rows changed per %s (%d %ss)", key, s, x, r, unit, n, unit)
-	return nil
 }

@@ -815,7 +815,10 @@ func (b *ServerBench) runW3(ctx context.Context) error {
 }
 
 // runW4 sends 20,000 Standard-Webhooks-signed requests to one inbound
-// source at concurrency 32.
+// source at concurrency 32, processing running meanwhile as in production,
+// and counts the database work per accepted message until every one is
+// processed (w4_*_per_message). Then runW4Split measures the handler and
+// the processing apart.
 func (b *ServerBench) runW4(ctx context.Context) error {
 	a, err := b.NewOwner(ctx, "w4")
 	if err != nil {
@@ -830,22 +833,15 @@ func (b *ServerBench) runW4(ctx context.Context) error {
 		return err
 	}
 	n := b.o.scale(20000)
-	url := b.Servers[0].URL + "/hooks/" + src.ID
-	res := Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, func(i int) (*http.Request, error) {
-		id := fmt.Sprintf("msg_w4_%d", i)
-		body := []byte(fmt.Sprintf(`{"type":"bench.ping","n":%d}`, i))
-		req, err := http.NewRequest(http.MethodPost, url, bytesReader(body))
-		if err != nil {
-			return nil, err
-		}
-		now := time.Now()
-		req.Header.Set("content-type", "application/json")
-		req.Header.Set("webhook-id", id)
-		req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
-		req.Header.Set("webhook-signature", standardwebhooks.Sign(key, id, now, body))
-		return req, nil
-	})
-	accepted := res.Statuses[http.StatusAccepted]
+	var res LoadResult
+	var accepted int
+	if err := b.MeasureWork(ctx, "w4", "message", func() (int64, error) {
+		res = b.sendW4(ctx, src.ID, key, "msg_w4_", n)
+		accepted = res.Statuses[http.StatusAccepted]
+		return int64(accepted), b.waitInboxDone(ctx, src.ID, accepted)
+	}); err != nil {
+		return err
+	}
 	rate := float64(accepted) / res.Elapsed.Seconds()
 	b.r.Add(Figure{Key: "w4_accepted_per_s", Label: "W4 inbound, concurrency 32: accepted", Unit: "/s",
 		Value: rate, Ceiling: "Echo handler committing 1 River job", CeilingValue: b.echoRiver.PerSecond()})
@@ -859,7 +855,93 @@ func (b *ServerBench) runW4(ctx context.Context) error {
 	if accepted != n {
 		return fmt.Errorf("W4: %d of %d accepted (statuses %v, %d transport errors)", accepted, n, res.Statuses, res.Errors)
 	}
+	return b.runW4Split(ctx, src.ID, key)
+}
+
+// runW4Split sends a quarter of W4 with the inbound queue paused (River's
+// queue pause) and counts the handler's work alone (w4_handler_*), then
+// resumes the queue and counts the processing of the same messages
+// (w4_processing_*).
+func (b *ServerBench) runW4Split(ctx context.Context, sourceID string, key []byte) error {
+	queues, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	const queue = "inbound"
+	if err := queues.QueuePause(ctx, queue, nil); err != nil {
+		return fmt.Errorf("pause %s: %w", queue, err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = queues.QueueResume(context.WithoutCancel(ctx), queue, nil)
+		}
+	}()
+	before, ok, err := b.WorkSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	res := b.sendW4(ctx, sourceID, key, "msg_w4s_", b.o.scale(5000))
+	accepted := res.Statuses[http.StatusAccepted]
+	sent, _, err := b.WorkSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if err := queues.QueueResume(ctx, queue, nil); err != nil {
+		return fmt.Errorf("resume %s: %w", queue, err)
+	}
+	resumed = true
+	if err := b.waitInboxDone(ctx, sourceID, -1); err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	done, _, err := b.WorkSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	b.reportWork("w4_handler", "message", sent.Sub(before), int64(accepted))
+	b.reportWork("w4_processing", "message", done.Sub(sent), int64(accepted))
 	return nil
+}
+
+// sendW4 sends n distinct signed messages with ids prefix+i to the source.
+func (b *ServerBench) sendW4(ctx context.Context, sourceID string, key []byte, prefix string, n int) LoadResult {
+	url := b.Servers[0].URL + "/hooks/" + sourceID
+	return Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, func(i int) (*http.Request, error) {
+		id := fmt.Sprintf("%s%d", prefix, i)
+		body := []byte(fmt.Sprintf(`{"type":"bench.ping","n":%d}`, i))
+		req, err := http.NewRequest(http.MethodPost, url, bytesReader(body))
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		req.Header.Set("content-type", "application/json")
+		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
+		req.Header.Set("webhook-signature", standardwebhooks.Sign(key, id, now, body))
+		return req, nil
+	})
+}
+
+// waitInboxDone waits until the source's inbox holds at least want
+// processed messages, or (want < 0) none waiting or processing.
+func (b *ServerBench) waitInboxDone(ctx context.Context, sourceID string, want int) error {
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		var done, open int
+		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE state IN ('received', 'processing'))
+			FROM inbound_messages WHERE source_id = $1`, sourceID).Scan(&done, &open); err != nil {
+			return err
+		}
+		if (want >= 0 && done >= want) || (want < 0 && open == 0) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("W4: %d processed, %d waiting after 3 minutes", done, open)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // runMemory reads the first server's peak RSS and, once River has nothing

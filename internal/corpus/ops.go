@@ -115,7 +115,7 @@ type ListNotesInput struct {
 // SearchInput is a search query.
 type SearchInput struct {
 	Q     string `json:"q" query:"q" doc:"web-search syntax: words, \"phrases\", -exclusions, or"`
-	Limit int    `json:"limit,omitempty" query:"limit" doc:"at most 100, default 20"`
+	Limit int    `json:"limit,omitempty" query:"limit" range:"1,100" doc:"at most 100, default 20"`
 }
 
 // SearchHitView is one search result.

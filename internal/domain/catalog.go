@@ -112,6 +112,7 @@ const (
 	EventOwnerLogin                 = "owner.login"
 	EventOwnerEmailChanged          = "owner.email_changed"
 	EventOwnerRecoveryRequested     = "owner.recovery_requested"
+	EventOwnerOperatorChanged       = "owner.operator_changed"
 	EventIPBanAdded                 = "ip_ban.added"
 )
 

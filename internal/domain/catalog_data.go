@@ -79,6 +79,13 @@ type entry struct {
 	example            map[string]any
 }
 
+// internalTypes stay inside the instance (Exposure Internal); every other
+// entry may leave it as a webhook.
+var internalTypes = map[string]bool{
+	// Who may use River's UI is the instance's own business.
+	EventOwnerOperatorChanged: true,
+}
+
 func useCase(name string) Producer { return Producer{Kind: ProducedByUseCase, Name: name} }
 
 var external = Producer{Kind: ProducedExternally}
@@ -259,6 +266,10 @@ func entries() []entry {
 			object(req("ip_ban_id", uuidOf("the ban")), req("ip", typed("string", "the banned address: the fact itself")),
 				req("reason", typed("string", "why, as the server states it")), req("expires_at", timeOf("when the ban lapses"))),
 			"ip_ban/" + exBan, map[string]any{"ip_ban_id": exBan, "ip": "203.0.113.7", "reason": "10 failed logins within 15m0s", "expires_at": exLater}},
+		{EventOwnerOperatorChanged, "owner", "The operator role (River's UI) was granted to or revoked from an owner.",
+			useCase("owner.Service.SetOperator"),
+			object(req("owner_id", uuidOf("the owner")), req("operator", typed("boolean", "whether the owner now holds the operator role"))),
+			"owner/" + exOwner, map[string]any{"owner_id": exOwner, "operator": true}},
 	}
 }
 
@@ -277,8 +288,12 @@ func buildCatalog() []EventType {
 		if err != nil {
 			panic(fmt.Sprintf("catalog example of %s: %v", e.name, err))
 		}
+		exposure := Webhook
+		if internalTypes[e.name] {
+			exposure = Internal
+		}
 		out = append(out, EventType{
-			Name: e.name, Exposure: Webhook, Domain: e.domain, Description: e.desc, Producer: e.producer,
+			Name: e.name, Exposure: exposure, Domain: e.domain, Description: e.desc, Producer: e.producer,
 			DataSchema: string(schema), ExampleSubject: e.subject, Example: string(example),
 		})
 	}

@@ -102,6 +102,11 @@ func (c *pgCluster) start() error {
 		fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off", c.port, c.dir))
 }
 
+// stop stops the server (fast: sessions are cut).
+func (c *pgCluster) stop() error {
+	return c.run("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
+}
+
 // restart stops the server (fast: sessions are cut) and starts it again
 // after pause, with the same port.
 func (c *pgCluster) restart(pause time.Duration) error {

@@ -136,3 +136,49 @@ func (s *Service) ownerByEmail(ctx context.Context, email string) (Owner, error)
 func subjectOwner(id uuid.UUID) string  { return "owner/" + id.String() }
 func subjectAPIKey(id uuid.UUID) string { return "api_key/" + id.String() }
 func subjectIPBan(id uuid.UUID) string  { return "ip_ban/" + id.String() }
+
+// SetOperator grants (operator true) or revokes the operator role of the
+// owner with that email, and records owner.operator_changed in the same
+// transaction. Setting the role an owner already has changes nothing and
+// records nothing.
+func (s *Service) SetOperator(ctx context.Context, email string, operator bool) (Owner, error) {
+	e := NormalizeEmail(email)
+	var o Owner
+	err := s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		o, err = tx.Owners().ByEmail(ctx, e)
+		if err != nil {
+			return err
+		}
+		if o.Operator == operator {
+			return nil
+		}
+		now := s.now()
+		if err := tx.Owners().SetOperator(ctx, o.ID, operator, now); err != nil {
+			return err
+		}
+		o.Operator, o.UpdatedAt = operator, now
+		_, err = tx.Recorder().Record(ctx, o.ID, domain.EventOwnerOperatorChanged, subjectOwner(o.ID), map[string]any{
+			"owner_id": o.ID,
+			"operator": operator,
+		})
+		return err
+	})
+	if err != nil {
+		return Owner{}, fmt.Errorf("set operator: %w", err)
+	}
+	return o, nil
+}
+
+// IsOperator reports whether the owner holds the operator role. An owner
+// that does not exist is not the operator.
+func (s *Service) IsOperator(ctx context.Context, ownerID uuid.UUID) (bool, error) {
+	o, err := s.Me(ctx, ownerID)
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return o.Operator, nil
+}

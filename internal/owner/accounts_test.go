@@ -148,3 +148,41 @@ func TestMemoryRecorderRefusesOutsideItsTransaction(t *testing.T) {
 	require.EqualError(t, err, "abort")
 	require.Empty(t, mem.Events())
 }
+
+func TestSetOperatorGrantsRevokesAndRecordsOnlyChanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	other := b.newOwner(t, "b@example.com")
+
+	is, err := b.svc.IsOperator(ctx, a.ID)
+	require.NoError(t, err)
+	require.False(t, is, "a new owner is not the operator")
+
+	got, err := b.svc.SetOperator(ctx, "A@example.com", true)
+	require.NoError(t, err)
+	require.True(t, got.Operator)
+	_, err = b.svc.SetOperator(ctx, "a@example.com", true)
+	require.NoError(t, err)
+	is, err = b.svc.IsOperator(ctx, a.ID)
+	require.NoError(t, err)
+	require.True(t, is)
+	is, err = b.svc.IsOperator(ctx, other.ID)
+	require.NoError(t, err)
+	require.False(t, is, "granting one owner grants no other")
+
+	_, err = b.svc.SetOperator(ctx, "a@example.com", false)
+	require.NoError(t, err)
+	is, err = b.svc.IsOperator(ctx, a.ID)
+	require.NoError(t, err)
+	require.False(t, is)
+
+	evs := b.eventsOf(domain.EventOwnerOperatorChanged)
+	require.Len(t, evs, 2, "a grant and a revoke; the repeated grant records nothing")
+	require.Equal(t, true, dataOf(t, evs[0])["operator"])
+	require.Equal(t, false, dataOf(t, evs[1])["operator"])
+
+	_, err = b.svc.SetOperator(ctx, "nobody@example.com", true)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+}

@@ -304,6 +304,19 @@ func (s memOwners) UpdatePassword(_ context.Context, id uuid.UUID, hash string, 
 	return nil
 }
 
+func (s memOwners) SetOperator(_ context.Context, id uuid.UUID, operator bool, at time.Time) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	o, ok := s.t.st.owners[id]
+	if !ok {
+		return notFound("owner")
+	}
+	o.Operator, o.UpdatedAt = operator, at
+	s.t.st.owners[id] = o
+	return nil
+}
+
 func (s memOwners) Oldest(_ context.Context) (Owner, error) {
 	if err := s.t.check(); err != nil {
 		return Owner{}, err
@@ -530,6 +543,10 @@ func (s memAttempts) CountByIP(_ context.Context, kind AttemptKind, ip string, s
 
 func (s memAttempts) CountByEmail(_ context.Context, kind AttemptKind, email string, since time.Time) (int, error) {
 	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && !a.At.Before(since) })
+}
+
+func (s memAttempts) CountByEmailAndIP(_ context.Context, kind AttemptKind, email, ip string, since time.Time) (int, error) {
+	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && a.IP == ip && !a.At.Before(since) })
 }
 
 func (s memAttempts) TargetedOwners(_ context.Context, kind AttemptKind, ip string, since time.Time) ([]uuid.UUID, error) {

@@ -16,6 +16,9 @@ type Owner struct {
 	PasswordHash string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// Operator marks the instance's operator, who may use River's UI (every
+	// owner's jobs and queues); other owners see only their own jobs.
+	Operator bool
 }
 
 // Session is a server-side login session. The token itself is never stored:

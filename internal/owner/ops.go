@@ -16,11 +16,14 @@ type OwnerView struct {
 	Email     string    `json:"email"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Operator tells whether the owner is the instance's operator (River's
+	// UI at /admin/tasks).
+	Operator bool `json:"operator"`
 }
 
 // ViewOwner returns the API view of o.
 func ViewOwner(o Owner) OwnerView {
-	return OwnerView{ID: o.ID, Email: o.Email, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+	return OwnerView{ID: o.ID, Email: o.Email, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Operator: o.Operator}
 }
 
 // APIKeyView is an API key as listed: never the key, never its digest.

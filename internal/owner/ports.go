@@ -45,6 +45,8 @@ type OwnerStore interface {
 	// UpdateEmail changes the email (EMAIL_TAKEN conflict as Create).
 	UpdateEmail(ctx context.Context, id uuid.UUID, email string, at time.Time) error
 	UpdatePassword(ctx context.Context, id uuid.UUID, hash string, at time.Time) error
+	// SetOperator grants (true) or revokes (false) the operator role.
+	SetOperator(ctx context.Context, id uuid.UUID, operator bool, at time.Time) error
 	// Oldest returns the first owner created (the instance's founder).
 	Oldest(ctx context.Context) (Owner, error)
 	Count(ctx context.Context) (int, error)
@@ -92,6 +94,9 @@ type AttemptStore interface {
 	CountByIP(ctx context.Context, kind AttemptKind, ip string, since time.Time) (int, error)
 	// CountByEmail counts attempts of kind naming email at or after since.
 	CountByEmail(ctx context.Context, kind AttemptKind, email string, since time.Time) (int, error)
+	// CountByEmailAndIP counts attempts of kind naming email from ip at or
+	// after since.
+	CountByEmailAndIP(ctx context.Context, kind AttemptKind, email, ip string, since time.Time) (int, error)
 	// TargetedOwners returns the distinct owners whose accounts attempts of
 	// kind from ip named at or after since.
 	TargetedOwners(ctx context.Context, kind AttemptKind, ip string, since time.Time) ([]uuid.UUID, error)

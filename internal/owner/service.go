@@ -23,9 +23,11 @@ type Limits struct {
 	// MaxFailuresPerIP refuses logins from an IP with this many failures in
 	// the window (10).
 	MaxFailuresPerIP int
-	// MaxFailuresPerAccount refuses logins to an account with this many
-	// failures in the window, from any IP (5).
-	MaxFailuresPerAccount int
+	// MaxFailuresPerAccountIP refuses logins to an account from one IP with
+	// this many failures of that IP for that account in the window (5).
+	// Failures from other addresses do not count, so a stranger cannot lock
+	// the owner out of their account from elsewhere.
+	MaxFailuresPerAccountIP int
 	// BanAfter bans an IP once it has this many refused logins in BanWindow
 	// (30: it kept trying well past the per-IP limit).
 	BanAfter  int
@@ -55,7 +57,7 @@ func DefaultLimits() Limits {
 		SessionTTL:              14 * 24 * time.Hour,
 		FailureWindow:           15 * time.Minute,
 		MaxFailuresPerIP:        10,
-		MaxFailuresPerAccount:   5,
+		MaxFailuresPerAccountIP: 5,
 		BanAfter:                30,
 		BanWindow:               time.Hour,
 		BanDuration:             24 * time.Hour,
@@ -81,7 +83,7 @@ func (l Limits) withDefaults() Limits {
 		}
 	}
 	ints := []struct{ v, def *int }{
-		{&l.MaxFailuresPerIP, &d.MaxFailuresPerIP}, {&l.MaxFailuresPerAccount, &d.MaxFailuresPerAccount},
+		{&l.MaxFailuresPerIP, &d.MaxFailuresPerIP}, {&l.MaxFailuresPerAccountIP, &d.MaxFailuresPerAccountIP},
 		{&l.BanAfter, &d.BanAfter}, {&l.MaxRecoveriesPerIP, &d.MaxRecoveriesPerIP},
 		{&l.MaxRecoveriesPerAccount, &d.MaxRecoveriesPerAccount},
 	}

@@ -33,7 +33,8 @@ type LoginResult struct {
 // Login checks email and password and opens a session.
 //
 // Brute-force protection: an IP with MaxFailuresPerIP failures in
-// FailureWindow, or an account with MaxFailuresPerAccount, is refused with
+// FailureWindow, or an (account, IP) pair with MaxFailuresPerAccountIP, is
+// refused with
 // RATE_LIMITED without the password being checked, and that refusal counts
 // as a failure too; an IP with BanAfter failures in BanWindow is banned
 // (ip_ban.added), and a banned IP is refused with IP_BANNED. A wrong
@@ -181,8 +182,9 @@ func (s *Service) longestWindow() time.Duration {
 	return w
 }
 
-// overLoginLimit reports whether the IP or the account is over its failure
-// limit.
+// overLoginLimit reports whether the IP, or the account from this IP, is
+// over its failure limit. Failures for the account from other addresses do
+// not count: a limit per account alone would let anyone lock the owner out.
 func (s *Service) overLoginLimit(ctx context.Context, tx Tx, ip, email string, now time.Time) (bool, error) {
 	since := now.Add(-s.limits.FailureWindow)
 	n, err := tx.Attempts().CountByIP(ctx, AttemptLoginFailure, ip, since)
@@ -192,11 +194,11 @@ func (s *Service) overLoginLimit(ctx context.Context, tx Tx, ip, email string, n
 	if n >= s.limits.MaxFailuresPerIP {
 		return true, nil
 	}
-	n, err = tx.Attempts().CountByEmail(ctx, AttemptLoginFailure, email, since)
+	n, err = tx.Attempts().CountByEmailAndIP(ctx, AttemptLoginFailure, email, ip, since)
 	if err != nil {
 		return false, err
 	}
-	return n >= s.limits.MaxFailuresPerAccount, nil
+	return n >= s.limits.MaxFailuresPerAccountIP, nil
 }
 
 // Logout ends the session with that token. An unknown token is not an

@@ -3,6 +3,7 @@ package owner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,19 +85,43 @@ func TestLoginLimitsFailuresPerIPAndPerAccount(t *testing.T) {
 		_, err = b.login("owner@example.com", testPassword, "192.0.2.1")
 		require.NoError(t, err)
 	})
-	t.Run("per account", func(t *testing.T) {
+	t.Run("per account and address", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.newOwner(t, "owner@example.com")
 		lim := b.svc.Limits()
-		for i := 0; i < lim.MaxFailuresPerAccount; i++ {
-			_, err := b.login("owner@example.com", "wrong password!", "198.51.100."+string(rune('1'+i)))
+		for i := 0; i < lim.MaxFailuresPerAccountIP; i++ {
+			_, err := b.login("owner@example.com", "wrong password!", "203.0.113.9")
 			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
 		}
 		_, err := b.login("Owner@Example.com", testPassword, "203.0.113.9")
 		requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+		// The same address may still try other accounts (until its own limit).
 		_, err = b.login("other@example.com", "wrong password!", "203.0.113.9")
 		requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+		// The owner, from their own address, is not locked out.
+		_, err = b.login("owner@example.com", testPassword, "192.0.2.7")
+		require.NoError(t, err)
+	})
+	t.Run("a stranger cannot lock the owner out", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.newOwner(t, "owner@example.com")
+		lim := b.svc.Limits()
+		// Failures for the account from many addresses, each under its own
+		// limits, for longer than a window.
+		for round := 0; round < 2; round++ {
+			for i := 0; i < 8; i++ {
+				ip := fmt.Sprintf("198.51.100.%d", 10+i)
+				for j := 0; j < lim.MaxFailuresPerAccountIP+1; j++ {
+					_, err := b.login("owner@example.com", "wrong password!", ip)
+					require.Error(t, err)
+				}
+			}
+			_, err := b.login("owner@example.com", testPassword, "192.0.2.7")
+			require.NoError(t, err, "round %d: the owner's sign-in from their own address", round)
+			b.clock.Advance(lim.FailureWindow / 2)
+		}
 	})
 }
 

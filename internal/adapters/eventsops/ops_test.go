@@ -97,7 +97,7 @@ func TestListPassesOwnerFilterAndPage(t *testing.T) {
 	out, err := call(t, ops, "events.list", op.Caller{OwnerID: owner}, func(in any) {
 		in.(*eventsops.ListInput).Type = "x.y"
 		in.(*eventsops.ListInput).Cursor = "c1"
-		in.(*eventsops.ListInput).Limit = 1000
+		in.(*eventsops.ListInput).Limit = op.MaxLimit
 		in.(*eventsops.ListInput).Since = "2026-01-01T00:00:00Z"
 		in.(*eventsops.ListInput).Until = "2026-01-03T00:00:00+01:00"
 	})

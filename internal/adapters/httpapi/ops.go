@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,8 +91,11 @@ func MountOps(e *echo.Echo, ops op.Set, auth Authenticator, logger *zap.Logger) 
 	}
 }
 
-// BindInput fills the struct in points to: the JSON body first (unknown
-// fields refused), then the fields tagged `path` and `query`, which win.
+// BindInput fills the struct in points to: the JSON body first (through
+// op.DecodeJSON, the gate every surface shares: valid UTF-8, one JSON value
+// and nothing after it, unknown fields refused), then the fields tagged
+// `path` and `query`, which win. The op checks the bound strings and ranges
+// itself when called (op.Check).
 func BindInput(c echo.Context, in any) error {
 	req := c.Request()
 	if req.Body != nil && req.Method != http.MethodGet && req.Method != http.MethodDelete {
@@ -105,23 +107,11 @@ func BindInput(c echo.Context, in any) error {
 			}
 			return domain.Validation("BAD_REQUEST", "cannot read the request body")
 		}
-		if len(strings.TrimSpace(string(body))) > 0 {
-			dec := json.NewDecoder(strings.NewReader(string(body)))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(in); err != nil {
-				return domain.Validation("INVALID_JSON", "request body: "+jsonProblem(err))
-			}
+		if err := op.DecodeJSON(body, in); err != nil {
+			return err
 		}
 	}
 	return bindTagged(reflect.ValueOf(in).Elem(), c)
-}
-
-func jsonProblem(err error) string {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		return fmt.Sprintf("field %q must be %s", ute.Field, ute.Type.String())
-	}
-	return err.Error()
 }
 
 var uuidType = reflect.TypeFor[uuid.UUID]()

@@ -14,11 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 )
@@ -50,9 +52,19 @@ type Deps struct {
 	Mounters   []Mounter
 	// Metrics serves /metrics; nil = not served.
 	Metrics http.Handler
-	// Tasks serves River's UI under /admin/tasks; nil = not served.
-	Tasks  http.Handler
-	Logger *zap.Logger
+	// Tasks serves River's UI under /admin/tasks; nil = not served. It
+	// cannot scope by owner, so only the operator reaches it (IsOperator);
+	// every other owner gets 404, and /admin/tasks?job=<id> leads them to
+	// their own job's page at JobPagePrefix+<id> instead.
+	Tasks http.Handler
+	// TasksAuth authenticates River UI's requests without a CSRF token (its
+	// frontend cannot send ours); cross-origin requests are refused before
+	// it runs, by Fetch Metadata and Origin. Nil = Auth.
+	TasksAuth Authenticator
+	// IsOperator tells whether an owner holds the operator role; nil = no
+	// owner does.
+	IsOperator func(ctx context.Context, ownerID uuid.UUID) (bool, error)
+	Logger     *zap.Logger
 	// OwnBodyLimit lists path prefixes whose handlers enforce their own body
 	// limit (the inbound gateway's per-source limit, the vault import).
 	OwnBodyLimit []string
@@ -173,25 +185,60 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// mountTasks serves River's UI behind owner authentication, and turns the
-// contract's /admin/tasks?job=<id> into River UI's own job page.
+// JobPagePrefix is where an owner who is not the operator reads one of
+// their own jobs (the admin UI's owner-scoped job page).
+const JobPagePrefix = "/admin/jobs/"
+
+// mountTasks serves River's UI to the operator only, and turns the
+// contract's /admin/tasks?job=<id> into River UI's job page for the
+// operator and into the owner-scoped job page for everyone else.
+//
+// River UI shows and changes every owner's jobs and queues, so any other
+// owner gets 404, as for another owner's row anywhere else. Its frontend
+// cannot send our CSRF token, so its unsafe requests are protected by Fetch
+// Metadata and Origin instead (http.CrossOriginProtection): a cross-site
+// request is refused with 403 before credentials are even read.
 func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
+	origin := http.NewCrossOriginProtection()
+	authn := s.deps.TasksAuth
+	if authn == nil {
+		authn = s.deps.Auth
+	}
+	notFound := domain.NotFound("NOT_FOUND", "not found")
 	guarded := func(c echo.Context) error {
-		if s.deps.Auth == nil {
-			return WriteError(c, s.logger, echo.NewHTTPError(http.StatusNotFound))
+		r := c.Request()
+		if authn == nil {
+			return WriteError(c, s.logger, notFound)
 		}
-		if _, err := s.deps.Auth.Authenticate(c.Request()); err != nil {
-			if strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
-				return c.Redirect(http.StatusSeeOther, "/admin/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+		if err := origin.Check(r); err != nil {
+			return WriteError(c, s.logger, domain.Forbidden("CROSS_ORIGIN", "cross-site request refused"))
+		}
+		caller, err := authn.Authenticate(r)
+		if err != nil {
+			if strings.Contains(r.Header.Get("Accept"), "text/html") {
+				return c.Redirect(http.StatusSeeOther, "/admin/login?next="+url.QueryEscape(r.URL.RequestURI()))
 			}
 			return WriteError(c, s.logger, err)
 		}
-		if c.Request().URL.Path == "/admin/tasks" || c.Request().URL.Path == "/admin/tasks/" {
-			if job := c.QueryParam("job"); job != "" {
-				return c.Redirect(http.StatusSeeOther, "/admin/tasks/jobs/"+job)
+		operator := false
+		if s.deps.IsOperator != nil {
+			if operator, err = s.deps.IsOperator(r.Context(), caller.OwnerID); err != nil {
+				return WriteError(c, s.logger, err)
 			}
 		}
-		tasks.ServeHTTP(c.Response(), c.Request())
+		job := ""
+		if r.URL.Path == "/admin/tasks" || r.URL.Path == "/admin/tasks/" {
+			job = c.QueryParam("job")
+		}
+		switch {
+		case job != "" && operator:
+			return c.Redirect(http.StatusSeeOther, "/admin/tasks/jobs/"+url.PathEscape(job))
+		case job != "":
+			return c.Redirect(http.StatusSeeOther, JobPagePrefix+url.PathEscape(job))
+		case !operator:
+			return WriteError(c, s.logger, notFound)
+		}
+		tasks.ServeHTTP(c.Response(), r)
 		return nil
 	}
 	e.Any("/admin/tasks", guarded)

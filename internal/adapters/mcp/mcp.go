@@ -23,7 +23,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -239,23 +238,19 @@ func (h *Handler) call(d op.Descriptor) sdk.ToolHandler {
 	}
 }
 
-// decodeArguments decodes tool arguments the way httpapi.BindInput decodes a
-// REST body: unknown fields are refused, absent arguments are an empty object.
+// decodeArguments decodes tool arguments through the gate httpapi.BindInput
+// uses for a REST body (op.DecodeJSON); absent arguments are an empty object.
 func decodeArguments(raw json.RawMessage, in any) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(in); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return domain.Validation("INVALID_ARGUMENTS", fmt.Sprintf("argument %q must be %s", ute.Field, ute.Type)).WithField(ute.Field)
-		}
-		return domain.Validation("INVALID_ARGUMENTS", "arguments: "+err.Error())
+	err := op.DecodeJSON(trimmed, in)
+	if de := domain.AsError(err); de != nil && de.Code == op.CodeInvalidJSON {
+		// MCP's name for JSON that does not fit the tool's arguments.
+		return domain.Validation("INVALID_ARGUMENTS", de.Message).WithField(de.Field)
 	}
-	return nil
+	return err
 }
 
 // toolError turns an op error into a tool error carrying the contract's body.

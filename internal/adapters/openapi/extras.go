@@ -25,6 +25,7 @@ var tagDescriptions = map[string]string{
 	"inbound_sources":      "Webhooks received from outside services: sources with their receive URL /hooks/{id} and secret, their inbox, dead letters and replay.",
 	"instance":             "The instance itself (upgrade requests).",
 	"ip_bans":              "Addresses banned after repeated failed sign-ins on the owner's account.",
+	"jobs":                 "The owner's own River jobs (deliveries, inbound processing), each as River sees it; River's UI is the operator's.",
 	"notes":                "The owner's notes (the corpus): create, change, move, publish.",
 	"owner":                "The owner's account: email, password, sessions.",
 	"roles":                "Access roles: which notes (URI globs) an access code admits.",

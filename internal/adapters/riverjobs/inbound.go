@@ -82,7 +82,9 @@ func processOpts(j inbound.ProcessJob) *river.InsertOpts {
 // InboundProcessWorker is the River worker around inbound.Processor. It maps
 // the processor's outcomes: done or skipped → nil; retry → an error, with
 // NextRetry returning the policy's time; dead → river.JobCancel, which ends
-// the job without spending the attempts left.
+// the job without spending the attempts left; abandoned (the client is
+// stopping) → river.JobSnooze(0), which gives the job back with its attempt
+// not counted.
 type InboundProcessWorker struct {
 	river.WorkerDefaults[InboundProcessArgs]
 	proc *inbound.Processor
@@ -111,9 +113,19 @@ func (e *retryError) Unwrap() error { return e.err }
 func (w *InboundProcessWorker) Work(ctx context.Context, job *river.Job[InboundProcessArgs]) error {
 	out, err := w.proc.Process(ctx, job.Args.MessageID, inbound.Job{ID: job.ID, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts})
 	if err != nil {
+		if abandoned(ctx) {
+			return river.JobSnooze(0)
+		}
 		return err // River retries with its own policy: the inbox itself failed
 	}
 	switch out.Kind {
+	case inbound.OutcomeAbandoned:
+		if errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely) {
+			return out.Err // River cancels the job, as asked
+		}
+		w.log.Info("inbound message abandoned by a stopping worker; it runs again without spending an attempt",
+			zap.String("message", job.Args.MessageID.String()), zap.Int("attempt", out.Attempt))
+		return river.JobSnooze(0)
 	case inbound.OutcomeRetry:
 		w.retryAt.Store(job.ID, out.RetryAt)
 		w.log.Info("inbound message failed; retrying",
@@ -126,6 +138,14 @@ func (w *InboundProcessWorker) Work(ctx context.Context, job *river.Job[InboundP
 		return river.JobCancel(out.Err)
 	}
 	return nil
+}
+
+// abandoned reports whether the run's context was cancelled by a stopping
+// client rather than timed out or cancelled through River: such a run gives
+// its job back (River's JobSnooze(0): available again at once, its attempt
+// not counted).
+func abandoned(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled) && !errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely)
 }
 
 // NextRetry returns the time the retry policy chose for the failure Work

@@ -83,6 +83,7 @@ func (h *resultHandler) HandleInbound(context.Context, inbound.Message) error {
 
 type testBundle struct {
 	pool    *pgxpool.Pool
+	stop    func() error
 	clock   *frozenClock
 	handler *resultHandler
 	svc     *inbound.Service
@@ -104,7 +105,8 @@ func setup(t *testing.T) *testBundle {
 	router, err := inbound.NewRouter(inbound.Route{Name: "double", Kind: inbound.AnyKind, Handler: handler})
 	require.NoError(t, err)
 	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router, Clock: clock})
-	svc := inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: clock})
+	cache := inbound.NewSourceCache(0)
+	svc := inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: clock, Cache: cache})
 
 	workers := river.NewWorkers()
 	require.NoError(t, riverjobs.RegisterInbound(workers,
@@ -114,14 +116,15 @@ func setup(t *testing.T) *testBundle {
 	events, cancel := w.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
 	t.Cleanup(cancel)
 	require.NoError(t, w.Start(ctx))
-	t.Cleanup(func() { _ = w.Shutdown(10 * time.Second) })
+	stop := sync.OnceValue(func() error { return w.Shutdown(10 * time.Second) })
+	t.Cleanup(func() { _ = stop() })
 
 	owner := uuid.New()
 	_, err = pool.Exec(ctx, `INSERT INTO owners (id, email, password_hash, created_at, updated_at) VALUES ($1, $2, 'x', now(), now())`, owner, owner.String()+"@example.test")
 	require.NoError(t, err)
 	return &testBundle{
-		pool: pool, clock: clock, handler: handler, svc: svc, owner: owner, events: events,
-		gw: inbound.NewGateway(inbound.GatewayDeps{Sources: uow, UoW: uow, Verifiers: reg, Unseal: unseal, Clock: clock}),
+		pool: pool, stop: stop, clock: clock, handler: handler, svc: svc, owner: owner, events: events,
+		gw: inbound.NewGateway(inbound.GatewayDeps{Sources: uow, Inbox: uow, Cache: cache, Verifiers: reg, Unseal: unseal, Clock: clock}),
 	}
 }
 
@@ -332,4 +335,74 @@ func riverJob(pool *pgxpool.Pool, id int64) (*rivertype.JobRow, error) {
 		return nil, err
 	}
 	return c.JobGet(context.Background(), id)
+}
+
+// blockingHandler blocks each run until its context ends, telling started
+// when it begins; once released it succeeds at once.
+type blockingHandler struct {
+	started  chan struct{}
+	released atomic.Bool
+	runs     atomic.Int64
+}
+
+func (h *blockingHandler) HandleInbound(ctx context.Context, _ inbound.Message) error {
+	h.runs.Add(1)
+	if h.released.Load() {
+		return nil
+	}
+	h.started <- struct{}{}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestShutdownDuringProcessingSpendsNoAttempt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	h := &blockingHandler{started: make(chan struct{}, 1)}
+	router, err := inbound.NewRouter(inbound.Route{Name: "blocking", Kind: inbound.AnyKind, Handler: h})
+	require.NoError(t, err)
+	ins, err := riverjobs.NewInserter(b.pool, 0, nil)
+	require.NoError(t, err)
+	uow := pginbound.New(b.pool, riverjobs.NewInboundJobs(ins).With)
+	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router})
+	startWorker := func() *riverjobs.Worker {
+		workers := river.NewWorkers()
+		require.NoError(t, riverjobs.RegisterInbound(workers,
+			riverjobs.NewInboundProcessWorker(proc, nil), riverjobs.NewInboundPurgeWorker(b.svc.Maintain, nil)))
+		w, err := riverjobs.NewWorker(b.pool, riverjobs.Config{MaxWorkers: 4, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}, workers, nil, nil)
+		require.NoError(t, err)
+		require.NoError(t, w.Start(ctx))
+		return w
+	}
+	// The bundle's own worker must not take the message: stop it first.
+	require.NoError(t, b.stop())
+
+	w1 := startWorker()
+	_, id := b.receive(t)
+	select {
+	case <-h.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the handler never started")
+	}
+	require.Equal(t, "processing", b.row(t, id).state)
+	// A shutdown that cannot wait for the handler cancels it.
+	require.NoError(t, w1.Shutdown(100*time.Millisecond))
+
+	r := b.row(t, id)
+	require.Equal(t, "received", r.state, "the abandoned message is waiting again")
+	require.Equal(t, 0, r.attempts, "the cut-short run spent no attempt of the inbox")
+	job, err := riverJob(b.pool, r.jobID)
+	require.NoError(t, err)
+	require.Equal(t, rivertype.JobStateAvailable, job.State, "River has the job available again at once")
+	require.Equal(t, 0, job.Attempt, "the cut-short run spent no River attempt")
+
+	h.released.Store(true)
+	w2 := startWorker()
+	t.Cleanup(func() { _ = w2.Shutdown(10 * time.Second) })
+	require.Eventually(t, func() bool { return b.row(t, id).state == "done" }, 20*time.Second, 20*time.Millisecond,
+		"the message is processed after the restart")
+	r = b.row(t, id)
+	require.Equal(t, 1, r.attempts, "the run after the restart is the first attempt")
+	require.EqualValues(t, 2, h.runs.Load())
 }

@@ -13,17 +13,39 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
-// NeverRotated tells whether the source's secret is still the one it was
-// created with (the contract sets secret_rotated_at at creation).
-func (s source) NeverRotated() bool {
-	return !s.SecretRotatedAt.After(s.CreatedAt.Add(time.Second))
+// refusal is a request the source refused, as inbound_sources.refusals
+// lists it.
+type refusal struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	Detail string    `json:"detail"`
 }
 
-// sourceProcessing fills in the supplier connections fed by the source.
+// Grace is when the previous secret stops verifying, while that is ahead.
+func (s source) Grace() *time.Time {
+	if s.PreviousSecretExpiresAt == nil || !s.PreviousSecretExpiresAt.After(time.Now()) {
+		return nil
+	}
+	return s.PreviousSecretExpiresAt
+}
+
+// sourceProcessing fills in the supplier connections fed by the source and
+// its recent refusals.
 func (h *Handler) sourceProcessing(c echo.Context, s *Session, d *sourceShowData) error {
+	if h.has("inbound_sources.refusals") {
+		d.HasRefusals = true
+		var l struct {
+			Data []refusal `json:"data"`
+		}
+		if err := h.call(c.Request().Context(), s, "inbound_sources.refusals", map[string]any{"id": d.Source.ID}, &l); err != nil {
+			return err
+		}
+		d.Refusals = l.Data
+	}
 	if !h.has("supplier_connections.list") {
 		return nil
 	}
@@ -159,7 +181,9 @@ func (h *Handler) inboundRotate(c echo.Context, s *Session) error {
 		d := confirmData{
 			Heading: "Rotate the secret of " + src.Name + "?", Action: "/admin/inbound/" + id.String() + "/rotate", Button: "Rotate secret", Back: "/admin/inbound/" + id.String(),
 			Secret: !generates, Danger: true,
-			Lines: []string{"The old secret stops verifying at once: from the rotation on, a request signed with it is refused with 401 and not kept in the inbox. There is no grace period for inbound secrets."},
+			Lines: []string{"The current secret keeps verifying for " + hours(inbound.SecretGrace) + " after the rotation (until about " +
+				time.Now().Add(inbound.SecretGrace).UTC().Format("2006-01-02 15:04 UTC") + "), beside the new one, so the sender can switch without losing messages; then it is dropped.",
+				"A previous secret still in its grace from an earlier rotation is dropped at once."},
 		}
 		if generates {
 			d.Lines = append(d.Lines, "A new secret is generated and shown once; give it to the sender right away.")
@@ -173,16 +197,20 @@ func (h *Handler) inboundRotate(c echo.Context, s *Session) error {
 		args["secret"] = secret
 	}
 	var res struct {
-		Secret *string `json:"secret"`
+		Secret                  *string    `json:"secret"`
+		PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
 	}
 	if err := h.call(c.Request().Context(), s, "inbound_sources.rotate_secret", args, &res); err != nil {
 		return h.fail(c, s, err)
 	}
-	d := secretData{Kind: "source", Name: src.Name, Continue: "/admin/inbound/" + id.String()}
+	d := rotatedData{Name: src.Name, Continue: "/admin/inbound/" + id.String(), Source: true}
 	if res.Secret != nil {
 		d.Secret = *res.Secret
 	}
-	return h.render(c, http.StatusOK, "secret", view{Title: "New source secret", Section: "inbound", Session: s, Data: d})
+	if res.PreviousSecretExpiresAt != nil {
+		d.GraceUntil = *res.PreviousSecretExpiresAt
+	}
+	return h.render(c, http.StatusOK, "webhook_rotated", view{Title: "New source secret", Section: "inbound", Session: s, Data: d})
 }
 
 // deadLettersReplay replays every dead letter of the source.

@@ -146,6 +146,7 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.GET("/event-types", h.page(h.eventCatalog))
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 
+	g.GET("/jobs/:id", h.page(h.jobShow))
 	h.mountOwnerPages(e, g)
 }
 

@@ -356,7 +356,7 @@ func TestInboundSourceAndDeadLetterReplay(t *testing.T) {
 
 	ask := b.post(t, srcPage+"/rotate", url.Values{"csrf_token": {csrf}})
 	require.Equal(t, http.StatusOK, ask.status)
-	require.Contains(t, ask.body, "The old secret stops verifying at once")
+	require.Contains(t, ask.body, "keeps verifying for 24 hours")
 	require.NotContains(t, ask.body, "whsec_inbound_rotated")
 	require.Equal(t, 0, b.world.count("inbound_sources.rotate_secret"), "asking is not rotating")
 	rotated := b.post(t, srcPage+"/rotate", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})

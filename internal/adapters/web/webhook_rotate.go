@@ -12,6 +12,9 @@ import (
 
 type rotatedData struct {
 	Name, Secret, Continue string
+	// Source is true for an inbound source (its secret verifies what
+	// arrives), false for an endpoint (its secret signs what leaves).
+	Source bool
 	// GraceUntil is when the previous secret stops being used.
 	GraceUntil time.Time
 }

@@ -104,12 +104,17 @@ func (o *Op[In, Out]) InputType() reflect.Type { return reflect.TypeFor[In]() }
 // OutputType implements Descriptor.
 func (o *Op[In, Out]) OutputType() reflect.Type { return reflect.TypeFor[Out]() }
 
-// Call implements Descriptor.
+// Call implements Descriptor. The input passes the gate (Check) first, so
+// no handler on any surface sees a NUL byte, invalid UTF-8 or a limit out of
+// its range.
 func (o *Op[In, Out]) Call(ctx context.Context, caller Caller, in any) (any, error) {
 	p, ok := in.(*In)
 	if !ok {
 		var zero In
 		p = &zero
+	}
+	if err := Check(p); err != nil {
+		return nil, err
 	}
 	return o.Handle(ctx, caller, *p)
 }

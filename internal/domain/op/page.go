@@ -8,11 +8,13 @@ const (
 
 // PageInput is embedded in the input of a paged op.
 type PageInput struct {
-	Limit  int    `json:"limit,omitempty" query:"limit" doc:"page size, default 50, at most 200"`
+	Limit  int    `json:"limit,omitempty" query:"limit" range:"1,200" doc:"page size, default 50, at most 200"`
 	Cursor string `json:"cursor,omitempty" query:"cursor" doc:"opaque cursor from next_cursor"`
 }
 
-// NormalizedLimit returns Limit clamped to the contract's range.
+// NormalizedLimit returns Limit, or DefaultLimit when it is unset. The input
+// gate (Check) has refused a Limit outside 1…MaxLimit before a handler runs;
+// the clamp stays for callers that build a PageInput themselves.
 func (p PageInput) NormalizedLimit() int {
 	switch {
 	case p.Limit <= 0:

@@ -25,6 +25,9 @@ var (
 	ErrBodyTooLarge = domain.TooLarge("PAYLOAD_TOO_LARGE", "request body is over the source's limit")
 	// ErrBodyUnreadable (400): the body could not be read to its end.
 	ErrBodyUnreadable = domain.Validation("BODY_UNREADABLE", "cannot read the request body")
+	// ErrUnavailable (503): storage cannot be reached; nothing was stored
+	// and the sender should try again later.
+	ErrUnavailable = &domain.Error{Kind: domain.KindInternal, Code: "INBOUND_UNAVAILABLE", Message: "the inbox cannot be reached; retry later"}
 	// ErrMessageConflict (409): a message with this id and another payload
 	// was accepted before. It is refused, never overwritten.
 	ErrMessageConflict = domain.Conflict("MESSAGE_ID_CONFLICT", "a message with this id and a different payload was already received")
@@ -60,19 +63,29 @@ type Receipt struct {
 
 // GatewayDeps are what the gateway is built from.
 type GatewayDeps struct {
-	Sources   SourceLookup
-	UoW       UnitOfWork
+	Sources SourceLookup
+	Inbox   Admitter
+	// Cache keeps the sources read; nil makes one of the gateway's own. The
+	// composition root shares one with the Service, which forgets a source
+	// it changes.
+	Cache     *SourceCache
 	Verifiers *verifier.Registry
 	Unseal    UnsealFunc
 	Clock     domain.Clock
 	Policy    RetryPolicy
+	// Refused, when set, hears of every request refused for its input (a
+	// 4xx); OwnerID is zero for an unknown source.
+	Refused func(r Refusal)
 }
 
 // Gateway is seed 001's IWebhookGateway: it verifies a request and writes it
 // into the inbox atomically, and answers with a status instead of failing on
-// bad input.
+// bad input. It keeps the sources it reads for SourceCacheTTL and commits
+// concurrent requests together.
 type Gateway struct {
-	d GatewayDeps
+	d      GatewayDeps
+	cache  *SourceCache
+	commit *committer
 }
 
 // NewGateway builds the gateway.
@@ -83,43 +96,56 @@ func NewGateway(d GatewayDeps) *Gateway {
 	if d.Policy.MaxAttempts == 0 {
 		d.Policy = DefaultRetryPolicy()
 	}
-	return &Gateway{d: d}
+	c := d.Cache
+	if c == nil {
+		c = NewSourceCache(0)
+	}
+	return &Gateway{d: d, cache: c, commit: &committer{inbox: d.Inbox}}
 }
 
 // Receive runs the pipeline for one request to sourceID: source (404) →
-// body limit (413) → verify (401/400) → one transaction registering the
-// replay key, inserting the inbox row and enqueuing its job. It returns a
-// Receipt (Accepted or Duplicate) or a domain error; an error of kind
-// Internal means storage or stored configuration failed, never the input.
+// body limit (413) → verify (401/400) → the replay key, the inbox row and
+// its job written in one transaction, shared with the requests committing
+// at the same time. It returns a Receipt (Accepted or Duplicate) once that
+// transaction has committed, or a domain error; an error of kind Internal
+// means storage or stored configuration failed, never the input
+// (ErrUnavailable when storage cannot be reached).
 func (g *Gateway) Receive(ctx context.Context, sourceID uuid.UUID, req Request) (Receipt, error) {
-	src, err := g.d.Sources.Lookup(ctx, sourceID)
-	if err != nil {
-		if errors.Is(err, domain.ErrNotFound) {
-			return Receipt{}, ErrSourceNotFound
+	var owner uuid.UUID
+	var disabled bool
+	r, err := g.receive(ctx, sourceID, req, &owner, &disabled)
+	if err != nil && g.d.Refused != nil {
+		if de := domain.AsError(err); de != nil && de.Kind != domain.KindInternal {
+			ref := Refusal{OwnerID: owner, SourceID: sourceID, At: g.d.Clock.Now(), Reason: de.Code, Detail: de.Message}
+			if disabled {
+				ref.Reason, ref.Detail = ReasonSourceDisabled, "the source is disabled"
+			}
+			g.d.Refused(ref)
 		}
-		return Receipt{}, fmt.Errorf("look up inbound source %s: %w", sourceID, err)
 	}
-	if !src.Enabled {
-		return Receipt{}, ErrSourceNotFound
+	return r, err
+}
+
+func (g *Gateway) receive(ctx context.Context, sourceID uuid.UUID, req Request, owner *uuid.UUID, disabled *bool) (Receipt, error) {
+	cs, err := g.source(ctx, sourceID)
+	if cs != nil {
+		*owner, *disabled = cs.src.OwnerID, !cs.src.Enabled
 	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	src := cs.src
 	body, err := readLimited(req.Body, req.ContentLength, src.BodyLimit)
 	if err != nil {
 		return Receipt{}, err
 	}
-	factory, err := g.d.Verifiers.Lookup(src.Verifier)
-	if err != nil {
-		return Receipt{}, fmt.Errorf("inbound source %s: %w", src.ID, verifier.ErrMisconfigured)
-	}
-	v, err := factory.New(src.Options)
-	if err != nil {
-		return Receipt{}, fmt.Errorf("inbound source %s: build verifier: %w: %v", src.ID, verifier.ErrMisconfigured, err)
-	}
-	secret, err := g.d.Unseal(src.SealedSecret, src.ID[:])
-	if err != nil {
-		return Receipt{}, fmt.Errorf("inbound source %s: unseal secret: %w", src.ID, err)
-	}
 	now := g.d.Clock.Now()
-	res, err := v.Verify(verifier.Request{Headers: req.Headers, Body: body}, secret, now)
+	vreq := verifier.Request{Headers: req.Headers, Body: body}
+	res, err := cs.v.Verify(vreq, cs.secrets[0], now)
+	if err != nil && len(cs.secrets) > 1 && errors.Is(err, verifier.ErrUnauthorized) && now.Before(src.PreviousSecretExpiresAt) {
+		// The previous secret still verifies during its grace.
+		res, err = cs.v.Verify(vreq, cs.secrets[1], now)
+	}
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -137,38 +163,17 @@ func (g *Gateway) Receive(ctx context.Context, sourceID uuid.UUID, req Request) 
 		SignedAt:        res.Timestamp,
 		ReceivedAt:      now,
 	}
-	receipt := Receipt{Status: Accepted, ID: env.ID, MessageID: env.MessageID}
-	err = g.d.UoW.Do(ctx, func(tx Tx) error {
-		outcome, err := tx.Replays().Register(ctx, ReplayKey{SourceID: src.ID, MessageID: env.MessageID}, env.Digest, now, replayExpiry(src, res.Timestamp, now))
-		if err != nil {
-			return err
-		}
-		if outcome == ReplayConflict {
-			return conflict(src.ID, env.MessageID)
-		}
-		// A live duplicate key still goes through the inbox insert, which
-		// finds the row (so the answer names it) and would restore a missing
-		// one rather than lose the message.
-		ins, err := tx.Inbox().Insert(ctx, env)
-		if err != nil {
-			return err
-		}
-		if !ins.Inserted {
-			if ins.SameMessageID && ins.ExistingDigest != env.Digest {
-				return conflict(src.ID, env.MessageID)
-			}
-			receipt = Receipt{Status: Duplicate, ID: ins.ExistingID, MessageID: env.MessageID}
-			return nil
-		}
-		return tx.Jobs().EnqueueProcess(ctx, ProcessJob{MessageID: env.ID, MaxAttempts: g.d.Policy.MaxAttempts})
-	})
+	adm, err := g.commit.admit(ctx, Admission{Envelope: env, ReplayExpiresAt: replayExpiry(src, res.Timestamp, now), MaxAttempts: g.d.Policy.MaxAttempts})
 	if err != nil {
-		if errors.Is(err, ErrMessageConflict) {
-			return Receipt{}, err
-		}
 		return Receipt{}, fmt.Errorf("store inbound message %q of source %s: %w", env.MessageID, src.ID, err)
 	}
-	return receipt, nil
+	switch {
+	case adm.Conflict:
+		return Receipt{}, conflict(src.ID, env.MessageID)
+	case adm.Status == Duplicate:
+		return Receipt{Status: Duplicate, ID: adm.ID, MessageID: env.MessageID}, nil
+	}
+	return Receipt{Status: Accepted, ID: adm.ID, MessageID: env.MessageID}, nil
 }
 
 // conflict wraps ErrMessageConflict with what an operator needs in the log;

@@ -5,13 +5,17 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
@@ -197,4 +201,137 @@ func TestGatewayUnsealsWithTheSourceID(t *testing.T) {
 	_, err = b.gw.Receive(ctx, other.ID, signed(key, "m", b.clock.Now(), `{}`))
 	require.ErrorIs(t, err, errWrongAD)
 	require.Nil(t, domain.AsError(err), "a storage failure is not the sender's fault (500)")
+}
+
+// countingAdmitter counts the batches the gateway writes.
+type countingAdmitter struct {
+	inbound.Admitter
+	batches, largest atomic.Int64
+}
+
+func (c *countingAdmitter) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
+	c.batches.Add(1)
+	for {
+		l := c.largest.Load()
+		if int64(len(batch)) <= l || c.largest.CompareAndSwap(l, int64(len(batch))) {
+			break
+		}
+	}
+	time.Sleep(2 * time.Millisecond) // a round trip, so requests pile up behind it
+	return c.Admitter.Admit(ctx, batch)
+}
+
+func TestGatewayCommitsConcurrentRequestsTogether(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+	counting := &countingAdmitter{Admitter: b.mem}
+	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: b.mem, Inbox: counting, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock})
+
+	// 64 senders; each message is sent twice, the second time concurrently
+	// with the first, so some pairs land in the same batch.
+	const n = 400
+	var wg sync.WaitGroup
+	var accepted, duplicates atomic.Int64
+	var ids sync.Map
+	var next atomic.Int64
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= 2*n {
+					return
+				}
+				msg := fmt.Sprintf("m%d", i/2)
+				r, err := gw.Receive(ctx, src.ID, signed(key, msg, b.clock.Now(), `{"n":"`+msg+`"}`))
+				if !assert.NoError(t, err) {
+					return
+				}
+				if prev, loaded := ids.LoadOrStore(msg, r.ID); loaded {
+					assert.Equal(t, prev, r.ID, "both answers name the same row")
+				}
+				switch r.Status {
+				case inbound.Accepted:
+					accepted.Add(1)
+				case inbound.Duplicate:
+					duplicates.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, n, accepted.Load(), "each message accepted once")
+	require.EqualValues(t, n, duplicates.Load())
+	require.Len(t, b.mem.Messages(), n)
+	require.Len(t, b.mem.Jobs(), n, "one job per message")
+	require.Greater(t, counting.largest.Load(), int64(1), "concurrent requests share a transaction")
+	require.Less(t, counting.batches.Load(), int64(2*n), "fewer transactions than requests")
+	t.Logf("%d requests in %d batches, the largest %d", 2*n, counting.batches.Load(), counting.largest.Load())
+}
+
+// countingLookup counts the source lookups the gateway makes.
+type countingLookup struct {
+	inbound.SourceLookup
+	n atomic.Int64
+}
+
+func (c *countingLookup) Lookup(ctx context.Context, id uuid.UUID) (inbound.Source, error) {
+	c.n.Add(1)
+	time.Sleep(5 * time.Millisecond)
+	return c.SourceLookup.Lookup(ctx, id)
+}
+
+func TestGatewayCachesSourcesForTheTTL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+	lookups := &countingLookup{SourceLookup: b.mem}
+	const ttl = 200 * time.Millisecond
+	cache := inbound.NewSourceCache(ttl)
+	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: lookups, Inbox: b.mem, Cache: cache, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock})
+
+	// Concurrent first requests share one lookup.
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := gw.Receive(ctx, src.ID, signed(key, fmt.Sprintf("c%d", i), b.clock.Now(), `{}`))
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 1, lookups.n.Load(), "one lookup for concurrent requests")
+
+	// A change made elsewhere (another replica: this cache is not told) is
+	// seen once the entry is older than the TTL.
+	off := false
+	_, err := b.svc.UpdateSource(ctx, b.owner, inbound.UpdateSourceInput{ID: src.ID, Enabled: &off})
+	require.NoError(t, err)
+	time.Sleep(ttl)
+	_, err = gw.Receive(ctx, src.ID, signed(key, "after", b.clock.Now(), `{}`))
+	require.ErrorIs(t, err, inbound.ErrSourceNotFound)
+	require.EqualValues(t, 2, lookups.n.Load())
+
+	// Told (the same replica's service), the cache reads the source again
+	// at once.
+	on := true
+	_, err = b.svc.UpdateSource(ctx, b.owner, inbound.UpdateSourceInput{ID: src.ID, Enabled: &on})
+	require.NoError(t, err)
+	cache.Forget(src.ID)
+	_, err = gw.Receive(ctx, src.ID, signed(key, "again", b.clock.Now(), `{}`))
+	require.NoError(t, err)
+	require.EqualValues(t, 3, lookups.n.Load())
+
+	// Unknown ids are cached too.
+	unknown := uuid.New()
+	for range 3 {
+		_, err = gw.Receive(ctx, unknown, signed(key, "x", b.clock.Now(), `{}`))
+		require.ErrorIs(t, err, inbound.ErrSourceNotFound)
+	}
+	require.EqualValues(t, 4, lookups.n.Load())
 }

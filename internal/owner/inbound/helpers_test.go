@@ -64,6 +64,7 @@ func (fakeBox) Open(sealed, ad []byte) ([]byte, error) {
 // bundle is the domain wired over the in-memory store.
 type bundle struct {
 	mem     *inboundtest.Memory
+	cache   *inbound.SourceCache
 	clock   *testClock
 	svc     *inbound.Service
 	gw      *inbound.Gateway
@@ -75,9 +76,10 @@ type bundle struct {
 
 func setup(t *testing.T, routes ...inbound.Route) *bundle {
 	t.Helper()
-	b := &bundle{mem: inboundtest.NewMemory(), clock: newClock(), owner: uuid.New(), verReg: verifier.NewDefaultRegistry(), routes: routes}
-	b.svc = inbound.NewService(inbound.ServiceDeps{UoW: b.mem, Verifiers: b.verReg, Seal: fakeBox{}.Seal, Clock: b.clock})
-	b.gw = inbound.NewGateway(inbound.GatewayDeps{Sources: b.mem, UoW: b.mem, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock})
+	b := &bundle{mem: inboundtest.NewMemory(), clock: newClock(), owner: uuid.New(), verReg: verifier.NewDefaultRegistry(), routes: routes,
+		cache: inbound.NewSourceCache(0)}
+	b.svc = inbound.NewService(inbound.ServiceDeps{UoW: b.mem, Verifiers: b.verReg, Seal: fakeBox{}.Seal, Clock: b.clock, Cache: b.cache})
+	b.gw = inbound.NewGateway(inbound.GatewayDeps{Sources: b.mem, Inbox: b.mem, Cache: b.cache, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock})
 	router, err := inbound.NewRouter(routes...)
 	require.NoError(t, err)
 	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: b.mem.States(), Router: router, Clock: b.clock})

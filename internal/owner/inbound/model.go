@@ -27,6 +27,9 @@ const (
 	// message whose kind signs no timestamp (github). The inbox's own
 	// uniqueness keeps refusing it afterwards; the store is the fast path.
 	UntimedReplayWindow = 24 * time.Hour
+	// SecretGrace is how long the secret replaced by a rotation keeps
+	// verifying, as for webhook endpoints.
+	SecretGrace = 24 * time.Hour
 	// replayMargin keeps a replay key a little past the tolerance window, so
 	// clock skew between replicas cannot open a gap.
 	replayMargin = time.Minute
@@ -51,9 +54,14 @@ type Source struct {
 	// ToleranceSeconds is the timestamp window both ways. For kinds that sign
 	// a timestamp it is also the options' tolerance_seconds.
 	ToleranceSeconds int
-	SecretRotatedAt  time.Time
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// SecretRotatedAt is when the secret was last rotated; zero when never.
+	SecretRotatedAt time.Time
+	// PreviousSealedSecret is the secret before the last rotation, sealed
+	// like SealedSecret; it verifies too until PreviousSecretExpiresAt.
+	PreviousSealedSecret    []byte
+	PreviousSecretExpiresAt time.Time
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
 }
 
 // ReceivePath returns the path senders post to: /hooks/{id}.
@@ -128,6 +136,9 @@ type Record struct {
 	// JobID is the River job that last processed (or will process) it; 0 when
 	// not known yet.
 	JobID int64
+	// ActivationPending reports, for a message an attempt began on, whether
+	// its source had a supplier connection not activated yet.
+	ActivationPending bool
 }
 
 // Message is what a Handler sees of an inbox message.
@@ -150,6 +161,9 @@ type Message struct {
 	ReceivedAt time.Time
 	// Attempt counts this run, starting at 1.
 	Attempt int
+	// ActivationPending reports whether the source had a supplier connection
+	// not activated yet when this attempt began.
+	ActivationPending bool
 }
 
 func (r Record) message() Message {
@@ -165,6 +179,8 @@ func (r Record) message() Message {
 		SignedAt:   r.SignedAt,
 		ReceivedAt: r.ReceivedAt,
 		Attempt:    r.Attempts,
+
+		ActivationPending: r.ActivationPending,
 	}
 }
 

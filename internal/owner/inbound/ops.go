@@ -48,14 +48,22 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.rotate_secret", Summary: "Replace an inbound source's secret",
-			Description: "Generates a new secret (shown this once) for kinds that generate theirs, or takes the provider's new secret.",
+			Description: "Generates a new secret (shown this once) for kinds that generate theirs, or takes the provider's new secret. The previous secret keeps verifying for 24 hours (previous_secret_expires_at), then it is dropped; rotating again within those 24 hours drops it at once.",
 			Method:      http.MethodPost, Path: sourcesPath + "/{id}/rotate-secret",
 		}, func(ctx context.Context, c op.Caller, in RotateSecretInput) (RotatedSecret, error) {
 			return s.RotateSecret(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
+			Name: "inbound_sources.refusals", Summary: "List the requests an inbound source refused recently",
+			Description: "The last 100 refused requests of the last 24 hours, newest first, with the reason the sender got (bad signature, stale timestamp, body too large, malformed, id conflict, source disabled). Bodies are never kept.",
+			Method:      http.MethodGet, Path: sourcesPath + "/{id}/refusals",
+		}, func(ctx context.Context, c op.Caller, in SourceIDInput) (RefusalList, error) {
+			return s.ListRefusals(ctx, c.OwnerID, in.ID)
+		}),
+		op.New(op.Meta{
 			Name: "inbound_sources.messages", Summary: "List an inbound source's inbox",
-			Method: http.MethodGet, Path: sourcesPath + "/{id}/messages",
+			Description: "Each message has a status saying what is happening: received (waiting for its first attempt), processing, retrying (an attempt failed; the next is at next_attempt_at), done or dead (a dead letter to replay). Processing runs the handlers routed to the source's kind and event type — today the supplier connection's activation on the first message; a message with no handler to run is marked done at once.",
+			Method:      http.MethodGet, Path: sourcesPath + "/{id}/messages",
 		}, func(ctx context.Context, c op.Caller, in ListMessagesInput) (op.Page[MessageView], error) {
 			return s.ListMessages(ctx, c.OwnerID, in)
 		}),

@@ -52,6 +52,9 @@ type SourceStore interface {
 	// List returns sources newest first (created_at, id).
 	List(ctx context.Context, ownerID uuid.UUID, q PageQuery) ([]Source, error)
 	Update(ctx context.Context, s Source) error
+	// DropExpiredPreviousSecrets forgets the previous secrets whose grace
+	// ended before now and returns how many.
+	DropExpiredPreviousSecrets(ctx context.Context, now time.Time) (int64, error)
 	// Delete removes the source and its inbox. It returns an error matching
 	// ErrSourceInUse when a supplier connection still uses it.
 	Delete(ctx context.Context, ownerID, id uuid.UUID) error
@@ -83,6 +86,9 @@ type InboxStates interface {
 	MarkRetry(ctx context.Context, id uuid.UUID, lastError string, now, next time.Time) error
 	// MarkDead records a failure that made the message a dead letter.
 	MarkDead(ctx context.Context, id uuid.UUID, lastError string, now time.Time) error
+	// Abandon returns a processing message to received and takes back the
+	// attempt Begin counted: the run was cut short, not failed.
+	Abandon(ctx context.Context, id uuid.UUID) error
 }
 
 // InboxStore is the durable inbox of seed 001's IWebhookInboxStore; River
@@ -120,4 +126,35 @@ type JobQueue interface {
 type ProcessJob struct {
 	MessageID   uuid.UUID
 	MaxAttempts int
+}
+
+// Admission is one verified message the gateway asks the inbox to take.
+type Admission struct {
+	Envelope Envelope
+	// ReplayExpiresAt is how long the replay key (source, message id) lives.
+	ReplayExpiresAt time.Time
+	// MaxAttempts bounds the processing job's attempts.
+	MaxAttempts int
+}
+
+// Admitted is what the inbox did with one Admission.
+type Admitted struct {
+	// Status is Accepted (the row and its job were written) or Duplicate
+	// (the message was there before; ID names the earlier row). Zero when
+	// Conflict is set.
+	Status ReceiptStatus
+	ID     uuid.UUID
+	// Conflict: the message id was taken before by another payload (a live
+	// replay key or an inbox row); nothing was written for it.
+	Conflict bool
+}
+
+// Admitter writes verified messages into the inbox: for each admission the
+// replay key, the inbox row and its processing job, all of a batch in one
+// transaction, committed before it returns. The batch holds no two
+// admissions of one (source, message id), nor, among unsigned ids, of one
+// (source, body digest). Results are in the batch's order; an error means
+// nothing of the batch was written.
+type Admitter interface {
+	Admit(ctx context.Context, batch []Admission) ([]Admitted, error)
 }

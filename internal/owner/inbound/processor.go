@@ -28,7 +28,15 @@ const (
 	OutcomeRetry
 	// OutcomeDead: the message is a dead letter now.
 	OutcomeDead
+	// OutcomeAbandoned: the run was cancelled (a shutdown) before its
+	// handlers succeeded; the message is received again and the attempt is
+	// not counted.
+	OutcomeAbandoned
 )
+
+// finishTimeout bounds the state change that ends a run, which goes ahead
+// even when the run's context was cancelled (a shutdown).
+const finishTimeout = 10 * time.Second
 
 // Outcome is the result of Processor.Process, which the River worker maps
 // to nil (done, skipped), an error with a NextRetry (retry) or a cancel (dead).
@@ -92,7 +100,8 @@ type Job struct {
 
 // Process runs the handlers of inbox message id. It returns an error only
 // when the inbox itself cannot be read or written; handler failures are
-// outcomes.
+// outcomes. A run whose context is cancelled (not timed out) before its
+// handlers all succeed is abandoned: the attempt does not count.
 func (p *Processor) Process(ctx context.Context, id uuid.UUID, job Job) (Outcome, error) {
 	rec, ok, err := p.d.Inbox.Begin(ctx, id, job.ID, p.d.Clock.Now())
 	if err != nil {
@@ -102,13 +111,21 @@ func (p *Processor) Process(ctx context.Context, id uuid.UUID, job Job) (Outcome
 		return Outcome{Kind: OutcomeSkipped}, nil
 	}
 
-	routes := p.d.Router.Match(rec.SourceKind, rec.EventType)
-	failure, failed := p.runHandlers(ctx, rec.message(), routes)
+	m := rec.message()
+	var routes []Route
+	for _, rt := range p.d.Router.Match(rec.SourceKind, rec.EventType) {
+		if rt.When == nil || rt.When(m) {
+			routes = append(routes, rt)
+		}
+	}
+	failure, failed := p.runHandlers(ctx, m, routes)
 	now := p.d.Clock.Now()
 	out := Outcome{Attempt: rec.Attempts, Handlers: len(routes)}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
 	if !failed {
 		out.Kind = OutcomeDone
-		err = p.d.Inbox.MarkDone(ctx, id, now)
+		err = p.d.Inbox.MarkDone(fctx, id, now)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("mark inbound message %s done: %w", id, err)
 		}
@@ -116,18 +133,25 @@ func (p *Processor) Process(ctx context.Context, id uuid.UUID, job Job) (Outcome
 	}
 
 	out.Err = failure.Err
+	if errors.Is(ctx.Err(), context.Canceled) {
+		out.Kind = OutcomeAbandoned
+		if err := p.d.Inbox.Abandon(fctx, id); err != nil {
+			return Outcome{}, fmt.Errorf("abandon inbound message %s: %w", id, err)
+		}
+		return out, nil
+	}
 	d := p.d.Policy.Decide(rec.Attempts, failure, now)
 	lastJobRun := job.MaxAttempts > 0 && job.Attempt >= job.MaxAttempts
 	if d.DeadLetter || lastJobRun {
 		out.Kind = OutcomeDead
-		err = p.d.Inbox.MarkDead(ctx, id, errorText(failure.Err), now)
+		err = p.d.Inbox.MarkDead(fctx, id, errorText(failure.Err), now)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("mark inbound message %s dead: %w", id, err)
 		}
 		return out, nil
 	}
 	out.Kind, out.RetryAt, out.Delay = OutcomeRetry, d.RetryAt, d.Delay
-	err = p.d.Inbox.MarkRetry(ctx, id, errorText(failure.Err), now, d.RetryAt)
+	err = p.d.Inbox.MarkRetry(fctx, id, errorText(failure.Err), now, d.RetryAt)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("mark inbound message %s for retry: %w", id, err)
 	}

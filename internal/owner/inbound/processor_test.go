@@ -166,3 +166,107 @@ func TestProcessorCombinesHandlerFailures(t *testing.T) {
 	require.Contains(t, rec.LastError, "transient: try later")
 	require.Contains(t, rec.LastError, "permanent: never")
 }
+
+func TestProcessorAbandonsACancelledRunWithoutSpendingTheAttempt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &failing{resultFunc: func(inbound.Message) error { cancel(); return context.Canceled }}
+	b := setup(t, inbound.Route{Name: "slow", Kind: inbound.AnyKind, Handler: h})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: b.mem.States(), Router: mustRouter(t, inbound.Route{Name: "slow", Kind: inbound.AnyKind, Handler: h}), Clock: b.clock})
+
+	out, err := proc.Process(ctx, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeAbandoned, out.Kind)
+	rec, _ := b.mem.Message(id)
+	require.Equal(t, inbound.StateReceived, rec.State)
+	require.Equal(t, 0, rec.Attempts, "a cut-short run counts no attempt")
+
+	// A timeout is the handler's own failure: it counts.
+	waits := inbound.HandlerFunc(func(ctx context.Context, _ inbound.Message) error { <-ctx.Done(); return ctx.Err() })
+	proc = inbound.NewProcessor(inbound.ProcessorDeps{Inbox: b.mem.States(), Router: mustRouter(t, inbound.Route{Name: "slow", Kind: inbound.AnyKind, Handler: waits}), Clock: b.clock})
+	tctx, tcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer tcancel()
+	out, err = proc.Process(tctx, id, inbound.Job{ID: 2, Attempt: 1, MaxAttempts: 5})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeRetry, out.Kind)
+	rec, _ = b.mem.Message(id)
+	require.Equal(t, 1, rec.Attempts)
+}
+
+func TestProcessorSkipsAHandlerWhoseConditionIsFalse(t *testing.T) {
+	t.Parallel()
+	pending := &failing{}
+	always := &failing{}
+	b := setup(t,
+		inbound.Route{Name: "pending-only", Kind: inbound.AnyKind, Handler: pending, When: func(m inbound.Message) bool { return m.ActivationPending }},
+		inbound.Route{Name: "always", Kind: inbound.AnyKind, Handler: always})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+	out := b.process(t, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeDone, out.Kind)
+	require.Equal(t, 1, out.Handlers)
+	require.Zero(t, pending.runs.Load(), "nothing pending: the conditional handler is skipped")
+	require.EqualValues(t, 1, always.runs.Load())
+
+	b.mem.PendingFunc = func(uuid.UUID) bool { return true }
+	id = b.accept(t, key, src.ID, "m2", `{}`)
+	out = b.process(t, id, inbound.Job{ID: 2, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, 2, out.Handlers)
+	require.EqualValues(t, 1, pending.runs.Load())
+}
+
+func mustRouter(t *testing.T, routes ...inbound.Route) *inbound.Router {
+	t.Helper()
+	r, err := inbound.NewRouter(routes...)
+	require.NoError(t, err)
+	return r
+}
+
+func TestMessageStatusSaysWhatIsHappening(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var fail atomic.Pointer[error]
+	h := &failing{resultFunc: func(inbound.Message) error {
+		if e := fail.Load(); e != nil {
+			return *e
+		}
+		return nil
+	}}
+	b := setup(t, inbound.Route{Name: "h", Kind: inbound.AnyKind, Handler: h})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{}`)
+	status := func() (string, string) {
+		t.Helper()
+		m, err := b.svc.GetMessage(ctx, b.owner, inbound.MessageInput{ID: src.ID, MessageID: id})
+		require.NoError(t, err)
+		return m.Status, m.StatusDetail
+	}
+	s, d := status()
+	require.Equal(t, inbound.StatusReceived, s)
+	require.Equal(t, "waiting for its first attempt", d)
+
+	transient := errors.New("supplier API 503")
+	fail.Store(&transient)
+	out := b.process(t, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeRetry, out.Kind)
+	s, d = status()
+	require.Equal(t, inbound.StatusRetrying, s)
+	require.Equal(t, "attempt 1 failed; retrying at "+out.RetryAt.UTC().Format(time.RFC3339), d)
+
+	permanent := inbound.Permanent(errors.New("unknown order"))
+	fail.Store(&permanent)
+	require.Equal(t, inbound.OutcomeDead, b.process(t, id, inbound.Job{ID: 1, Attempt: 2, MaxAttempts: 5}).Kind)
+	s, d = status()
+	require.Equal(t, inbound.StatusDead, s)
+	require.Contains(t, d, "after 2 attempt(s)")
+
+	_, err := b.svc.ReplayDeadLetter(ctx, b.owner, inbound.ReplayDeadLetterInput{ID: src.ID, MessageID: id})
+	require.NoError(t, err)
+	fail.Store(nil)
+	require.Equal(t, inbound.OutcomeDone, b.process(t, id, inbound.Job{ID: 2, Attempt: 1, MaxAttempts: 5}).Kind)
+	s, d = status()
+	require.Equal(t, inbound.StatusDone, s)
+	require.Equal(t, "processed at "+b.clock.Now().UTC().Format(time.RFC3339), d)
+}

@@ -35,6 +35,9 @@ type Route struct {
 	// "*" or empty matches every type, including none).
 	EventType string
 	Handler   Handler
+	// When, if set, skips the handler for a message it returns false for
+	// (a handler with nothing to do then costs nothing).
+	When func(m Message) bool
 }
 
 // Router finds the handlers of a message. It is built once and read-only, so

@@ -46,6 +46,12 @@ type ServiceDeps struct {
 	// id still deduplicating a redelivery (30 days when zero; the server
 	// passes STANDMEET_EVENT_RETENTION). Dead letters stay until replayed.
 	Retention time.Duration
+	// Cache, when set, is the gateway's source cache: a source changed here
+	// is forgotten there at once (other replicas see the change within
+	// SourceCacheTTL).
+	Cache *SourceCache
+	// Refusals keeps the requests the gateway refused; nil lists none.
+	Refusals RefusalStore
 }
 
 // DefaultInboxRetention is ServiceDeps.Retention when none is given.
@@ -109,7 +115,6 @@ func (s *Service) CreateSource(ctx context.Context, ownerID uuid.UUID, in Create
 		Enabled:          in.Enabled == nil || *in.Enabled,
 		BodyLimit:        limit,
 		ToleranceSeconds: tol,
-		SecretRotatedAt:  now,
 		CreatedAt:        now,
 		UpdatedAt:        now,
 	}
@@ -207,16 +212,26 @@ func (s *Service) UpdateSource(ctx context.Context, ownerID uuid.UUID, in Update
 		out = src
 		return tx.Sources().Update(ctx, src)
 	})
+	s.forget(in.ID)
 	if err != nil {
 		return SourceView{}, sourceErr(err)
 	}
 	return viewOf(out), nil
 }
 
+// forget drops a source from the gateway's cache after a change (or a
+// failed one: forgetting costs one lookup).
+func (s *Service) forget(id uuid.UUID) {
+	if s.d.Cache != nil {
+		s.d.Cache.Forget(id)
+	}
+}
+
 // DeleteSource removes a source and its inbox. A source a supplier
 // connection uses is refused (ErrSourceInUse).
 func (s *Service) DeleteSource(ctx context.Context, ownerID, id uuid.UUID) error {
 	err := s.d.UoW.Do(ctx, func(tx Tx) error { return tx.Sources().Delete(ctx, ownerID, id) })
+	s.forget(id)
 	if err != nil {
 		return sourceErr(err)
 	}
@@ -224,8 +239,9 @@ func (s *Service) DeleteSource(ctx context.Context, ownerID, id uuid.UUID) error
 }
 
 // RotateSecret replaces a source's secret: the given one (checked), or a
-// generated one for kinds that generate theirs, shown this once. Messages
-// signed with the old secret are refused from the moment this commits.
+// generated one for kinds that generate theirs, shown this once. The secret
+// replaced keeps verifying for SecretGrace, so the sender can switch without
+// losing messages; a previous secret still in its grace is dropped at once.
 func (s *Service) RotateSecret(ctx context.Context, ownerID uuid.UUID, in RotateSecretInput) (RotatedSecret, error) {
 	var out RotatedSecret
 	err := s.d.UoW.Do(ctx, func(tx Tx) error {
@@ -241,20 +257,46 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID uuid.UUID, in Rotate
 		if err != nil {
 			return err
 		}
+		previous := src.SealedSecret
 		if src.SealedSecret, err = s.d.Seal(secret, src.ID[:]); err != nil {
 			return fmt.Errorf("seal inbound source secret: %w", err)
 		}
 		now := s.d.Clock.Now()
+		src.PreviousSealedSecret, src.PreviousSecretExpiresAt = previous, now.Add(SecretGrace)
 		src.SecretRotatedAt, src.UpdatedAt = now, now
-		out = RotatedSecret{SecretRotatedAt: now}
+		out = RotatedSecret{SecretRotatedAt: now, PreviousSecretExpiresAt: src.PreviousSecretExpiresAt}
 		if generated {
 			text := string(secret)
 			out.Secret = &text
 		}
 		return tx.Sources().Update(ctx, src)
 	})
+	s.forget(in.ID)
 	if err != nil {
 		return RotatedSecret{}, sourceErr(err)
+	}
+	return out, nil
+}
+
+// ListRefusals returns the source's most recent refused requests (at most
+// RefusalsKept, of the last RefusalRetention), newest first.
+func (s *Service) ListRefusals(ctx context.Context, ownerID, id uuid.UUID) (RefusalList, error) {
+	if _, err := s.GetSource(ctx, ownerID, id); err != nil {
+		return RefusalList{}, err
+	}
+	out := RefusalList{Data: []RefusalView{}}
+	if s.d.Refusals == nil {
+		return out, nil
+	}
+	rs, err := s.d.Refusals.ListRefusals(ctx, ownerID, id, RefusalsKept)
+	if err != nil {
+		return RefusalList{}, fmt.Errorf("list inbound refusals: %w", err)
+	}
+	since := s.d.Clock.Now().Add(-RefusalRetention)
+	for _, r := range rs {
+		if r.At.After(since) {
+			out.Data = append(out.Data, RefusalView{At: r.At, Reason: r.Reason, Detail: r.Detail})
+		}
 	}
 	return out, nil
 }
@@ -433,12 +475,24 @@ func (s *Service) PurgeInbox(ctx context.Context) (int64, error) {
 }
 
 // Maintain runs the periodic upkeep of the inbound tables: expired replay
-// keys and processed messages past the retention. It returns how many rows
-// of each it deleted.
+// keys, processed messages past the retention and previous secrets past
+// their grace. It returns how many replay keys and messages it deleted.
 func (s *Service) Maintain(ctx context.Context) (replayKeys, messages int64, err error) {
 	replayKeys, err = s.PurgeReplays(ctx)
 	if err != nil {
 		return replayKeys, 0, err
+	}
+	err = s.d.UoW.Do(ctx, func(tx Tx) error {
+		_, err := tx.Sources().DropExpiredPreviousSecrets(ctx, s.d.Clock.Now())
+		return err
+	})
+	if err != nil {
+		return replayKeys, 0, fmt.Errorf("drop expired previous inbound secrets: %w", err)
+	}
+	if s.d.Refusals != nil {
+		if _, err := s.d.Refusals.PurgeRefusals(ctx, s.d.Clock.Now().Add(-RefusalRetention)); err != nil {
+			return replayKeys, 0, fmt.Errorf("purge inbound refusals: %w", err)
+		}
 	}
 	messages, err = s.PurgeInbox(ctx)
 	return replayKeys, messages, err

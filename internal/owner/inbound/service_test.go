@@ -15,6 +15,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
@@ -190,8 +191,32 @@ func TestRotateSecret(t *testing.T) {
 	require.NotEqual(t, src.Secret, *rotated.Secret)
 	require.Equal(t, b.clock.Now(), rotated.SecretRotatedAt)
 
-	_, err = b.gw.Receive(ctx, src.ID, signed(oldKey, "m", b.clock.Now(), `{}`))
-	require.ErrorIs(t, err, verifier.ErrUnauthorized, "the old secret stops working at once")
+	require.Equal(t, b.clock.Now().Add(inbound.SecretGrace), rotated.PreviousSecretExpiresAt)
+	newKey, err := standardwebhooks.ParseSecret(*rotated.Secret)
+	require.NoError(t, err)
+
+	// Both secrets verify during the grace; then only the new one does.
+	r1, err := b.gw.Receive(ctx, src.ID, signed(oldKey, "m-old", b.clock.Now(), `{}`))
+	require.NoError(t, err, "the previous secret verifies during the grace")
+	require.Equal(t, inbound.Accepted, r1.Status)
+	r2, err := b.gw.Receive(ctx, src.ID, signed(newKey, "m-new", b.clock.Now(), `{}`))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Accepted, r2.Status)
+	view, err := b.svc.GetSource(ctx, b.owner, src.ID)
+	require.NoError(t, err)
+	require.Equal(t, rotated.SecretRotatedAt, *view.SecretRotatedAt)
+	require.Equal(t, rotated.PreviousSecretExpiresAt, *view.PreviousSecretExpiresAt)
+
+	b.clock.Advance(inbound.SecretGrace)
+	_, err = b.gw.Receive(ctx, src.ID, signed(oldKey, "m-late", b.clock.Now(), `{}`))
+	require.ErrorIs(t, err, verifier.ErrUnauthorized, "the previous secret stops at the end of the grace")
+	_, _, err = b.svc.Maintain(ctx)
+	require.NoError(t, err)
+	view, err = b.svc.GetSource(ctx, b.owner, src.ID)
+	require.NoError(t, err)
+	require.Nil(t, view.PreviousSecretExpiresAt, "the upkeep drops the previous secret after its grace")
+	_, err = b.gw.Receive(ctx, src.ID, signed(newKey, "m-new-2", b.clock.Now(), `{}`))
+	require.NoError(t, err)
 
 	gh, err := b.svc.CreateSource(ctx, b.owner, inbound.CreateSourceInput{Name: "gh", Verifier: verifier.KindGitHub, Secret: "github-webhook-secret-0123456789"})
 	require.NoError(t, err)

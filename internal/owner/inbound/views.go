@@ -29,10 +29,14 @@ type SourceView struct {
 	BodyLimitBytes   int64                      `json:"body_limit_bytes"`
 	ToleranceSeconds int                        `json:"tolerance_seconds"`
 	// ReceiveURL is where the sender posts: /hooks/{id}.
-	ReceiveURL      string    `json:"receive_url"`
-	SecretRotatedAt time.Time `json:"secret_rotated_at"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	ReceiveURL string `json:"receive_url"`
+	// SecretRotatedAt is when the secret was last rotated; null when never.
+	SecretRotatedAt *time.Time `json:"secret_rotated_at"`
+	// PreviousSecretExpiresAt is when the secret before the last rotation
+	// stops verifying; null when no previous secret verifies any more.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
 }
 
 // MarshalJSON flattens the options into the object.
@@ -91,17 +95,18 @@ func viewOf(s Source) SourceView {
 	var opts map[string]json.RawMessage
 	_ = json.Unmarshal(s.Options, &opts) // stored options are a validated object
 	return SourceView{
-		ID:               s.ID,
-		Name:             s.Name,
-		Verifier:         s.Verifier,
-		Options:          opts,
-		Enabled:          s.Enabled,
-		BodyLimitBytes:   s.BodyLimit,
-		ToleranceSeconds: s.ToleranceSeconds,
-		ReceiveURL:       s.ReceivePath(),
-		SecretRotatedAt:  s.SecretRotatedAt,
-		CreatedAt:        s.CreatedAt,
-		UpdatedAt:        s.UpdatedAt,
+		ID:                      s.ID,
+		Name:                    s.Name,
+		Verifier:                s.Verifier,
+		Options:                 opts,
+		Enabled:                 s.Enabled,
+		BodyLimitBytes:          s.BodyLimit,
+		ToleranceSeconds:        s.ToleranceSeconds,
+		ReceiveURL:              s.ReceivePath(),
+		SecretRotatedAt:         timePtr(s.SecretRotatedAt),
+		PreviousSecretExpiresAt: timePtr(s.PreviousSecretExpiresAt),
+		CreatedAt:               s.CreatedAt,
+		UpdatedAt:               s.UpdatedAt,
 	}
 }
 
@@ -110,15 +115,24 @@ func viewOf(s Source) SourceView {
 type RotatedSecret struct {
 	Secret          *string   `json:"secret"`
 	SecretRotatedAt time.Time `json:"secret_rotated_at"`
+	// PreviousSecretExpiresAt is when the secret replaced stops verifying
+	// (SecretGrace after the rotation).
+	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at"`
 }
 
 // MessageView is an inbox message as the admin surfaces list it.
 type MessageView struct {
-	ID            uuid.UUID  `json:"id"`
-	SourceID      uuid.UUID  `json:"source_id"`
-	MessageID     string     `json:"message_id"`
-	EventType     string     `json:"event_type"`
-	State         State      `json:"state"`
+	ID        uuid.UUID `json:"id"`
+	SourceID  uuid.UUID `json:"source_id"`
+	MessageID string    `json:"message_id"`
+	EventType string    `json:"event_type"`
+	State     State     `json:"state"`
+	// Status says what is happening: received (waiting for its first
+	// attempt), processing, retrying (an attempt failed; the next is at
+	// next_attempt_at), done or dead.
+	Status string `json:"status"`
+	// StatusDetail says it in a sentence, with the times.
+	StatusDetail  string     `json:"status_detail"`
 	Attempts      int        `json:"attempts"`
 	LastError     *string    `json:"last_error"`
 	SignedAt      *time.Time `json:"signed_at"`
@@ -163,6 +177,7 @@ func messageViewOf(r Record) MessageView {
 		e := r.LastError
 		v.LastError = &e
 	}
+	v.Status, v.StatusDetail = statusOf(r)
 	if r.JobID != 0 {
 		id := r.JobID
 		u := "/admin/tasks?job=" + strconv.FormatInt(id, 10)
@@ -182,6 +197,35 @@ func messageDetailOf(r Record) MessageDetail {
 		d.Body, d.BodyEncoding = base64.StdEncoding.EncodeToString(r.Body), "base64"
 	}
 	return d
+}
+
+// Message statuses (MessageView.Status).
+const (
+	StatusReceived   = "received"
+	StatusProcessing = "processing"
+	StatusRetrying   = "retrying"
+	StatusDone       = "done"
+	StatusDead       = "dead"
+)
+
+// statusOf says what is happening to a message.
+func statusOf(r Record) (string, string) {
+	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	switch r.State {
+	case StateProcessing:
+		return StatusProcessing, fmt.Sprintf("attempt %d running since %s", r.Attempts, at(r.LastAttemptAt))
+	case StateDone:
+		return StatusDone, "processed at " + at(r.DoneAt)
+	case StateDead:
+		return StatusDead, fmt.Sprintf("dead letter since %s after %d attempt(s); replay it to try again", at(r.DeadAt), r.Attempts)
+	}
+	if r.Attempts > 0 && r.LastError != "" && !r.NextAttemptAt.IsZero() {
+		return StatusRetrying, fmt.Sprintf("attempt %d failed; retrying at %s", r.Attempts, at(r.NextAttemptAt))
+	}
+	if r.Attempts > 0 {
+		return StatusReceived, fmt.Sprintf("waiting for attempt %d", r.Attempts+1)
+	}
+	return StatusReceived, "waiting for its first attempt"
 }
 
 func timePtr(t time.Time) *time.Time {

@@ -596,8 +596,16 @@ func (d *Deliverer) request(ep Endpoint, ev Event, now time.Time) (PostRequest, 
 	}
 	h := http.Header{}
 	// Custom headers first: the validated names never collide with ours,
-	// and ours are set after so they win regardless.
+	// and ours are set after so they win regardless. Their values are
+	// sealed like the secrets, with the same associated data.
 	for k, v := range ep.Headers {
+		if sealed, ok := domain.OpenSealedText(v); ok {
+			plain, err := d.unseal(sealed, ep.ID[:])
+			if err != nil {
+				return PostRequest{}, fmt.Errorf("unseal header %s of endpoint %s: %w", k, ep.ID, err)
+			}
+			v = string(plain)
+		}
 		h.Set(k, v)
 	}
 	msgID := ev.ID.String()

@@ -33,7 +33,10 @@ type Endpoint struct {
 	// EmbedID, when set, scopes corpus events to what the embed's code
 	// admits; nil is a standalone endpoint (the published slice).
 	EmbedID *uuid.UUID
-	// Headers are custom request headers sent with every delivery.
+	// Headers are custom request headers sent with every delivery, each
+	// value sealed with the endpoint id as associated data
+	// (domain.SealedText); a value without the sealed prefix was stored
+	// before values were sealed, and is sealed at the next start.
 	Headers map[string]string
 	// MaxInFlight is how many deliveries may be in flight at once (1..8).
 	MaxInFlight int
@@ -127,11 +130,12 @@ type HealthReader interface {
 
 // View is an endpoint as the ops return it: everything but its secrets.
 type View struct {
-	ID             uuid.UUID         `json:"id"`
-	URL            string            `json:"url"`
-	Description    string            `json:"description"`
-	EventTypes     []string          `json:"event_types"`
-	EmbedID        *uuid.UUID        `json:"embed_id"`
+	ID          uuid.UUID  `json:"id"`
+	URL         string     `json:"url"`
+	Description string     `json:"description"`
+	EventTypes  []string   `json:"event_types"`
+	EmbedID     *uuid.UUID `json:"embed_id"`
+	// Headers names the custom headers; every value reads HeaderMask.
 	Headers        map[string]string `json:"headers"`
 	MaxInFlight    int               `json:"max_in_flight"`
 	TimeoutSeconds int               `json:"timeout_seconds"`
@@ -153,12 +157,10 @@ type View struct {
 	Health *Health `json:"health"`
 }
 
-// ViewOf returns e's public view.
+// ViewOf returns e's public view: custom headers by name, every value
+// HeaderMask.
 func ViewOf(e Endpoint) View {
-	h := e.Headers
-	if h == nil {
-		h = map[string]string{}
-	}
+	h := maskHeaders(e.Headers)
 	return View{
 		ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, EmbedID: e.EmbedID,
 		Headers: h, MaxInFlight: e.MaxInFlight, TimeoutSeconds: e.TimeoutSeconds, MaxAttempts: e.MaxAttempts,

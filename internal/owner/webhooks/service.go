@@ -29,6 +29,7 @@ type Service struct {
 	newSecret      func() (string, error)
 	maxEndpoints   int
 	health         HealthReader
+	egress         EgressCheckFunc
 }
 
 // Deps are the Service's ports.
@@ -46,6 +47,10 @@ type Deps struct {
 	// Health reads the endpoints' recent outcomes for list and get; nil
 	// leaves their health null.
 	Health HealthReader
+	// Egress refuses, at create and update, URLs whose host is an IP
+	// literal or localhost the egress policy refuses; nil checks nothing
+	// here (the delivery client still does at dial time).
+	Egress EgressCheckFunc
 }
 
 // NewService builds the Service.
@@ -61,7 +66,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health,
+		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, egress: d.Egress,
 	}
 }
 
@@ -273,6 +278,9 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	if err := s.checkEgress(ctx, hostOf(u)); err != nil {
+		return WithSecret{}, err
+	}
 	desc, err := ValidateDescription(in.Description)
 	if err != nil {
 		return WithSecret{}, err
@@ -316,6 +324,9 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	if headers, err = s.sealHeaders(id, headers, nil); err != nil {
+		return WithSecret{}, err
+	}
 	now := s.clock.Now()
 	e := Endpoint{
 		ID: id, OwnerID: ownerID, URL: u, Description: desc, EventTypes: types, EmbedID: in.EmbedID,
@@ -355,6 +366,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 	if in.URL != nil {
 		v, err := ValidateURL(*in.URL)
 		if err != nil {
+			return View{}, err
+		}
+		if err := s.checkEgress(ctx, hostOf(v)); err != nil {
 			return View{}, err
 		}
 		u = &v
@@ -412,7 +426,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			e.EventTypes = types
 		}
 		if headers != nil {
-			e.Headers = headers
+			if e.Headers, err = s.sealHeaders(e.ID, headers, e.Headers); err != nil {
+				return err
+			}
 		}
 		if in.MaxInFlight != nil {
 			e.MaxInFlight = *in.MaxInFlight

@@ -192,6 +192,16 @@ func unsealFor(t *testing.T, sealed []byte, id uuid.UUID) string {
 	return string(sealed[len(id):])
 }
 
+// headerOf opens a stored header value (sealed with the endpoint id).
+func headerOf(t *testing.T, e Endpoint, name string) string {
+	t.Helper()
+	v, ok := e.Headers[name]
+	require.True(t, ok, "no header %s", name)
+	sealed, ok := domain.OpenSealedText(v)
+	require.True(t, ok, "header %s is stored sealed: %q", name, v)
+	return unsealFor(t, sealed, e.ID)
+}
+
 type svcBundle struct {
 	svc   *Service
 	store *memStore
@@ -232,10 +242,11 @@ func TestCreateShowsTheSecretOnceAndSealsItForItsRow(t *testing.T) {
 	require.NoError(t, err, "whsec_ + base64 of 32 bytes")
 	require.True(t, out.Enabled)
 	require.Equal(t, 1, out.MaxInFlight)
-	require.Equal(t, map[string]string{"X-Tenant": "t1"}, out.Headers)
+	require.Equal(t, map[string]string{"X-Tenant": HeaderMask}, out.Headers, "header values are never shown")
 
 	stored := b.store.endpoints[out.ID]
 	require.Equal(t, out.Secret, unsealFor(t, stored.SecretSealed, out.ID))
+	require.Equal(t, "t1", headerOf(t, stored, "X-Tenant"), "header values are sealed for their endpoint")
 	view, err := b.svc.Get(context.Background(), b.owner, out.ID)
 	require.NoError(t, err)
 	body, err := json.Marshal(view)
@@ -313,8 +324,17 @@ func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 	v := update(`{"description":"renamed"}`)
 	require.Equal(t, "renamed", v.Description)
 	require.Equal(t, []string{"code.*"}, v.EventTypes)
-	require.Equal(t, map[string]string{"X-A": "1"}, v.Headers)
+	require.Equal(t, map[string]string{"X-A": HeaderMask}, v.Headers)
+	require.Equal(t, "1", headerOf(t, b.store.endpoints[created.ID], "X-A"))
 	require.Equal(t, &b.embed, v.EmbedID)
+
+	// The mask sent back keeps a value; a new value replaces it.
+	v = update(`{"headers":{"x-a":"` + HeaderMask + `","X-B":"2"}}`)
+	require.Equal(t, map[string]string{"x-a": HeaderMask, "X-B": HeaderMask}, v.Headers)
+	require.Equal(t, "1", headerOf(t, b.store.endpoints[created.ID], "x-a"))
+	require.Equal(t, "2", headerOf(t, b.store.endpoints[created.ID], "X-B"))
+	update(`{"headers":{"X-A":"3"}}`)
+	require.Equal(t, "3", headerOf(t, b.store.endpoints[created.ID], "X-A"))
 
 	v = update(`{"headers":{},"embed_id":null}`)
 	require.Empty(t, v.Headers, "{} removes the headers")

@@ -56,9 +56,12 @@ const (
 )
 
 // ValidateURL checks an endpoint URL and returns it trimmed: absolute http
-// or https, a host, no credentials (Go would send them as Basic auth), no
-// fragment, at most MaxURLLen bytes. Whether the host may be reached is the
-// egress policy's business, decided at dial time.
+// or https, a host that is a hostname or an IP address in its canonical form
+// (a legacy form such as 127.1 is refused naming the canonical one), no
+// credentials (Go would send them as Basic auth), no fragment, at most
+// MaxURLLen bytes. Whether the host may be reached is the egress policy's
+// business: Service checks IP literals and localhost at registration, and
+// the delivery client every address it dials.
 func ValidateURL(raw string) (string, error) {
 	bad := func(msg string) error {
 		return domain.Validation(CodeInvalidURL, msg).WithField("url")
@@ -89,6 +92,9 @@ func ValidateURL(raw string) (string, error) {
 		if err != nil || n < 1 || n > 65535 {
 			return "", bad("url port must be 1..65535")
 		}
+	}
+	if err := checkHost(u.Hostname()); err != nil {
+		return "", err
 	}
 	return raw, nil
 }

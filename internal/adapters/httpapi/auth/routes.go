@@ -168,7 +168,7 @@ func (g *Gate) handleCompleteRecovery(c echo.Context) error {
 }
 
 // decodeJSON decodes an application/json body into v, refusing unknown
-// fields.
+// fields and anything after the JSON value.
 func decodeJSON(r *http.Request, v any) error {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "application/json" {
@@ -185,6 +185,9 @@ func decodeJSON(r *http.Request, v any) error {
 			return domain.Validation("INVALID_JSON", "request body is empty")
 		}
 		return domain.Validation("INVALID_JSON", "request body is not the expected JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return domain.Validation("INVALID_JSON", "trailing data after the JSON value")
 	}
 	return nil
 }

@@ -6,7 +6,9 @@
 // Statuses (the contract): 202 new message durably in the inbox, 200
 // duplicate, 401 bad or missing signature, 400 stale or malformed, 404
 // unknown or disabled source, 409 same message id with another payload,
-// 413 over the source's body limit. Bad input never yields a 500 or a panic.
+// 413 over the source's body limit, 503 with Retry-After when the database
+// cannot be reached (nothing stored). Bad input never yields a 500 or a
+// panic.
 package hooks
 
 import (
@@ -48,6 +50,7 @@ type Mounter struct {
 	gw       Receiver
 	log      *zap.Logger
 	requests *prometheus.CounterVec
+	refused  *prometheus.CounterVec
 }
 
 var _ httpapi.Mounter = (*Mounter)(nil)
@@ -66,6 +69,13 @@ func New(gw Receiver, log *zap.Logger, reg prometheus.Registerer) (*Mounter, err
 		if err := reg.Register(m.requests); err != nil {
 			return nil, err
 		}
+		m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "standmeet_inbound_refused_total",
+			Help: "Inbound webhook requests refused for their input (4xx), by reason: the error code the sender got.",
+		}, []string{"reason"})
+		if err := reg.Register(m.refused); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -79,6 +89,16 @@ func (m *Mounter) receive(c echo.Context) error {
 		m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
 	}
 	return err
+}
+
+// countRefusal counts a 4xx answer by its error code.
+func (m *Mounter) countRefusal(status int, err error) {
+	if m.refused == nil || status < 400 || status >= 500 {
+		return
+	}
+	if de := domain.AsError(err); de != nil {
+		m.refused.WithLabelValues(de.Code).Inc()
+	}
 }
 
 func (m *Mounter) handle(c echo.Context) (int, error) {
@@ -108,7 +128,24 @@ func (m *Mounter) handle(c echo.Context) (int, error) {
 	return status, c.JSON(status, a)
 }
 
+// RetryAfter is the Retry-After of a 503, in seconds.
+const RetryAfter = "5"
+
 func (m *Mounter) fail(c echo.Context, err error) (int, error) {
+	status, werr := m.answer(c, err)
+	m.countRefusal(status, err)
+	return status, werr
+}
+
+func (m *Mounter) answer(c echo.Context, err error) (int, error) {
+	if errors.Is(err, inbound.ErrUnavailable) {
+		// The sender retries later (providers do on 5xx); nothing was stored.
+		m.log.Warn("inbound request refused: the database cannot be reached",
+			zap.String("request_id", httpapi.RequestID(c)), zap.Error(err))
+		c.Response().Header().Set("Retry-After", RetryAfter)
+		return http.StatusServiceUnavailable, c.JSON(http.StatusServiceUnavailable, httpapi.ErrorBody{Error: httpapi.ErrorDetail{
+			Code: inbound.ErrUnavailable.Code, Message: inbound.ErrUnavailable.Message}})
+	}
 	status := http.StatusInternalServerError
 	if de := domain.AsError(err); de != nil {
 		status = httpapi.StatusOf(de.Kind)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,7 +48,7 @@ func setup(t testing.TB) *testBundle {
 	require.NoError(t, err)
 	key, err := standardwebhooks.ParseSecret(src.Secret)
 	require.NoError(t, err)
-	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: mem, UoW: mem, Verifiers: vreg, Unseal: identity, Clock: clock})
+	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: mem, Inbox: mem, Verifiers: vreg, Unseal: identity, Clock: clock})
 	reg := prometheus.NewRegistry()
 	m, err := hooks.New(gw, nil, reg)
 	require.NoError(t, err)
@@ -177,4 +178,29 @@ func FuzzHooks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// unreachable is a Receiver whose storage is down.
+type unreachable struct{}
+
+func (unreachable) Receive(context.Context, uuid.UUID, inbound.Request) (inbound.Receipt, error) {
+	return inbound.Receipt{}, fmt.Errorf("store inbound message: %w: dial tcp 127.0.0.1:5432: connection refused", inbound.ErrUnavailable)
+}
+
+func TestUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	m, err := hooks.New(unreachable{}, nil, nil)
+	require.NoError(t, err)
+	e := echo.New()
+	m.Mount(e)
+	req := httptest.NewRequest(http.MethodPost, "/hooks/"+uuid.NewString(), strings.NewReader(`{}`))
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Equal(t, hooks.RetryAfter, rec.Header().Get("Retry-After"))
+	var body struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+	require.Equal(t, "INBOUND_UNAVAILABLE", body.Error.Code)
 }

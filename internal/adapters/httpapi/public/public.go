@@ -11,7 +11,6 @@ package public
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -28,6 +27,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // Paths of the public routes.
@@ -137,7 +137,9 @@ func (m *Mounter) search(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"data": out})
 }
 
-// decode reads a small JSON body into v, refusing unknown fields.
+// decode reads a small JSON body into v through the ops' input gate
+// (op.DecodeJSON, then op.Check): valid UTF-8, one JSON value, no unknown
+// field, no NUL in any string.
 func decode(c echo.Context, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBody))
 	if err != nil {
@@ -147,12 +149,13 @@ func decode(c echo.Context, v any) error {
 		}
 		return domain.Validation("BAD_REQUEST", "cannot read the request body")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return domain.Validation("INVALID_JSON", "request body: "+err.Error())
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return domain.Validation(op.CodeInvalidJSON, "request body is empty")
 	}
-	return nil
+	if err := op.DecodeJSON(body, v); err != nil {
+		return err
+	}
+	return op.Check(v)
 }
 
 // RedeemInput is the body of POST /api/access/redeem.

@@ -10,7 +10,6 @@ package vaultimport
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -25,6 +24,7 @@ import (
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/corpus/vault"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // Body limits of the route.
@@ -112,15 +112,16 @@ func (m *Mounter) fromJSON(c echo.Context) (corpus.ImportInput, error) {
 	}
 	var view corpus.ImportInputView
 	trimmed := strings.TrimSpace(string(body))
-	dec := json.NewDecoder(strings.NewReader(trimmed))
-	dec.DisallowUnknownFields()
 	// A bare list of notes is the short form of {"notes": [...]}.
 	target := any(&view)
 	if strings.HasPrefix(trimmed, "[") {
 		target = &view.Notes
 	}
-	if err := dec.Decode(target); err != nil {
-		return corpus.ImportInput{}, domain.Validation("INVALID_JSON", "request body: "+err.Error())
+	if err := op.DecodeJSON([]byte(trimmed), target); err != nil {
+		return corpus.ImportInput{}, err
+	}
+	if err := op.Check(&view); err != nil {
+		return corpus.ImportInput{}, err
 	}
 	return corpus.ImportFromView(view)
 }

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // Schema is a JSON Schema object as it is encoded.
@@ -213,6 +215,10 @@ func (g *generator) fields(t reflect.Type, top bool, props Schema, required *[]a
 		}
 		if doc := f.Tag.Get("doc"); doc != "" {
 			fs = withDescription(fs, doc)
+		}
+		if lo, hi, ok := op.Range(f); ok {
+			// Zero stays allowed: it means the op's default.
+			fs["minimum"], fs["maximum"] = min(lo, 0), hi
 		}
 		props[name] = fs
 		if !Optional(f) {

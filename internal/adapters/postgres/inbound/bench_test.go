@@ -30,7 +30,7 @@ func TestGatewayReceiveRate(t *testing.T) {
 	_ = pool
 	reg := verifier.NewDefaultRegistry()
 	svc := inbound.NewService(inbound.ServiceDeps{UoW: h.uow, Verifiers: reg, Seal: identity})
-	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: h.lookup, UoW: h.uow, Verifiers: reg, Unseal: identity})
+	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: h.lookup, Inbox: h.admit, Verifiers: reg, Unseal: identity})
 	src, err := svc.CreateSource(ctx, h.newOwner(t), inbound.CreateSourceInput{Name: "b", Verifier: verifier.KindStandardWebhooks})
 	require.NoError(t, err)
 	key, err := standardwebhooks.ParseSecret(src.Secret)

@@ -24,8 +24,10 @@ import (
 // harness is one implementation of the inbound storage ports, with what the
 // contract needs to set up and observe it.
 type harness struct {
-	uow    inbound.UnitOfWork
-	lookup inbound.SourceLookup
+	uow      inbound.UnitOfWork
+	admit    inbound.Admitter
+	refusals inbound.RefusalStore
+	lookup   inbound.SourceLookup
 	// newOwner returns an owner id rows may reference.
 	newOwner func(t *testing.T) uuid.UUID
 	// maxAttemptsOf returns the max attempts of the processing jobs enqueued
@@ -41,8 +43,10 @@ func newPostgresHarness(t *testing.T) (harness, *pgxpool.Pool) {
 	require.NoError(t, err)
 	uow := pginbound.New(pool, riverjobs.NewInboundJobs(ins).With)
 	return harness{
-		uow:    uow,
-		lookup: uow,
+		uow:      uow,
+		admit:    uow,
+		refusals: uow,
+		lookup:   uow,
 		newOwner: func(t *testing.T) uuid.UUID {
 			id := uuid.New()
 			_, err := pool.Exec(context.Background(), `INSERT INTO owners (id, email, password_hash, created_at, updated_at)
@@ -78,6 +82,8 @@ func newMemoryHarness() harness {
 	mem.InUseFunc = func(id uuid.UUID) bool { return inUse[id] }
 	return harness{
 		uow:      mem,
+		admit:    mem,
+		refusals: mem,
 		lookup:   mem,
 		newOwner: func(*testing.T) uuid.UUID { return uuid.New() },
 		maxAttemptsOf: func(_ *testing.T, id uuid.UUID) []int {
@@ -110,6 +116,9 @@ func TestContract(t *testing.T) {
 		"delete":            contractDelete,
 		"inbox list paging": contractInboxList,
 		"inbox purge":       contractInboxPurge,
+		"admit":             contractAdmit,
+		"previous secret":   contractPreviousSecret,
+		"refusals":          contractRefusals,
 	}
 	for impl, newHarness := range impls {
 		for name, run := range cases {
@@ -513,4 +522,147 @@ func contractInboxList(t *testing.T, h harness) {
 		require.Empty(t, none)
 		return nil
 	})
+}
+
+// contractAdmit: a batch is admitted in one transaction; each admission is
+// accepted (row, replay key and job written), a duplicate naming the row
+// there, or a conflict when its id is taken by another payload — by a live
+// replay key or by an inbox row.
+func contractAdmit(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	exp := base.Add(10 * time.Minute)
+	adm := func(e inbound.Envelope) inbound.Admission {
+		return inbound.Admission{Envelope: e, ReplayExpiresAt: exp, MaxAttempts: 4}
+	}
+	first := []inbound.Admission{
+		adm(envelope(src, "m1", `{"a":1}`, true, base)),
+		adm(envelope(src, "m2", `{"a":2}`, true, base)),
+		adm(envelope(src, "u1", `{"u":1}`, false, base)),
+	}
+	res, err := h.admit.Admit(ctx, first)
+	require.NoError(t, err)
+	for i, r := range res {
+		require.Equal(t, inbound.Admitted{Status: inbound.Accepted, ID: first[i].Envelope.ID}, r)
+		require.Equal(t, []int{4}, h.maxAttemptsOf(t, r.ID))
+	}
+
+	later := base.Add(time.Minute)
+	second := []inbound.Admission{
+		adm(envelope(src, "m1", `{"a":1}`, true, later)),       // duplicate
+		adm(envelope(src, "m2", `{"a":"other"}`, true, later)), // live key, other payload
+		adm(envelope(src, "u2", `{"u":1}`, false, later)),      // unsigned id, same body
+		adm(envelope(src, "m3", `{"a":3}`, true, later)),       // new
+	}
+	res, err = h.admit.Admit(ctx, second)
+	require.NoError(t, err)
+	require.Equal(t, []inbound.Admitted{
+		{Status: inbound.Duplicate, ID: first[0].Envelope.ID},
+		{Conflict: true},
+		{Status: inbound.Duplicate, ID: first[2].Envelope.ID},
+		{Status: inbound.Accepted, ID: second[3].Envelope.ID},
+	}, res)
+	require.Empty(t, h.maxAttemptsOf(t, second[0].Envelope.ID))
+
+	// After the replay key expired, the inbox row still refuses another
+	// payload under the same id, and a conflict writes no key: the original
+	// payload is still a duplicate afterwards.
+	late := exp.Add(time.Minute)
+	res, err = h.admit.Admit(ctx, []inbound.Admission{adm(envelope(src, "m2", `{"a":"other"}`, true, late))})
+	require.NoError(t, err)
+	require.Equal(t, []inbound.Admitted{{Conflict: true}}, res)
+	res, err = h.admit.Admit(ctx, []inbound.Admission{adm(envelope(src, "m2", `{"a":2}`, true, late))})
+	require.NoError(t, err)
+	require.Equal(t, []inbound.Admitted{{Status: inbound.Duplicate, ID: first[1].Envelope.ID}}, res)
+
+	// The replay key of an accepted message is registered.
+	var outcome inbound.ReplayOutcome
+	do(t, h, func(tx inbound.Tx) error {
+		var err error
+		outcome, err = tx.Replays().Register(ctx, inbound.ReplayKey{SourceID: src.ID, MessageID: "m3"}, inbound.DigestOf([]byte(`{"a":"x"}`)), later, exp)
+		return err
+	})
+	require.Equal(t, inbound.ReplayConflict, outcome)
+}
+
+// contractPreviousSecret: a source keeps its previous secret until its
+// expiry, then DropExpiredPreviousSecrets forgets it; a never-rotated secret
+// has no rotation time.
+func contractPreviousSecret(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	src.SecretRotatedAt = time.Time{}
+	do(t, h, func(tx inbound.Tx) error { return tx.Sources().Update(ctx, src) })
+	got, err := h.lookup.Lookup(ctx, src.ID)
+	require.NoError(t, err)
+	require.True(t, got.SecretRotatedAt.IsZero())
+	require.Empty(t, got.PreviousSealedSecret)
+
+	src.PreviousSealedSecret, src.PreviousSecretExpiresAt = []byte("old"), base.Add(time.Hour)
+	src.SecretRotatedAt = base
+	do(t, h, func(tx inbound.Tx) error { return tx.Sources().Update(ctx, src) })
+	var n int64
+	do(t, h, func(tx inbound.Tx) error {
+		var err error
+		n, err = tx.Sources().DropExpiredPreviousSecrets(ctx, base.Add(time.Minute))
+		return err
+	})
+	require.Zero(t, n)
+	got, err = h.lookup.Lookup(ctx, src.ID)
+	require.NoError(t, err)
+	require.Equal(t, []byte("old"), got.PreviousSealedSecret)
+	require.True(t, got.PreviousSecretExpiresAt.Equal(base.Add(time.Hour)))
+	do(t, h, func(tx inbound.Tx) error {
+		var err error
+		n, err = tx.Sources().DropExpiredPreviousSecrets(ctx, base.Add(time.Hour))
+		return err
+	})
+	require.EqualValues(t, 1, n)
+	got, err = h.lookup.Lookup(ctx, src.ID)
+	require.NoError(t, err)
+	require.Empty(t, got.PreviousSealedSecret)
+	require.True(t, got.PreviousSecretExpiresAt.IsZero())
+}
+
+// contractRefusals: refusals are listed newest first, per owner and source,
+// trimmed to RefusalsKept per source, purged by age; a refusal naming
+// another owner than the source's is not kept.
+func contractRefusals(t *testing.T, h harness) {
+	ctx := context.Background()
+	owner := h.newOwner(t)
+	src := addSource(t, h, owner, base)
+	other := addSource(t, h, owner, base)
+	var rs []inbound.Refusal
+	for i := range inbound.RefusalsKept + 5 {
+		rs = append(rs, inbound.Refusal{OwnerID: owner, SourceID: src.ID, At: base.Add(time.Duration(i) * time.Second),
+			Reason: "WEBHOOK_SIGNATURE_INVALID", Detail: fmt.Sprintf("refusal %d", i)})
+	}
+	rs = append(rs, inbound.Refusal{OwnerID: owner, SourceID: other.ID, At: base, Reason: "WEBHOOK_STALE", Detail: "stale"},
+		inbound.Refusal{OwnerID: uuid.New(), SourceID: other.ID, At: base, Reason: "X", Detail: "not the source's owner"})
+	require.NoError(t, h.refusals.AddRefusals(ctx, rs[:50]))
+	require.NoError(t, h.refusals.AddRefusals(ctx, rs[50:]))
+
+	got, err := h.refusals.ListRefusals(ctx, owner, src.ID, 1000)
+	require.NoError(t, err)
+	require.Len(t, got, inbound.RefusalsKept)
+	require.Equal(t, fmt.Sprintf("refusal %d", inbound.RefusalsKept+4), got[0].Detail, "newest first")
+	require.Equal(t, "refusal 5", got[len(got)-1].Detail, "the oldest beyond the bound are trimmed")
+	require.True(t, got[0].At.Equal(base.Add(time.Duration(inbound.RefusalsKept+4)*time.Second)))
+
+	got, err = h.refusals.ListRefusals(ctx, owner, other.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "WEBHOOK_STALE", got[0].Reason)
+	got, err = h.refusals.ListRefusals(ctx, uuid.New(), src.ID, 10)
+	require.NoError(t, err)
+	require.Empty(t, got, "another owner sees none")
+
+	n, err := h.refusals.PurgeRefusals(ctx, base.Add(50*time.Second))
+	require.NoError(t, err)
+	require.EqualValues(t, 45+1, n)
+	got, err = h.refusals.ListRefusals(ctx, owner, src.ID, 1000)
+	require.NoError(t, err)
+	require.Len(t, got, inbound.RefusalsKept-45)
 }

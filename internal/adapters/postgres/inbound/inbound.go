@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
@@ -71,7 +72,7 @@ func (u *UnitOfWork) States() inbound.InboxStates { return inboxStore{u.db} }
 func (u *UnitOfWork) Lookup(ctx context.Context, id uuid.UUID) (inbound.Source, error) {
 	s, err := scanSource(u.db.QueryRow(ctx, `SELECT `+sourceColumns+` FROM inbound_sources WHERE id = $1`, id))
 	if err != nil {
-		return inbound.Source{}, notFound(err, "look up inbound source")
+		return inbound.Source{}, unavailable(notFound(err, "look up inbound source"))
 	}
 	return s, nil
 }
@@ -109,4 +110,14 @@ func notFound(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, domain.ErrNotFound)
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// unavailable marks err as inbound.ErrUnavailable when PostgreSQL could not
+// be reached or went away (connection refused or lost, the server shutting
+// down or starting up), so the gateway answers 503 instead of 500.
+func unavailable(err error) error {
+	if err == nil || !pgerr.Unreachable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", inbound.ErrUnavailable, err)
 }

@@ -109,15 +109,21 @@ const listColumns = `m.id, m.owner_id, m.source_id, m.message_id, m.message_id_s
 	m.next_attempt_at, m.done_at, m.dead_at, m.replays, m.job_id, s.verifier`
 
 func scanRecord(row pgx.Row) (inbound.Record, error) {
+	return scanRecordWith(row)
+}
+
+// scanRecordWith scans the recordColumns, then extra destinations.
+func scanRecordWith(row pgx.Row, extra ...any) (inbound.Record, error) {
 	var r inbound.Record
 	var digest, headers []byte
 	var signedAt, lastAttempt, nextAttempt, doneAt, deadAt *time.Time
 	var lastError *string
 	var jobID *int64
 	var state string
-	err := row.Scan(&r.ID, &r.OwnerID, &r.SourceID, &r.MessageID, &r.MessageIDSigned, &r.EventType, &digest,
+	dest := []any{&r.ID, &r.OwnerID, &r.SourceID, &r.MessageID, &r.MessageIDSigned, &r.EventType, &digest,
 		&r.Body, &headers, &signedAt, &r.ReceivedAt, &state, &r.Attempts, &lastError, &lastAttempt,
-		&nextAttempt, &doneAt, &deadAt, &r.Replays, &jobID, &r.SourceKind)
+		&nextAttempt, &doneAt, &deadAt, &r.Replays, &jobID, &r.SourceKind}
+	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return inbound.Record{}, err
 	}
@@ -143,18 +149,30 @@ func scanRecord(row pgx.Row) (inbound.Record, error) {
 }
 
 func (s inboxStore) Begin(ctx context.Context, id uuid.UUID, jobID int64, now time.Time) (inbound.Record, bool, error) {
-	r, err := scanRecord(s.tx.QueryRow(ctx, `UPDATE inbound_messages m
+	var pending bool
+	r, err := scanRecordWith(s.tx.QueryRow(ctx, `UPDATE inbound_messages m
 		SET state = 'processing', attempts = m.attempts + 1, last_attempt_at = $3, next_attempt_at = NULL, job_id = $2
 		FROM inbound_sources s
 		WHERE m.id = $1 AND s.id = m.source_id AND m.state IN ('received', 'processing')
-		RETURNING `+recordColumns, id, jobID, now))
+		RETURNING `+recordColumns+`, EXISTS (SELECT 1 FROM supplier_connections c
+			WHERE c.source_id = m.source_id AND c.activated_at IS NULL)`, id, jobID, now), &pending)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return inbound.Record{}, false, nil
 	}
 	if err != nil {
 		return inbound.Record{}, false, fmt.Errorf("begin inbound message: %w", err)
 	}
+	r.ActivationPending = pending
 	return r, true, nil
+}
+
+func (s inboxStore) Abandon(ctx context.Context, id uuid.UUID) error {
+	_, err := s.tx.Exec(ctx, `UPDATE inbound_messages SET state = 'received', attempts = greatest(attempts - 1, 0)
+		WHERE id = $1 AND state = 'processing'`, id)
+	if err != nil {
+		return fmt.Errorf("abandon inbound message: %w", err)
+	}
+	return nil
 }
 
 func (s inboxStore) MarkDone(ctx context.Context, id uuid.UUID, now time.Time) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	pginbound "github.com/standmeet/standmeet/internal/adapters/postgres/inbound"
@@ -112,4 +113,18 @@ func TestSupplierStore(t *testing.T) {
 	require.Equal(t, 1, eventsOf(domain.EventSupplierDisconnected))
 	err = h.uow.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, src.ID) })
 	require.NoError(t, err, "a source without a connection can go")
+}
+
+func TestUnreachableDatabaseIsErrUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// Port 1 on loopback: nothing listens, the connect is refused.
+	pool, err := pgxpool.New(ctx, "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	uow := pginbound.New(pool, func(pgx.Tx) inbound.JobQueue { return nil })
+	_, err = uow.Lookup(ctx, uuid.New())
+	require.ErrorIs(t, err, inbound.ErrUnavailable)
+	_, err = uow.Admit(ctx, []inbound.Admission{{Envelope: inbound.Envelope{ID: uuid.New(), SourceID: uuid.New(), MessageID: "m"}}})
+	require.ErrorIs(t, err, inbound.ErrUnavailable)
 }

@@ -143,18 +143,18 @@ func digest(b []byte) (owner.Digest, error) {
 // ownerStore implements owner.OwnerStore.
 type ownerStore struct{ tx pgx.Tx }
 
-const ownerColumns = `id, email, password_hash, created_at, updated_at`
+const ownerColumns = `id, email, password_hash, created_at, updated_at, operator`
 
 func scanOwner(row pgx.Row) (owner.Owner, error) {
 	var o owner.Owner
-	err := row.Scan(&o.ID, &o.Email, &o.PasswordHash, &o.CreatedAt, &o.UpdatedAt)
+	err := row.Scan(&o.ID, &o.Email, &o.PasswordHash, &o.CreatedAt, &o.UpdatedAt, &o.Operator)
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
 	return o, err
 }
 
 func (s ownerStore) Create(ctx context.Context, o owner.Owner) error {
-	_, err := s.tx.Exec(ctx, `INSERT INTO owners (`+ownerColumns+`) VALUES ($1, $2, $3, $4, $5)`,
-		o.ID, o.Email, o.PasswordHash, o.CreatedAt, o.UpdatedAt)
+	_, err := s.tx.Exec(ctx, `INSERT INTO owners (`+ownerColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		o.ID, o.Email, o.PasswordHash, o.CreatedAt, o.UpdatedAt, o.Operator)
 	if pgerr.Is(err, pgerr.UniqueViolation, "owners_email_lower_key") {
 		return owner.ErrEmailTaken
 	}
@@ -198,6 +198,17 @@ func (s ownerStore) UpdatePassword(ctx context.Context, id uuid.UUID, hash strin
 	tag, err := s.tx.Exec(ctx, `UPDATE owners SET password_hash = $2, updated_at = $3 WHERE id = $1`, id, hash, at)
 	if err != nil {
 		return fmt.Errorf("update owner password: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(pgx.ErrNoRows, "owner")
+	}
+	return nil
+}
+
+func (s ownerStore) SetOperator(ctx context.Context, id uuid.UUID, operator bool, at time.Time) error {
+	tag, err := s.tx.Exec(ctx, `UPDATE owners SET operator = $2, updated_at = $3 WHERE id = $1`, id, operator, at)
+	if err != nil {
+		return fmt.Errorf("update owner operator: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		return notFound(pgx.ErrNoRows, "owner")

@@ -214,6 +214,16 @@ func (s attemptStore) CountByEmail(ctx context.Context, kind owner.AttemptKind, 
 	return n, nil
 }
 
+func (s attemptStore) CountByEmailAndIP(ctx context.Context, kind owner.AttemptKind, email, ip string, since time.Time) (int, error) {
+	var n int
+	err := s.tx.QueryRow(ctx, `SELECT count(*) FROM auth_attempts WHERE kind = $1 AND email = $2 AND ip = $3 AND occurred_at >= $4`,
+		string(kind), email, ip, since).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count attempts by email and ip: %w", err)
+	}
+	return n, nil
+}
+
 func (s attemptStore) TargetedOwners(ctx context.Context, kind owner.AttemptKind, ip string, since time.Time) ([]uuid.UUID, error) {
 	rows, err := s.tx.Query(ctx, `SELECT DISTINCT owner_id FROM auth_attempts
 WHERE kind = $1 AND ip = $2 AND occurred_at >= $3 AND owner_id IS NOT NULL ORDER BY owner_id`, string(kind), ip, since)

@@ -4,15 +4,20 @@ package pgerr
 
 import (
 	"errors"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // SQLSTATE codes the adapters translate.
 const (
-	UniqueViolation     = "23505"
-	ForeignKeyViolation = "23503"
-	CheckViolation      = "23514"
+	UniqueViolation      = "23505"
+	ForeignKeyViolation  = "23503"
+	CheckViolation       = "23514"
+	DeadlockDetected     = "40P01"
+	SerializationFailure = "40001"
 )
 
 // Is reports whether err (or an error it wraps) is a PostgreSQL error with
@@ -20,4 +25,24 @@ const (
 func Is(err error, code, constraint string) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == code && (constraint == "" || pe.ConstraintName == constraint)
+}
+
+// Unreachable reports whether err means PostgreSQL could not be reached or
+// the connection went away: a failed connect, a network error, a connection
+// closed under the statement, or the server refusing work while it shuts
+// down or starts up (SQLSTATE class 08, 57P01–57P03).
+func Unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	return pgconn.SafeToRetry(err)
 }

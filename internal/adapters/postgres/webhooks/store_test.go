@@ -89,7 +89,7 @@ func TestEndpointStoreRoundTripsAndScopesByOwner(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.View.URL, got.URL)
 	require.Equal(t, []string{"code.*", "corpus.*"}, got.EventTypes)
-	require.Equal(t, map[string]string{"X-A": "1"}, got.Headers)
+	require.Equal(t, map[string]string{"X-A": webhooks.HeaderMask}, got.Headers, "names, values masked")
 	require.Equal(t, 3, got.MaxInFlight)
 
 	other := b.newOwner(t)

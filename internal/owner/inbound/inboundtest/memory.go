@@ -31,6 +31,10 @@ type Memory struct {
 	// InUseFunc, when set, tells Delete that a supplier connection uses a
 	// source.
 	InUseFunc func(sourceID uuid.UUID) bool
+	// PendingFunc, when set, tells Begin that a source has a supplier
+	// connection not activated yet.
+	PendingFunc func(sourceID uuid.UUID) bool
+	refusals    map[uuid.UUID][]inbound.Refusal
 }
 
 type replay struct {
@@ -114,6 +118,10 @@ func (s states) MarkRetry(ctx context.Context, id uuid.UUID, lastError string, n
 
 func (s states) MarkDead(ctx context.Context, id uuid.UUID, lastError string, now time.Time) error {
 	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().MarkDead(ctx, id, lastError, now) })
+}
+
+func (s states) Abandon(ctx context.Context, id uuid.UUID) error {
+	return s.m.Do(ctx, func(tx inbound.Tx) error { return tx.Inbox().Abandon(ctx, id) })
 }
 
 // Lookup reads a source by id.
@@ -241,6 +249,7 @@ func (s sources) Delete(_ context.Context, ownerID, id uuid.UUID) error {
 		return inbound.ErrSourceInUse
 	}
 	delete(s.t.m.st.sources, id)
+	delete(s.t.m.refusals, id)
 	for k := range s.t.m.st.replays {
 		if k.SourceID == id {
 			delete(s.t.m.st.replays, k)
@@ -252,6 +261,21 @@ func (s sources) Delete(_ context.Context, ownerID, id uuid.UUID) error {
 		}
 	}
 	return nil
+}
+
+func (s sources) DropExpiredPreviousSecrets(_ context.Context, now time.Time) (int64, error) {
+	if err := s.t.check(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for id, src := range s.t.m.st.sources {
+		if len(src.PreviousSealedSecret) > 0 && !src.PreviousSecretExpiresAt.After(now) {
+			src.PreviousSealedSecret, src.PreviousSecretExpiresAt = nil, time.Time{}
+			s.t.m.st.sources[id] = src
+			n++
+		}
+	}
+	return n, nil
 }
 
 type replays struct{ t *memTx }
@@ -339,6 +363,7 @@ func (b inbox) Begin(_ context.Context, id uuid.UUID, jobID int64, now time.Time
 		r.SourceKind = src.Verifier
 	}
 	b.t.m.st.inbox[id] = r
+	r.ActivationPending = b.t.m.PendingFunc != nil && b.t.m.PendingFunc(r.SourceID)
 	return r, true, nil
 }
 
@@ -370,6 +395,12 @@ func (b inbox) MarkRetry(_ context.Context, id uuid.UUID, lastError string, _, n
 func (b inbox) MarkDead(_ context.Context, id uuid.UUID, lastError string, now time.Time) error {
 	return b.update(id, func(r *inbound.Record) {
 		r.State, r.LastError, r.DeadAt, r.NextAttemptAt = inbound.StateDead, lastError, now, time.Time{}
+	})
+}
+
+func (b inbox) Abandon(_ context.Context, id uuid.UUID) error {
+	return b.update(id, func(r *inbound.Record) {
+		r.State, r.Attempts = inbound.StateReceived, max(r.Attempts-1, 0)
 	})
 }
 
@@ -468,4 +499,105 @@ func limit[T any](s []T, n int) []T {
 		return s[:n]
 	}
 	return s
+}
+
+var _ inbound.Admitter = (*Memory)(nil)
+
+// Admit admits a batch in one transaction, as the PostgreSQL adapter does:
+// a live replay key of another payload is a conflict; otherwise the inbox
+// row is inserted unless one is there already (a duplicate, or a conflict
+// when its message id is the same and its payload is not); the replay key is
+// registered and the job enqueued for every row inserted.
+func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
+	out := make([]inbound.Admitted, len(batch))
+	err := m.Do(ctx, func(tx inbound.Tx) error {
+		for i, a := range batch {
+			env := a.Envelope
+			key := inbound.ReplayKey{SourceID: env.SourceID, MessageID: env.MessageID}
+			if cur, ok := m.st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest {
+				out[i] = inbound.Admitted{Conflict: true}
+				continue
+			}
+			ins, err := tx.Inbox().Insert(ctx, env)
+			if err != nil {
+				return err
+			}
+			if !ins.Inserted {
+				if ins.SameMessageID && ins.ExistingDigest != env.Digest {
+					out[i] = inbound.Admitted{Conflict: true}
+				} else {
+					out[i] = inbound.Admitted{Status: inbound.Duplicate, ID: ins.ExistingID}
+				}
+				continue
+			}
+			if _, err := tx.Replays().Register(ctx, key, env.Digest, env.ReceivedAt, a.ReplayExpiresAt); err != nil {
+				return err
+			}
+			if err := tx.Jobs().EnqueueProcess(ctx, inbound.ProcessJob{MessageID: env.ID, MaxAttempts: a.MaxAttempts}); err != nil {
+				return err
+			}
+			out[i] = inbound.Admitted{Status: inbound.Accepted, ID: env.ID}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var _ inbound.RefusalStore = (*Memory)(nil)
+
+// AddRefusals keeps the refusals of existing sources, each source's
+// RefusalsKept newest.
+func (m *Memory) AddRefusals(_ context.Context, rs []inbound.Refusal) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refusals == nil {
+		m.refusals = map[uuid.UUID][]inbound.Refusal{}
+	}
+	for _, r := range rs {
+		if src, ok := m.st.sources[r.SourceID]; !ok || src.OwnerID != r.OwnerID {
+			continue
+		}
+		kept := append(m.refusals[r.SourceID], r)
+		if len(kept) > inbound.RefusalsKept {
+			kept = kept[len(kept)-inbound.RefusalsKept:]
+		}
+		m.refusals[r.SourceID] = kept
+	}
+	return nil
+}
+
+// ListRefusals returns the source's newest refusals first.
+func (m *Memory) ListRefusals(_ context.Context, ownerID, sourceID uuid.UUID, lim int) ([]inbound.Refusal, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []inbound.Refusal
+	rs := m.refusals[sourceID]
+	for i := len(rs) - 1; i >= 0 && len(out) < lim; i-- {
+		if rs[i].OwnerID == ownerID {
+			out = append(out, rs[i])
+		}
+	}
+	return out, nil
+}
+
+// PurgeRefusals deletes the refusals older than before.
+func (m *Memory) PurgeRefusals(_ context.Context, before time.Time) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id, rs := range m.refusals {
+		kept := rs[:0]
+		for _, r := range rs {
+			if r.At.Before(before) {
+				n++
+				continue
+			}
+			kept = append(kept, r)
+		}
+		m.refusals[id] = kept
+	}
+	return n, nil
 }

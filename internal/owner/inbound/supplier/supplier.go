@@ -230,11 +230,12 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	return nil
 }
 
-// Route is the inbound route of supplier connections: every verified
-// message of any source kind reaches HandleInbound, which activates the
-// source's connection on its first message.
+// Route is the inbound route of supplier connections: a verified message of
+// any source kind whose source has a connection not activated yet reaches
+// HandleInbound, which activates it; other messages skip it at no cost.
 func (s *Service) Route() inbound.Route {
-	return inbound.Route{Name: "supplier.activate", Kind: inbound.AnyKind, EventType: "*", Handler: inbound.HandlerFunc(s.HandleInbound)}
+	return inbound.Route{Name: "supplier.activate", Kind: inbound.AnyKind, EventType: "*", Handler: inbound.HandlerFunc(s.HandleInbound),
+		When: func(m inbound.Message) bool { return m.ActivationPending }}
 }
 
 // HandleInbound activates the connection of m's source, if it has one and it

@@ -1,0 +1,128 @@
+package main
+
+// The input gate every op shares, on REST and MCP alike (op.DecodeJSON and
+// op.Check): NUL bytes and invalid UTF-8 refused with 400 naming the field,
+// trailing data refused, limits out of range refused naming the range; no
+// row written and nothing logged at error level.
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
+	"github.com/standmeet/standmeet/internal/adapters/mcp"
+)
+
+func TestInputGateOnRESTAndMCP(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	cs := mcpSession(t, ts, o.Key)
+	count := func() (keys, events int) {
+		t.Helper()
+		require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
+			`SELECT (SELECT count(*) FROM api_keys WHERE owner_id = $1), (SELECT count(*) FROM events WHERE owner_id = $1)`, o.ID).Scan(&keys, &events))
+		return keys, events
+	}
+	keys0, events0 := count()
+	detail := func(t *testing.T, body string) httpapi.ErrorDetail {
+		t.Helper()
+		var e httpapi.ErrorBody
+		require.NoError(t, json.Unmarshal([]byte(body), &e), body)
+		return e.Error
+	}
+
+	rest := []struct {
+		name, method, path, body, code, field, says string
+	}{
+		{"NUL in a key name", http.MethodPost, "/api/admin/api-keys", `{"name":"a\u0000b"}`, "INVALID_INPUT", "name", "NUL"},
+		{"invalid UTF-8 in a key name", http.MethodPost, "/api/admin/api-keys", "{\"name\":\"a\xffb\"}", "INVALID_INPUT", "name", "UTF-8"},
+		{"NUL in an upgrade note", http.MethodPost, "/api/admin/instance/upgrade-request", `{"note":"\u0000"}`, "INVALID_INPUT", "note", "NUL"},
+		{"NUL in a vault import", http.MethodPost, "/api/admin/vault/import", `{"notes":[{"genre":"wiki","title":"t","body":"x\u0000"}]}`, "INVALID_INPUT", "notes[0].body", "NUL"},
+		{"NUL in a list element", http.MethodPost, "/api/admin/webhooks", `{"url":"https://example.com/h","event_types":["code.*","\u0000"]}`, "INVALID_INPUT", "event_types[1]", "NUL"},
+		{"trailing word", http.MethodPost, "/api/admin/api-keys", `{"name":"trailing"} xyz`, "INVALID_JSON", "", "trailing"},
+		{"second object", http.MethodPost, "/api/admin/api-keys", `{"name":"first"}{"name":"second"}`, "INVALID_JSON", "", "trailing"},
+		{"limit too large", http.MethodGet, "/api/admin/ip-bans?limit=500", "", "INVALID_RANGE", "limit", "between 1 and 200"},
+		{"limit negative", http.MethodGet, "/api/admin/events/poisoned?limit=-1", "", "INVALID_RANGE", "limit", "between 1 and 200"},
+		{"NUL in a query parameter", http.MethodGet, "/api/admin/ip-bans?cursor=%00", "", "INVALID_INPUT", "cursor", "NUL"},
+		// The public routes share the gate.
+		{"NUL in a public access request", http.MethodPost, "/api/access-requests", `{"name":"Vis\u0000itor","email":"v@example.com","message":"hi"}`, "INVALID_INPUT", "name", "NUL"},
+		{"trailing data on a public route", http.MethodPost, "/api/access/redeem", `{"code":"x"}{}`, "INVALID_JSON", "", "trailing"},
+	}
+	for _, c := range rest {
+		status, body := ts.do(t, c.method, c.path, o.Key, c.body)
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", c.name, body)
+		d := detail(t, body)
+		require.Equal(t, c.code, d.Code, c.name)
+		require.Equal(t, c.field, d.Field, c.name)
+		require.Contains(t, d.Message, c.says, c.name)
+	}
+
+	tools := []struct {
+		name, tool  string
+		args        map[string]any
+		code, field string
+	}{
+		{"NUL in a key name", "api_keys.issue", map[string]any{"name": "a\x00b"}, "INVALID_INPUT", "name"},
+		{"NUL in an upgrade note", "instance.request_upgrade", map[string]any{"note": "\x00"}, "INVALID_INPUT", "note"},
+		{"limit too large", "ip_bans.list", map[string]any{"limit": 1000}, "INVALID_RANGE", "limit"},
+	}
+	for _, c := range tools {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ToolName(c.tool), Arguments: c.args})
+		require.NoError(t, err, c.name)
+		d := mcp.ErrorOf(res)
+		require.NotNil(t, d, "%s: %s", c.name, textOf(res))
+		require.Equal(t, c.code, d.Code, c.name)
+		require.Equal(t, c.field, d.Field, c.name)
+	}
+
+	keys, events := count()
+	require.Equal(t, keys0, keys, "a refused input wrote an API key")
+	require.Equal(t, events0, events, "a refused input recorded an event")
+	require.Empty(t, ts.Logs.FilterLevelExact(zap.ErrorLevel).All(), "bad input is not an error of the server")
+}
+
+// TestMCPRefusesInvalidUTF8InArguments: raw bytes that are not UTF-8 in a
+// tool's arguments (which no JSON encoder writes, so the SDK's client cannot
+// send them) are refused naming the argument, as on REST.
+func TestMCPRefusesInvalidUTF8InArguments(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	body := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"api_keys_issue\",\"arguments\":{\"name\":\"a\xffb\"}}}"
+	req, err := http.NewRequest(http.MethodPost, ts.URL+mcp.Path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+o.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var rpc struct {
+		Result *sdk.CallToolResult `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &rpc), string(raw))
+	require.Nil(t, rpc.Error, string(raw))
+	require.NotNil(t, rpc.Result, string(raw))
+	d := mcp.ErrorOf(rpc.Result)
+	require.NotNil(t, d, string(raw))
+	require.Equal(t, "INVALID_INPUT", d.Code, string(raw))
+	require.Equal(t, "name", d.Field)
+	var keys int
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE owner_id = $1`, o.ID).Scan(&keys))
+	require.Equal(t, 1, keys, "no key was issued")
+}

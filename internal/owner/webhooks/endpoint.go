@@ -148,6 +148,10 @@ type View struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	DeletedAt      *time.Time `json:"deleted_at"`
+	// RotationGraceUntil is, after a rotation, when the previous secret
+	// stops signing (deliveries carry both signatures until then); null
+	// when the endpoint was never rotated.
+	RotationGraceUntil *time.Time `json:"rotation_grace_until"`
 	// Health is the endpoint's recent delivery outcomes (null where the
 	// op does not read them).
 	Health *Health `json:"health"`
@@ -162,7 +166,16 @@ func ViewOf(e Endpoint) View {
 		Headers: h, MaxInFlight: e.MaxInFlight, TimeoutSeconds: e.TimeoutSeconds, MaxAttempts: e.MaxAttempts,
 		Enabled: e.Enabled, State: e.State(), DisabledReason: e.DisabledReason,
 		FailingSince: e.FailingSince, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, DeletedAt: e.DeletedAt,
+		RotationGraceUntil: previousUntil(e),
 	}
+}
+
+// previousUntil is when e's previous secret stops signing, nil without one.
+func previousUntil(e Endpoint) *time.Time {
+	if len(e.PrevSecretSealed) == 0 {
+		return nil
+	}
+	return e.PrevSecretUntil
 }
 
 // WithSecret is a view plus its signing secret, returned by create once.

@@ -371,8 +371,8 @@ func (s *Service) GetMessage(ctx context.Context, ownerID uuid.UUID, in MessageI
 }
 
 // ReplayDeadLetter makes one dead letter pending again with a new processing
-// job (seed 001's ReplayDeadLetterAsync). With reset (the default) it gets
-// every attempt again; without, the attempts it had left, at least one.
+// job. With reset (the default) it gets every attempt again; without, the
+// attempts it had left, at least one.
 func (s *Service) ReplayDeadLetter(ctx context.Context, ownerID uuid.UUID, in ReplayDeadLetterInput) (MessageView, error) {
 	if in.MessageID == uuid.Nil {
 		return MessageView{}, ErrMessageNotFound

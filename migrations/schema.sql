@@ -961,7 +961,19 @@ CREATE TABLE webhook_endpoint_leases (
     busy_until  timestamptz NOT NULL DEFAULT '-infinity',
     holder      uuid,
     taken_at    timestamptz,
+    -- 0071: a delivery of another process waits for the slot.
+    wanted      boolean     NOT NULL DEFAULT false,
     PRIMARY KEY (endpoint_id, slot)
+);
+
+-- An endpoint's delivery queue (0070): running counts the deliveries of its
+-- chain River may run now; the rest wait in River's pending state.
+-- events: none (delivery bookkeeping; the deliveries are River's jobs)
+CREATE TABLE webhook_endpoint_queues (
+    endpoint_id uuid    PRIMARY KEY,
+    running     integer NOT NULL DEFAULT 0 CHECK (running >= 0),
+    pending     integer NOT NULL DEFAULT 0 CHECK (pending >= 0),
+    last_joined boolean NOT NULL DEFAULT true
 );
 
 -- What each run of a webhook.deliver job did, beside River's job row: the

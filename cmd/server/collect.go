@@ -7,7 +7,6 @@ package main
 
 import (
 	"github.com/riverqueue/river"
-	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
@@ -32,7 +31,7 @@ import (
 
 func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.InboundProcessWorker, inboundPurge *riverjobs.InboundPurgeWorker,
 	webhookFanout *riverjobs.WebhookFanoutWorker, webhookDeliver *riverjobs.WebhookDeliverWorker, webhookPrune *riverjobs.WebhookPruneWorker,
-	corpusIndex *riverjobs.CorpusIndexWorker) (*river.Workers, error) {
+	webhookSweep *riverjobs.WebhookSweepWorker, corpusIndex *riverjobs.CorpusIndexWorker) (*river.Workers, error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, prune); err != nil {
 		return nil, err
@@ -40,7 +39,7 @@ func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.Inbound
 	if err := riverjobs.RegisterInbound(workers, inboundProcess, inboundPurge); err != nil {
 		return nil, err
 	}
-	if err := riverjobs.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune); err != nil {
+	if err := riverjobs.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune, webhookSweep); err != nil {
 		return nil, err
 	}
 	if err := riverjobs.RegisterCorpus(workers, corpusIndex); err != nil {
@@ -54,6 +53,7 @@ func providePeriodicJobs(cfg config.Config) []*river.PeriodicJob {
 	jobs = append(jobs, events.PeriodicJobs(cfg.EventRetention)...)
 	jobs = append(jobs, riverjobs.InboundPeriodicJobs()...)
 	jobs = append(jobs, riverjobs.WebhookPrunePeriodic(cfg.EventRetention))
+	jobs = append(jobs, riverjobs.WebhookSweepPeriodic())
 	return jobs
 }
 
@@ -89,8 +89,8 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 	return ms
 }
 
-func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener, deliverer *whsub.Deliverer,
-	riverStats *riverjobs.StatsKeeper, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
+func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener,
+	sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
 	var bs []Background
 	bs = append(bs, sealHeaders)
 	if cfg.DebugAddr != "" {
@@ -99,8 +99,6 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	bs = append(bs, hint)
 	bs = append(bs, relay)
 	bs = append(bs, webhookLeases)
-	bs = append(bs, BackgroundFunc(deliverer.KeepChains))
-	bs = append(bs, riverStats)
 	bs = append(bs, inboundRefusals)
 	return bs
 }

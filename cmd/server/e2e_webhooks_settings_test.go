@@ -20,7 +20,7 @@ import (
 
 func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
 	t.Parallel()
-	ts := startTestServer(t, testServerOptions{})
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8"}})
 	o := newSurfaceOwner(t, ts)
 
 	// Bad settings and filters: 400 with the field's code, nothing stored.
@@ -141,7 +141,7 @@ func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
 // retention, with its delivery log, and keeps one deleted since.
 func TestWebhookPrunePurgesEndpointsDeletedBeforeTheRetention(t *testing.T) {
 	t.Parallel()
-	ts := startTestServer(t, testServerOptions{})
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8"}})
 	o := newSurfaceOwner(t, ts)
 	old := createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/old","event_types":["booking.*"]}`)
 	recent := createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/recent","event_types":["booking.*"]}`)

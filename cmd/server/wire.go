@@ -19,7 +19,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		providePool, provideMigrations, provideRegistry, provideMetricsHandler,
 		provideRiverConfig, provideWorker, provideTasksHandler, provideJobOps,
 		// the event bus
-		provideInserter, provideRiverStats, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
+		provideInserter, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
 		provideSubscriptions,
 		// inbound webhooks (wire_inbound.go, unseal.go)
 		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,
@@ -29,7 +29,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// owners, sessions, API keys, IP bans (wire_owner.go)
 		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,
 		// outbound webhooks (wire_webhooks.go, unseal.go)
-		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookFlow, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookLeaseListener, provideWebhookHealth, provideEmbedAdmits, provideEmbedBelongsTo,
+		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookSweepWorker, provideWebhookLeaseListener, provideWebhookHealth, provideEmbedAdmits, provideEmbedBelongsTo,
 		// corpus and access (wire_corpus.go, wire_access.go)
 		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
 		// events published by the owner's services (wire_publish.go)

@@ -16,12 +16,6 @@ func provideInserter(pool *pgxpool.Pool, cfg config.Config, logger *zap.Logger) 
 	return riverjobs.NewInserter(pool, cfg.RiverFetchCooldown, logger)
 }
 
-// provideRiverStats keeps river_job's planner statistics current, so a
-// burst of parked deliveries does not turn River's scheduler quadratic.
-func provideRiverStats(pool *pgxpool.Pool, logger *zap.Logger) *riverjobs.StatsKeeper {
-	return riverjobs.NewStatsKeeper(pool, logger.Named("river"), riverjobs.StatsOptions{})
-}
-
 func provideEventMetrics(reg *prometheus.Registry) (*events.Metrics, error) {
 	return events.NewMetrics(reg)
 }

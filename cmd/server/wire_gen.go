@@ -89,20 +89,20 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
 	webhooksStore := provideWebhookStore(pool, inserter)
 	embedAdmitsFunc := provideEmbedAdmits(accessService)
-	flow, err := provideWebhookFlow(cfg, prometheusRegistry)
+	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, cfg)
+	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
+	poster := provideWebhookPoster(cfg)
+	unsealFunc := provideWebhookUnseal(box)
+	deliverer, err := provideWebhookDeliverer(webhooksStore, poster, unsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, flow, cfg)
-	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
-	poster := provideWebhookPoster(cfg)
-	unsealFunc := provideWebhookUnseal(box)
-	deliverer := provideWebhookDeliverer(webhooksStore, poster, unsealFunc, embedAdmitsFunc, flow)
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
 	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore, pool)
+	webhookSweepWorker := provideWebhookSweepWorker(webhooksStore, logger)
 	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
-	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
+	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, webhookSweepWorker, corpusIndexWorker)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -160,10 +160,9 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
-	leaseListener := provideWebhookLeaseListener(webhooksStore, flow, logger)
-	statsKeeper := provideRiverStats(pool, logger)
+	leaseListener := provideWebhookLeaseListener(webhooksStore, deliverer, logger)
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, deliverer, statsKeeper, mainHeaderSealer, refusalLog)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, mainHeaderSealer, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := provideCommands(ownerService, mainMasterKeyRotator)
 	app := &App{

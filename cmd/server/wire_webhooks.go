@@ -1,7 +1,8 @@
 package main
 
 // Outbound webhooks (seed 002, issue 6): the endpoint ops, the fan-out and
-// delivery workers, the lease listener and the relay subscription.
+// delivery workers, the chains' sweep, the lease listener and the relay
+// subscription.
 
 import (
 	"context"
@@ -66,59 +67,60 @@ func provideWebhookStore(pool *pgxpool.Pool, ins *riverjobs.Inserter) *pgwebhook
 	return pgwebhooks.NewStore(pool, ins)
 }
 
-// provideWebhookFlow bounds the deliveries waiting in process for a busy
-// endpoint to half the River workers (64 per endpoint: a tenth of a second
-// of a fast receiver, longer than River takes to bring the next ones), so
-// waiting never starves the
-// other endpoints.
-// Its counters are exported on /metrics, so a burst's behaviour can be read
-// while it runs.
-func provideWebhookFlow(cfg config.Config, reg *prometheus.Registry) (*whsub.Flow, error) {
-	flow := whsub.NewFlow(whsub.FlowOptions{DeckPerEndpoint: 64, DeckTotal: max(cfg.RiverMaxWorkers/2, 1)})
-	counter := func(name, help string, get func(whsub.FlowStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
-		}, func() float64 { return get(flow.Stats()) })
+func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
+	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow, Concurrency: cfg.RiverMaxWorkers})
+}
+
+func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, cfg config.Config) *whsub.Fanouter {
+	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, BackoffScale: cfg.WebhookBackoffScale})
+}
+
+// provideWebhookDeliverer builds the deliverer and exports its counters
+// on /metrics as standmeet_webhook_flow_*: snoozes_total, handoffs_total,
+// in_flight and waiting (this process), and the chains' running ("pulled":
+// made available, not finished) and pending ("parked") deliveries over
+// all processes, read from PostgreSQL at each scrape.
+func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
+	admits whsub.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*whsub.Deliverer, error) {
+	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
+	// per-endpoint delivery settings reach it.
+	d := whsub.NewDeliverer(whsub.DeliverDeps{
+		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(),
+	})
+	opts := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help}
 	}
-	gauge := func(name, help string, get func(whsub.FlowGauges) int) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help,
-		}, func() float64 { return float64(get(flow.Gauges())) })
+	chains := func(pick func(running, pending int64) int64) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			running, pending, err := store.ChainTotals(ctx)
+			if err != nil {
+				logger.Warn("webhook flow metrics", zap.Error(err))
+				return 0
+			}
+			return float64(pick(running, pending))
+		}
 	}
 	for _, c := range []prometheus.Collector{
-		counter("snoozes_total", "Deliveries that found their endpoint busy and snoozed.", func(s whsub.FlowStats) float64 { return float64(s.Snoozes) }),
-		counter("deck_joins_total", "Waits in process for a busy endpoint's lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckJoins) }),
-		counter("deck_timeouts_total", "Waits that ended without the lease.", func(s whsub.FlowStats) float64 { return float64(s.DeckTimeouts) }),
-		counter("pulls_total", "Parked deliveries made available early by the chain.", func(s whsub.FlowStats) float64 { return float64(s.Pulls) }),
-		counter("deferred_total", "Deliveries the fan-out queued behind an endpoint's backlog.", func(s whsub.FlowStats) float64 { return float64(s.Deferred) }),
-		counter("releases_total", "Leases released by this process.", func(s whsub.FlowStats) float64 { return float64(s.Releases) }),
-		counter("handoffs_total", "Leases passed straight from a holder to a waiter.", func(s whsub.FlowStats) float64 { return float64(s.Handoffs) }),
-		counter("hold_seconds_total", "Time leases were held by this process.", func(s whsub.FlowStats) float64 { return s.Hold.Seconds() }),
-		gauge("in_flight", "Lease slots this process holds now.", func(g whsub.FlowGauges) int { return g.InFlight }),
-		gauge("waiting", "Deliveries waiting in process for a busy endpoint's lease.", func(g whsub.FlowGauges) int { return g.Waiting }),
-		gauge("pulled", "Parked deliveries made available early and not yet running.", func(g whsub.FlowGauges) int { return g.Pulled }),
-		gauge("parked", "Deliveries parked behind a busy endpoint, as this process knows them.", func(g whsub.FlowGauges) int { return g.Parked }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("snoozes_total", "Deliveries that snoozed because their endpoint stayed busy.")),
+			func() float64 { return float64(d.Stats().BusySnoozes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("handoffs_total", "Leases passed from a finishing delivery to one waiting in this process.")),
+			func() float64 { return float64(d.Stats().Handoffs) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("in_flight", "Lease slots this process holds.")),
+			func() float64 { return float64(d.Stats().InFlight) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("waiting", "Deliveries waiting in this process for a busy endpoint's lease.")),
+			func() float64 { return float64(d.Stats().Waiting) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("pulled", "Deliveries of the endpoints' chains River may run (available or running), all processes.")),
+			chains(func(running, _ int64) int64 { return running })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("parked", "Deliveries waiting in River's pending state for their endpoint's chain, all processes (an upper bound).")),
+			chains(func(_, pending int64) int64 { return pending })),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register webhook flow metrics: %w", err)
 		}
 	}
-	return flow, nil
-}
-
-func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
-	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow})
-}
-
-func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, flow *whsub.Flow, cfg config.Config) *whsub.Fanouter {
-	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, Flow: flow, BackoffScale: cfg.WebhookBackoffScale})
-}
-
-func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
-	admits whsub.EmbedAdmitsFunc, flow *whsub.Flow) *whsub.Deliverer {
-	return whsub.NewDeliverer(whsub.DeliverDeps{
-		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Flow: flow, Version: buildVersion(),
-	})
+	return d, nil
 }
 
 func provideWebhookFanoutWorker(f *whsub.Fanouter) *riverjobs.WebhookFanoutWorker {
@@ -142,8 +144,15 @@ func provideWebhookPruneWorker(store *pgwebhooks.Store, pool *pgxpool.Pool) *riv
 	}}
 }
 
-func provideWebhookLeaseListener(store *pgwebhooks.Store, flow *whsub.Flow, logger *zap.Logger) *pgwebhooks.LeaseListener {
-	return pgwebhooks.NewLeaseListener(store, flow, logger.Named("webhooks"))
+// provideWebhookLeaseListener wakes the deliveries of this process that
+// wait for a lease released in another.
+func provideWebhookLeaseListener(store *pgwebhooks.Store, d *whsub.Deliverer, logger *zap.Logger) *pgwebhooks.LeaseListener {
+	return pgwebhooks.NewLeaseListener(store, d.Wake, logger.Named("webhooks"))
+}
+
+// provideWebhookSweepWorker is the delivery chains' safety net.
+func provideWebhookSweepWorker(store *pgwebhooks.Store, logger *zap.Logger) *riverjobs.WebhookSweepWorker {
+	return &riverjobs.WebhookSweepWorker{SweepFunc: store.SweepChains, Logger: logger.Named("webhooks")}
 }
 
 // provideEmbedAdmits hands the subscriber the access domain's scope check,

@@ -1,13 +1,15 @@
 // Package architecture enforces the dependency rules of the design card with
 // a test: every package of the module belongs to a known kind, the domains
 // depend only on ports, infra imports no domain or adapter, test doubles and
-// measurement code stay out of production packages, and only
-// cmd/server/unseal.go may open sealed secrets.
+// measurement code stay out of production packages, only
+// cmd/server/unseal.go may open sealed secrets, and no code of ours writes
+// River's tables or notifies on River's channels (River's client API only).
 package architecture
 
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -25,7 +27,20 @@ type Package struct {
 	Imports []string
 	// FileImports maps each non-test Go file (base name) to its imports.
 	FileImports map[string][]string
+	// FileStrings maps each non-test Go file (base name) to its string
+	// literals, with literals joined by + also joined.
+	FileStrings map[string][]string
 }
+
+// riverTables are River's tables; riverChannel matches its NOTIFY channels.
+const riverTables = `river_(?:job|queue|leader|client|client_queue|migration)`
+
+var (
+	// riverWrite matches SQL that writes one of River's tables.
+	riverWrite = regexp.MustCompile(`(?i)\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?|alter\s+table|merge\s+into|copy)\s+(?:only\s+)?(?:"?\w+"?\.)?"?` + riverTables + `\b`)
+	// riverNotify matches SQL that notifies on one of River's channels.
+	riverNotify = regexp.MustCompile(`(?i)(?:pg_notify\s*\(\s*'river_|\bnotify\s+"?river_)`)
+)
 
 // Kind is the room a package lives in; the rules are stated per kind.
 type Kind string
@@ -211,6 +226,16 @@ func Check(pkgs []Package) []string {
 				add("%s (%s) imports %s (%s): test doubles and test databases belong in tests", rel(p.ImportPath), from, rel(imp), to)
 			case internal && to == Bench && rel(p.ImportPath) != "cmd/bench":
 				add("%s imports internal/bench: measurement code is only for cmd/bench and tests", rel(p.ImportPath))
+			}
+		}
+		for file, strs := range p.FileStrings {
+			for _, str := range strs {
+				if m := riverWrite.FindString(str); m != "" {
+					add("%s/%s writes River's table (%q): use River's client API", rel(p.ImportPath), file, m)
+				}
+				if m := riverNotify.FindString(str); m != "" {
+					add("%s/%s notifies on River's channel (%q): use River's client API", rel(p.ImportPath), file, m)
+				}
 			}
 		}
 		for file, imps := range p.FileImports {

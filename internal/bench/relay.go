@@ -235,8 +235,19 @@ func runRelayWriters(ctx context.Context, n int, write func(ctx context.Context,
 func relayCleanup(pool *pgxpool.Pool, owner uuid.UUID) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := pool.Exec(ctx, `DELETE FROM river_job WHERE kind = $1`, relayBenchKind); err != nil {
-		return fmt.Errorf("relay bench: clean up jobs: %w", err)
+	// River's rows go through River's client: only River writes its tables.
+	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		return fmt.Errorf("relay bench: river client for clean-up: %w", err)
+	}
+	for {
+		res, err := c.JobDeleteMany(ctx, river.NewJobDeleteManyParams().Kinds(relayBenchKind).First(10000))
+		if err != nil {
+			return fmt.Errorf("relay bench: clean up jobs: %w", err)
+		}
+		if len(res.Jobs) < 10000 {
+			break
+		}
 	}
 	if _, err := pool.Exec(ctx, `DELETE FROM events WHERE owner_id = $1`, owner); err != nil {
 		return fmt.Errorf("relay bench: clean up events: %w", err)

@@ -2,6 +2,7 @@ package riverjobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -97,11 +98,41 @@ func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) tim
 	return time.Now().Add(subscriber.RetryDelay(job.Attempt, w.BackoffScale, job.ID))
 }
 
+// ChainMetadataKey marks, in a delivery job's metadata, a delivery
+// inserted into its endpoint's chain.
+const ChainMetadataKey = "standmeet_chain"
+
+// LeftChainOutputKey, in a delivery job's recorded output, says that a run
+// of it counted it out of its endpoint's chain.
+const LeftChainOutputKey = "left_chain"
+
+// inChain reports whether the job is still in its endpoint's chain: queued
+// in it, and no run has left it (a run records LeftChainOutputKey with
+// River's RecordOutput, which River stores whatever the run's outcome).
+func inChain(job *rivertype.JobRow) bool {
+	var md struct {
+		Chain  bool            `json:"standmeet_chain"`
+		Output map[string]bool `json:"output"`
+	}
+	if len(job.Metadata) == 0 || json.Unmarshal(job.Metadata, &md) != nil {
+		return false
+	}
+	return md.Chain && !md.Output[LeftChainOutputKey]
+}
+
 // Work runs one delivery.
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[WebhookDeliverArgs]) error {
 	res := w.Deliverer.Deliver(ctx, subscriber.DeliverJob{
 		JobID: job.ID, EndpointID: job.Args.EndpointID, EventID: job.Args.EventID, Attempt: job.Attempt,
+		Chain: inChain(job.JobRow),
 	})
+	if res.LeftChain {
+		if err := river.RecordOutput(ctx, map[string]bool{LeftChainOutputKey: true}); err != nil && w.Logger != nil {
+			// The next run counts the delivery out again: the chain runs
+			// one short until the sweep recounts it.
+			w.Logger.Warn("webhook delivery could not record that it left its chain", zap.Int64("job_id", job.ID), zap.Error(err))
+		}
+	}
 	if res.Warn != nil && w.Logger != nil {
 		w.Logger.Warn("webhook delivery could not record its outcome",
 			zap.Int64("job_id", job.ID), zap.Stringer("endpoint_id", job.Args.EndpointID), zap.Error(res.Warn))
@@ -170,13 +201,66 @@ func WebhookPrunePeriodic(retention time.Duration) *river.PeriodicJob {
 		&river.PeriodicJobOpts{RunOnStart: true})
 }
 
+// WebhookSweepArgs are the args of the periodic safety net of the delivery
+// chains.
+type WebhookSweepArgs struct{}
+
+// Kind implements river.JobArgs.
+func (WebhookSweepArgs) Kind() string { return "webhook.sweep" }
+
+// InsertOpts runs the sweep on the webhooks queue, once at a time.
+func (WebhookSweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueWebhooks, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
+			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+		}},
+	}
+}
+
+// SweepInterval is how often the chains are swept: the longest a chain
+// whose deliveries died with a process waits, once River has rescued them.
+const SweepInterval = 2 * time.Second
+
+// WebhookSweepWorker restarts the delivery chains that have deliveries
+// pending and none available or running.
+type WebhookSweepWorker struct {
+	river.WorkerDefaults[WebhookSweepArgs]
+	// SweepFunc restarts the stalled chains and returns how many
+	// deliveries it made available.
+	SweepFunc func(ctx context.Context) (int, error)
+	Logger    *zap.Logger
+}
+
+// Work sweeps once.
+func (w *WebhookSweepWorker) Work(ctx context.Context, _ *river.Job[WebhookSweepArgs]) error {
+	n, err := w.SweepFunc(ctx)
+	if n > 0 && w.Logger != nil {
+		w.Logger.Info("restarted stalled webhook delivery chains", zap.Int("deliveries", n))
+	}
+	return err
+}
+
+// WebhookSweepPeriodic enqueues the sweep every SweepInterval.
+func WebhookSweepPeriodic() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(SweepInterval),
+		func() (river.JobArgs, *river.InsertOpts) { return WebhookSweepArgs{}, nil },
+		&river.PeriodicJobOpts{RunOnStart: true})
+}
+
 // RegisterWebhooks adds the outbound webhook workers.
-func RegisterWebhooks(workers *river.Workers, fanout *WebhookFanoutWorker, deliver *WebhookDeliverWorker, prune *WebhookPruneWorker) error {
-	if err := river.AddWorkerSafely(workers, fanout); err != nil {
-		return err
+func RegisterWebhooks(workers *river.Workers, fanout *WebhookFanoutWorker, deliver *WebhookDeliverWorker, prune *WebhookPruneWorker,
+	sweep *WebhookSweepWorker) error {
+	for _, add := range []func() error{
+		func() error { return river.AddWorkerSafely(workers, fanout) },
+		func() error { return river.AddWorkerSafely(workers, deliver) },
+		func() error { return river.AddWorkerSafely(workers, prune) },
+		func() error { return river.AddWorkerSafely(workers, sweep) },
+	} {
+		if err := add(); err != nil {
+			return err
+		}
 	}
-	if err := river.AddWorkerSafely(workers, deliver); err != nil {
-		return err
-	}
-	return river.AddWorkerSafely(workers, prune)
+	return nil
 }

@@ -34,6 +34,11 @@ type Options struct {
 	// Timeout bounds one exchange; zero means subscriber.HTTPTimeout.
 	// Only tests shorten it.
 	Timeout time.Duration
+	// Concurrency is how many deliveries may post at once (the River
+	// workers): as many idle connections are kept per host, so deliveries
+	// to endpoints of one host reuse connections instead of opening new
+	// ones. Zero keeps the client's default.
+	Concurrency int
 }
 
 // New returns a Poster whose client blocks internal egress at dial time
@@ -52,6 +57,7 @@ func New(o Options) *Poster {
 		Allow:               o.Allow,
 		MaxResponseBytes:    subscriber.MaxResponseBytes,
 		Resolver:            o.Resolver,
+		MaxIdleConnsPerHost: o.Concurrency,
 	})}
 }
 

@@ -65,6 +65,11 @@ type Options struct {
 	// Resolver resolves host names; nil means net.DefaultResolver. Tests use it
 	// to answer names without DNS traffic.
 	Resolver *net.Resolver
+	// MaxIdleConnsPerHost is how many idle connections are kept per host
+	// for reuse. Default 4; a client that sends many requests to one host
+	// at once (webhook workers) sets its concurrency, or each request above
+	// the default opens a new connection.
+	MaxIdleConnsPerHost int
 }
 
 func (o Options) withDefaults() Options {
@@ -77,6 +82,9 @@ func (o Options) withDefaults() Options {
 	o.DialTimeout = min(o.DialTimeout, o.Timeout)
 	if o.MaxRedirects <= 0 {
 		o.MaxRedirects = DefaultMaxRedirects
+	}
+	if o.MaxIdleConnsPerHost <= 0 {
+		o.MaxIdleConnsPerHost = 4
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
@@ -155,8 +163,8 @@ func newClient(o Options, fence func(network, address string) error) *Client {
 		ResponseHeaderTimeout:  o.Timeout,
 		ExpectContinueTimeout:  min(time.Second, o.Timeout),
 		IdleConnTimeout:        90 * time.Second,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConns:           max(100, o.MaxIdleConnsPerHost),
+		MaxIdleConnsPerHost:    o.MaxIdleConnsPerHost,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		DisableCompression:     true, // no transparent, uncapped gunzip
 	}

@@ -310,6 +310,11 @@ func TestTransportSettings(t *testing.T) {
 	require.Equal(t, 2*time.Second, c.hc.Timeout)
 	require.Equal(t, DefaultMaxResponseBytes, c.maxBody)
 
+	require.Equal(t, 4, tr.MaxIdleConnsPerHost)
+	many := NewClient(Options{MaxIdleConnsPerHost: 200}).hc.Transport.(*urlGuard).base
+	require.Equal(t, 200, many.MaxIdleConnsPerHost)
+	require.GreaterOrEqual(t, many.MaxIdleConns, 200)
+
 	d := NewClient(Options{})
 	require.Equal(t, DefaultTimeout, d.hc.Timeout)
 	require.False(t, d.hc.Transport.(*urlGuard).base.DisableKeepAlives)

@@ -29,10 +29,12 @@ const (
 	// without releasing it. It exceeds JobTimeout, so a live holder never
 	// loses its lease.
 	LeaseTTL = JobTimeout + 5*time.Second
-	// LeaseRefresh is how old a lease passed in process may be before the
-	// next holder renews it (and re-reads the endpoint) ahead of its POST.
-	// A POST started before then ends (HTTPTimeout) well inside LeaseTTL,
-	// and a change to the endpoint reaches a running chain within it.
+	// LeaseRefresh is how long a lease may pass from hand to hand in one
+	// process before it goes back to PostgreSQL, where other processes'
+	// deliveries of the endpoint can take it and the endpoint is read
+	// afresh. A POST started before then ends (HTTPTimeout) well inside
+	// LeaseTTL, and a change to the endpoint reaches its deliveries within
+	// it.
 	LeaseRefresh = time.Second
 	// MaxResponseBytes is the most of a response body that is read.
 	MaxResponseBytes = 64 << 10

@@ -75,6 +75,12 @@ type Delivery struct {
 	EndpointID  uuid.UUID
 	EventID     uuid.UUID
 	ScheduledAt time.Time
+	// Chain queues the delivery in the endpoint's chain: available at once
+	// while the endpoint has fewer than ChainWindow deliveries available or
+	// running, pending otherwise, made available by the chain's finishing
+	// deliveries in order. A delivery with a ScheduledAt is never in the
+	// chain.
+	Chain bool
 }
 
 // Enqueued is what Enqueue did with one delivery.
@@ -96,7 +102,10 @@ type FanoutStore interface {
 	// transaction and returns what became of each, in order. Jobs are
 	// unique by (endpoint, event): a delivery already queued, running or
 	// completed is skipped (Duplicate), so a fan-out that runs twice queues
-	// nothing new.
+	// nothing new. A chain delivery is inserted available while its
+	// endpoint's chain has room (ChainWindow) and pending otherwise, decided
+	// under the lock Promote takes, so a delivery is never left pending
+	// behind a chain that has ended.
 	Enqueue(ctx context.Context, ds []Delivery) ([]Enqueued, error)
 }
 
@@ -109,8 +118,8 @@ type Lease struct {
 	Token uuid.UUID
 	// Written is when the slot's busy_until was last written (taken or
 	// renewed) and the endpoint last read with it, by the deliverer's wall
-	// clock. A lease passed from delivery to delivery in process is renewed
-	// when this is older than LeaseRefresh.
+	// clock. A lease passes from delivery to delivery in process only while
+	// this is younger than LeaseRefresh; then it goes back to PostgreSQL.
 	Written time.Time
 }
 
@@ -173,21 +182,20 @@ const (
 	SettleFailure
 )
 
-// Finish is everything a run writes when it ends, in one atomic step:
-// record the attempt, settle the endpoint, release the lease.
+// Finish is everything a run writes when it ends, in one statement: record
+// the attempt, settle the endpoint, release the lease, and count the run
+// out of its endpoint's chain.
 type Finish struct {
+	// EndpointID is the endpoint of the run.
+	EndpointID uuid.UUID
 	// Lease is released when set.
 	Lease *Lease
-	// Announce asks the store to tell other replicas about the release
-	// (their waiters retry at once). It is false when a waiter of this
-	// process takes the slot anyway, which saves a NOTIFY per delivery.
-	Announce bool
-	// HandTo, when set, passes the lease to that token instead of
-	// releasing it, in the same write — when the endpoint is still enabled
-	// and the slot still within its MaxInFlight; otherwise the lease is
-	// released as usual. The new holder has it until now+HandTTL.
-	HandTo  uuid.UUID
-	HandTTL time.Duration
+	// Passed is the lease this run passed on to a delivery of its process
+	// (not released): Finish reports whether another process wants it.
+	Passed *Lease
+	// Chain counts this run out of the endpoint's chain (its delivery is
+	// still in it), and asks whether deliveries are pending.
+	Chain bool
 	// Attempt is recorded when set.
 	Attempt *Attempt
 	Settle  Settle
@@ -199,13 +207,17 @@ type Finish struct {
 	DisableReason string
 }
 
-// Settled reports what Finish did to the endpoint.
+// Settled reports what Finish did.
 type Settled struct {
 	// Disabled is true when this failure disabled the endpoint.
 	Disabled bool
-	// HandedOver is the endpoint as it is now when the lease passed to
-	// Finish.HandTo; nil when it was released instead.
-	HandedOver *Endpoint
+	// Running is what the endpoint's chain counts after this run (Chain
+	// only), and Pending whether deliveries of the endpoint were pending.
+	Running int
+	Pending bool
+	// Wanted is true when a delivery of another process waits for the
+	// Passed lease.
+	Wanted bool
 }
 
 // DeliverStore is what webhook.deliver needs from storage.
@@ -215,23 +227,23 @@ type DeliverStore interface {
 	// MaxInFlight slots is free (busy_until passed), takes that slot until
 	// now+ttl with token, in one atomic UPDATE … RETURNING: one round trip,
 	// and no transaction is held afterwards. ErrGone when the endpoint was
-	// deleted.
-	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
-	// Finish records, settles and releases (or passes on, Finish.HandTo)
-	// the lease atomically, in one round trip (see Finish), and wakes
-	// waiters of other replicas when asked to (Finish.Announce).
+	// deleted. With wait, a taker that finds every slot busy marks them
+	// wanted, so their holder's process hands them back to PostgreSQL at
+	// its next delivery and its release wakes this process (Wake).
+	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
+	// Finish records, settles, releases and counts the run out of the
+	// chain atomically, in one statement (see Finish). A success on an
+	// endpoint that is not failing writes nothing to the endpoint.
 	Finish(ctx context.Context, f Finish) (Settled, error)
 	// RenewLease extends a held slot to now+ttl and reads the endpoint as
 	// it is now, in one statement. held is false when the slot is no longer
 	// the token's (it expired and was taken) or the endpoint was disabled
 	// or narrowed below the slot; ErrGone when the endpoint was deleted.
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
-	// WakeDeliveries makes the given snoozed webhook.deliver jobs available
-	// now (the chain of Flow). Jobs not snoozed — finished, or never one of
-	// ours — are left alone, so a stale id is harmless. It returns the ids
-	// of jobs still running: their snooze is not recorded yet, so they
-	// cannot be woken yet.
-	WakeDeliveries(ctx context.Context, jobIDs []int64) (running []int64, err error)
+	// Promote makes the endpoint's oldest pending deliveries available,
+	// through River, until its chain counts ChainWindow, in one transaction
+	// under the endpoint's queue lock. It returns how many it promoted.
+	Promote(ctx context.Context, endpointID uuid.UUID) (int, error)
 }
 
 // PostRequest is one HTTP POST to a receiver.

@@ -30,7 +30,6 @@ type Fanouter struct {
 	admits   EmbedAdmitsFunc
 	clock    domain.Clock
 	cooldown time.Duration
-	flow     *Flow
 }
 
 // FanoutDeps are the Fanouter's ports.
@@ -44,11 +43,6 @@ type FanoutDeps struct {
 	// BackoffScale (≥ 1) divides the cooldown as it divides the retry
 	// schedule, so fault tests need not wait five minutes.
 	BackoffScale float64
-	// Flow, the deliverer's, lets the fan-out queue a delivery to an
-	// endpoint with a backlog here straight into its parking lot, so the
-	// delivery never wakes up only to find the endpoint busy; nil queues
-	// every delivery for now.
-	Flow *Flow
 }
 
 // NewFanouter builds the fan-out handler.
@@ -60,7 +54,7 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 	if d.BackoffScale > 1 {
 		cooldown = time.Duration(float64(cooldown) / d.BackoffScale)
 	}
-	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown, flow: d.Flow}
+	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown}
 }
 
 // Fanout delivers event eventID to every endpoint of its owner that wants
@@ -68,9 +62,10 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 // one webhook.deliver per such endpoint in one transaction, unique by
 // (endpoint, event), so running it twice queues nothing new. Deliveries to
 // an endpoint that is failing are scheduled Cooldown out (not a
-// webhook.test: the owner is testing now). An event that is gone or not
-// Webhook-exposed fans out to nobody. It returns how many deliveries it
-// asked for; an error means River should retry the fan-out.
+// webhook.test: the owner is testing now); the others join their
+// endpoint's chain. An event that is gone or not Webhook-exposed fans out
+// to nobody. It returns how many deliveries it asked for; an error means
+// River should retry the fan-out.
 func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 	ev, err := f.store.Event(ctx, eventID)
 	if errors.Is(err, ErrGone) {
@@ -87,10 +82,7 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
 	}
 	now := f.clock.Now()
-	var (
-		ds     []Delivery
-		parked []bool
-	)
+	var ds []Delivery
 	for _, ep := range eps {
 		if !ep.Enabled || !wants(ep, ev) {
 			continue
@@ -102,32 +94,17 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		if !ok {
 			continue
 		}
-		d := Delivery{EndpointID: ep.ID, EventID: ev.ID}
-		park := false
-		switch {
-		case ep.FailingSince != nil && ev.Type != domain.EventWebhookTest:
-			d.ScheduledAt = now.Add(f.cooldown)
-		case f.flow != nil:
-			if wait, ok := f.flow.backlog(ep.ID, ep.MaxInFlight); ok {
-				d.ScheduledAt, park = f.flow.opts.Now().Add(wait), true
-			}
+		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
+		if ep.FailingSince != nil && ev.Type != domain.EventWebhookTest {
+			d.ScheduledAt, d.Chain = now.Add(f.cooldown), false
 		}
 		ds = append(ds, d)
-		parked = append(parked, park)
 	}
 	if len(ds) == 0 {
 		return 0, nil
 	}
-	res, err := f.store.Enqueue(ctx, ds)
-	if err != nil {
+	if _, err := f.store.Enqueue(ctx, ds); err != nil {
 		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
-	}
-	for i, r := range res {
-		switch {
-		case f.flow == nil || i >= len(parked) || r.Duplicate:
-		case parked[i]:
-			f.flow.parkQueued(ds[i].EndpointID, r.JobID)
-		}
 	}
 	return len(ds), nil
 }
@@ -139,7 +116,7 @@ type Deliverer struct {
 	unseal    UnsealFunc
 	admits    EmbedAdmitsFunc
 	clock     domain.Clock
-	flow      *Flow
+	local     *handoff
 	userAgent string
 }
 
@@ -155,9 +132,6 @@ type DeliverDeps struct {
 	// Clock defaults to the system clock; it stamps webhook-timestamp and
 	// the endpoint's failure state.
 	Clock domain.Clock
-	// Flow coordinates deliveries waiting for a busy endpoint; nil builds
-	// one with the defaults.
-	Flow *Flow
 	// Version goes into the User-Agent: StandMeet-Webhooks/<version>.
 	Version string
 }
@@ -167,49 +141,12 @@ func NewDeliverer(d DeliverDeps) *Deliverer {
 	if d.Clock == nil {
 		d.Clock = domain.SystemClock{}
 	}
-	if d.Flow == nil {
-		d.Flow = NewFlow(FlowOptions{})
-	}
 	if d.Version == "" {
 		d.Version = "dev"
 	}
 	return &Deliverer{
 		store: d.Store, poster: d.Poster, unseal: d.Unseal, admits: d.EmbedAdmits,
-		clock: d.Clock, flow: d.Flow, userAgent: "StandMeet-Webhooks/" + d.Version,
-	}
-}
-
-// Flow returns the deliverer's flow control (stats, and Wake for releases
-// heard from other replicas).
-func (d *Deliverer) Flow() *Flow { return d.flow }
-
-// ChainKeepInterval is how often KeepChains looks for stalled chains.
-const ChainKeepInterval = 250 * time.Millisecond
-
-// KeepChains restarts stalled chains until ctx ends: every
-// ChainKeepInterval it makes available now the parked deliveries of
-// endpoints that nothing in this process is delivering to (see
-// Flow.stalled). It bounds how long a parked delivery can wait behind an
-// idle endpoint to about one interval plus a River fetch.
-func (d *Deliverer) KeepChains(ctx context.Context) error {
-	t := time.NewTicker(ChainKeepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		d.restartStalled(ctx)
-	}
-}
-
-func (d *Deliverer) restartStalled(ctx context.Context) {
-	for id, pull := range d.flow.stalled() {
-		if err := d.wake(ctx, id, pull); err != nil {
-			// Put them back: the next tick (or their fallback) retries.
-			d.flow.unpulled(id, pull)
-		}
+		clock: d.Clock, local: newHandoff(), userAgent: "StandMeet-Webhooks/" + d.Version,
 	}
 }
 
@@ -220,6 +157,10 @@ type DeliverJob struct {
 	EventID    uuid.UUID
 	// Attempt is River's attempt number of this run (1-based).
 	Attempt int
+	// Chain is true while the delivery is in its endpoint's chain: it was
+	// queued in the chain and no run of it has left it yet (see
+	// Result.LeftChain).
+	Chain bool
 }
 
 // Result is how a run ended; the River wrapper maps it.
@@ -232,10 +173,22 @@ type Result struct {
 	// Warn is a problem after the receiver answered (recording the attempt
 	// failed): the outcome stands, the wrapper logs it.
 	Warn error
+	// LeftChain is true when this run counted the delivery out of its
+	// endpoint's chain: every outcome does except waiting for a busy
+	// endpoint. The wrapper records it with the job, so later runs (a
+	// retry, a receiver's snooze) are not counted again.
+	LeftChain bool
 }
 
 func retryable(err error) Result { return Result{Outcome: OutcomeRetryable, Err: err} }
 func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err: err} }
+
+// run is one run of Deliver: the job and whether its finish counted it
+// out of the chain.
+type run struct {
+	DeliverJob
+	left bool
+}
 
 // finishTimeout bounds the write that ends a run, which must happen even
 // when the run's own context is done.
@@ -246,25 +199,39 @@ const finishTimeout = 5 * time.Second
 //  1. Read the endpoint and the event and take a slot of the endpoint's
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
-//     discarded. Every slot busy: wait on the deck or snooze (no attempt
-//     spent), see Flow.
+//     discarded. Every slot busy: wait in process for a holder here to pass
+//     its lease on (the first waiter asks PostgreSQL every LeasePoll while
+//     no holder is here), for at most MaxLocalWait, then snooze for about
+//     the wait still ahead; the delivery stays in its chain.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
 //     with the Standard Webhooks headers (both secrets during a rotation)
 //     and POST it with the endpoint's custom headers.
-//  4. Classify the answer (see classify), then in one step record the
+//  4. Classify the answer (see classify), then in one statement record the
 //     attempt, settle the endpoint (success clears failing_since, any
-//     failure sets it and disables an endpoint failing for DisableAfter)
-//     and release the lease.
+//     failure sets it and disables an endpoint failing for DisableAfter),
+//     release the lease — or pass it to a delivery of the endpoint waiting
+//     here — and count the run out of the endpoint's chain. A chain left
+//     short with deliveries pending makes the next ones available.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
-	d.flow.arrived(job.EndpointID, job.JobID)
-	claim, snooze, err := d.claim(ctx, job)
+	r := &run{DeliverJob: job}
+	res := d.deliver(ctx, r)
+	res.LeftChain = r.left
+	return res
+}
+
+func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
+	claim, snooze, err := d.claim(ctx, r.DeliverJob)
 	switch {
 	case errors.Is(err, ErrGone):
-		return discarded(errors.New("endpoint deleted"))
+		res := discarded(errors.New("endpoint deleted"))
+		res.Warn = d.finish(ctx, r, Finish{})
+		return res
 	case err != nil:
-		return retryable(fmt.Errorf("take lease of endpoint %s: %w", job.EndpointID, err))
+		res := retryable(fmt.Errorf("take lease of endpoint %s: %w", r.EndpointID, err))
+		res.Warn = d.finish(ctx, r, Finish{})
+		return res
 	}
 	var reason string
 	switch {
@@ -273,51 +240,57 @@ func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	case claim.Event == nil:
 		reason = "event pruned"
 	case claim.Lease == nil:
+		// Nothing to write: the delivery keeps its place in the chain.
+		d.local.snoozes.Add(1)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
-		return d.deliverHolding(ctx, job, claim.Endpoint, *claim.Event, claim.Lease)
+		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)
 	}
 	res := discarded(errors.New(reason))
-	res.Warn = d.finish(ctx, Finish{Attempt: d.attempt(job, OutcomeDiscarded, reason)})
+	res.Warn = d.finish(ctx, r, Finish{Attempt: d.attempt(r.DeliverJob, OutcomeDiscarded, reason)})
 	return res
 }
 
 // deliverHolding runs steps 2-4 while holding lease.
-func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpoint, ev Event, lease *Lease) Result {
-	takenAt := d.flow.opts.Now()
+func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) Result {
+	job := r.DeliverJob
 	released := false
 	release := func(f Finish) error {
-		f.Lease = lease
-		next := d.flow.promise(ep.ID)
-		var (
-			err    error
-			handed bool
-		)
-		if next != nil && f.Settle == SettleSuccess {
-			// The first waiter here gets the lease as it is, in memory,
-			// before anything is written: its POST starts while this
-			// delivery's outcome is recorded. The slot stays busy under the
-			// same token; the chain renews it every LeaseRefresh.
-			next.ch <- &handoff{lease: *lease, endpoint: ep}
-			f.Lease = nil
-			err = d.finish(ctx, f)
-			released, handed = true, true
-		} else {
-			handed, err = d.finishPassing(ctx, f, next)
-			released = err == nil
+		released = true
+		yield := d.local.takeYield(ep.ID, lease.Written)
+		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh && !yield {
+			if next := d.local.next(ep.ID); next != nil {
+				// The endpoint is as this run read it: the waiter posts
+				// under the same lease while this run's outcome is written.
+				next.ch <- &passed{lease: *lease, endpoint: ep}
+				d.local.passes.Add(1)
+				f.Passed = lease
+				err := d.finish(ctx, r, f)
+				return err
+			}
 		}
-		if pull := d.flow.released(ep.ID, d.flow.opts.Now().Sub(takenAt), ep.MaxInFlight, handed); len(pull) > 0 {
-			// Best effort: a pull that fails leaves the jobs to their
-			// fallback wake-up.
-			_ = d.wake(ctx, ep.ID, pull)
+		// Back to PostgreSQL: nobody waits here, or a failure may have
+		// disabled the endpoint (the first waiter here takes it afresh at
+		// once), or a delivery of another process waits for it (the release
+		// wakes it), or the lease went from hand to hand here for
+		// LeaseRefresh (the endpoint is read afresh by the next taker).
+		d.local.done(ep.ID)
+		f.Lease = lease
+		err := d.finish(ctx, r, f)
+		switch {
+		case f.Settle == SettleFailure:
+			if next := d.local.next(ep.ID); next != nil {
+				next.ch <- nil
+			}
+		case !yield:
+			// Refreshed: the first waiter here takes it afresh at once.
+			d.local.poke(ep.ID)
 		}
 		return err
 	}
 	defer func() {
 		if !released {
-			// A failed write leaves the slot to expire after LeaseTTL;
-			// try once more so the endpoint does not stall that long.
-			_ = d.finish(ctx, Finish{Lease: lease, Announce: true})
+			_ = release(Finish{})
 		}
 	}()
 
@@ -328,8 +301,9 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	}
 	ok, err := inScope(ctx, d.admits, ep, ev)
 	if err != nil {
-		_ = release(Finish{})
-		return retryable(err)
+		res := retryable(err)
+		res.Warn = release(Finish{})
+		return res
 	}
 	if !ok {
 		res := discarded(errors.New("event out of the endpoint's scope"))
@@ -341,16 +315,18 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	if err != nil {
 		// Our side (the sealed secret) is broken, not the receiver: retry
 		// without marking the endpoint as failing.
-		_ = release(Finish{Attempt: d.attempt(job, OutcomeRetryable, err.Error())})
-		return retryable(err)
+		res := retryable(err)
+		res.Warn = release(Finish{Attempt: d.attempt(job, OutcomeRetryable, err.Error())})
+		return res
 	}
 
 	resp, postErr := d.poster.Post(ctx, req)
 	if postErr != nil && ctx.Err() != nil {
 		// The job's own context ended (shutdown or job timeout): not the
 		// receiver's fault, so the endpoint is not marked failing.
-		_ = release(Finish{})
-		return retryable(fmt.Errorf("delivery interrupted: %w", ctx.Err()))
+		res := retryable(fmt.Errorf("delivery interrupted: %w", ctx.Err()))
+		res.Warn = release(Finish{})
+		return res
 	}
 	v := classify(resp, postErr, now)
 	a := d.attempt(job, v.outcome, v.reason)
@@ -358,11 +334,15 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	a.Latency = resp.Latency
 	a.Response = excerpt(resp.Body)
 	a.Location = v.location
-	f := Finish{Attempt: a, Settle: SettleSuccess, Now: now}
-	if v.failure {
+	f := Finish{Attempt: a, Now: now}
+	switch {
+	case v.failure:
 		f.Settle = SettleFailure
 		f.DisableAfter = DisableAfter
 		f.DisableReason = fmt.Sprintf("deliveries failed continuously for %s; last: %s", DisableAfter, v.reason)
+	case ep.FailingSince != nil:
+		// Only a success that ends a failure writes the endpoint.
+		f.Settle = SettleSuccess
 	}
 	warn := release(f)
 	res := Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn}
@@ -372,181 +352,190 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	return res
 }
 
-// finishPassing ends a delivery whose lease cannot pass in memory (a
-// failure, which may disable the endpoint, or an outcome that never reached
-// it): the first waiter here, next, gets the lease in the same write, if
-// the endpoint still takes deliveries; otherwise the lease is released and
-// next is told to try again. It reports whether the lease passed.
-func (d *Deliverer) finishPassing(ctx context.Context, f Finish, next *waiter) (bool, error) {
-	var nextLease Lease
-	if next != nil {
-		nextLease = Lease{EndpointID: f.Lease.EndpointID, Slot: f.Lease.Slot, Token: uuid.New()}
-		f.HandTo, f.HandTTL = nextLease.Token, LeaseTTL
-	}
-	f.Announce = next == nil && !d.flow.hasWaiter(f.Lease.EndpointID)
-	settled, err := d.finishSettled(ctx, f)
-	if next == nil {
-		return false, err
-	}
-	if err != nil || settled.HandedOver == nil {
-		next.ch <- nil
-		return false, err
-	}
-	nextLease.Written = d.flow.opts.Now()
-	next.ch <- &handoff{lease: nextLease, endpoint: *settled.HandedOver}
-	return true, nil
-}
-
-// wake makes parked deliveries the chain pulled available now, and puts
-// back those still running, to be pulled again. On an error nothing was
-// woken; the caller decides what becomes of the pull.
-func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, pull []int64) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	running, err := d.store.WakeDeliveries(wctx, pull)
-	cancel()
-	if err != nil {
-		return err
-	}
-	d.flow.unpulled(id, running)
-	return nil
-}
-
-// claim takes a lease slot, waiting on the deck when the endpoint is busy
-// and it fits there. Without a lease it returns the paced snooze.
+// claim takes a lease slot. When every slot is busy it waits in process:
+// for a holder here to pass its lease on, or — as the first waiter, while
+// no holder is here — for PostgreSQL to show a free slot. It gives up after
+// MaxLocalWait and returns the claim without a lease and the snooze to
+// take.
 func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Duration, error) {
+	id := job.EndpointID
 	token, err := uuid.NewRandom()
 	if err != nil {
 		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
 	}
-	id := job.EndpointID
-	var (
-		w        *waiter
-		deadline *time.Timer
-	)
-	defer func() {
-		if w != nil {
-			deadline.Stop()
-			if !d.flow.leave(id, w) {
-				// A holder promised this waiter its lease, but the run
-				// ends without it: take the handoff and let it go.
-				go d.dropHandoff(ctx, w)
-			}
-		}
-	}()
-	handed := func(c Claim, h *handoff) (Claim, error) {
-		w = nil // the promise is kept: nothing to leave
-		deadline.Stop()
-		lease := h.lease
-		c.Endpoint = h.endpoint
-		if now := d.flow.opts.Now(); now.Sub(lease.Written) >= LeaseRefresh {
-			ep, held, err := d.store.RenewLease(ctx, lease, LeaseTTL)
-			if err != nil {
-				// Nobody else can use the slot until it expires: free it.
-				_ = d.finish(ctx, Finish{Lease: &lease, Announce: true})
-				return Claim{}, err
-			}
-			c.Endpoint = ep
-			if !held {
-				// Lost or no longer wanted: deliver nothing under it. A
-				// disabled endpoint discards; otherwise this snoozes.
-				_ = d.finish(ctx, Finish{Lease: &lease, Announce: true})
-				c.Lease = nil
-				return c, nil
-			}
-			lease.Written = now
-		}
-		d.flow.taken(id)
-		c.Lease = &lease
-		return c, nil
-	}
+	start := time.Now()
+	deadline := start.Add(MaxLocalWait)
+	snooze := MaxLocalWait
 	for {
-		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
+		// Only a taker with no holder of the endpoint here asks the holder's
+		// process to give the lease back: one here passes it on anyway.
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, !d.local.holding(id))
 		if err != nil {
 			return Claim{}, 0, err
 		}
-		if c.Lease != nil || !c.Endpoint.Enabled || c.Event == nil {
-			if c.Lease != nil {
-				c.Lease.Written = d.flow.opts.Now()
-				d.flow.taken(id)
-			}
+		if c.Lease != nil {
+			c.Lease.Written = time.Now()
+			d.local.held(id)
 			return c, 0, nil
 		}
+		if !c.Endpoint.Enabled || c.Event == nil {
+			return c, 0, nil
+		}
+		if !time.Now().Before(deadline) {
+			return c, snooze, nil
+		}
+		w := d.local.wait(id)
 		if w == nil {
-			if w = d.flow.join(id); w == nil {
-				return c, d.flow.park(id, job.JobID), nil
-			}
-			deadline = time.NewTimer(d.flow.opts.MaxDeckWait)
-			// Try again at once: a release between the failed take and
-			// the join signalled nobody.
+			return c, snooze, nil
+		}
+		p, ahead, err := d.await(ctx, id, w, deadline)
+		if err != nil {
+			return Claim{}, 0, err
+		}
+		if p == nil {
+			// Polled, timed out, or a holder here released to PostgreSQL:
+			// take afresh (the deadline ends the loop).
+			snooze = busySnooze(ahead, w.ahead-ahead, time.Since(start))
 			continue
 		}
-		recheck := time.NewTimer(d.flow.opts.Recheck)
+		ep, ok, err := d.adopt(ctx, p)
+		if err != nil {
+			return Claim{}, 0, err
+		}
+		if ok {
+			c.Endpoint, c.Lease = ep, &p.lease
+			return c, 0, nil
+		}
+		c.Endpoint = ep
+	}
+}
+
+// Stats reports what the local handoff did and holds now.
+func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
+
+// Wake tells the deliverer that a lease slot of the endpoint that a
+// delivery here waits for was released in another process: the first
+// waiter asks for it at once.
+func (d *Deliverer) Wake(endpointID uuid.UUID) { d.local.poke(endpointID) }
+
+// busySnooze is the snooze of a delivery that waited waited with ahead
+// deliveries still before it after went went ahead: about the wait left.
+func busySnooze(ahead, went int, waited time.Duration) time.Duration {
+	left := time.Duration(ahead+1) * waited / time.Duration(max(went, 1))
+	return min(max(left, BusySnooze), MaxBusySnooze)
+}
+
+// await waits on w until a holder here passes a lease (returned) or
+// releases it, until it is w's turn to poll, until deadline, or until ctx
+// ends (ctx.Err()). Whenever it returns no lease, w is off the queue, and
+// ahead is how many still waited before it.
+func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, ahead int, err error) {
+	poll := time.NewTicker(LeasePoll)
+	defer poll.Stop()
+	stop := time.NewTimer(time.Until(deadline))
+	defer stop.Stop()
+	leave := func() (*passed, int) {
+		if ahead, ok := d.local.leave(id, w); ok {
+			return nil, ahead
+		}
+		// Taken off the queue by a holder: its message is on the way.
+		return <-w.ch, 0
+	}
+	for {
 		select {
-		case h := <-w.ch:
-			recheck.Stop()
-			if h != nil {
-				c, err := handed(c, h)
-				return c, d.snoozeIfNoLease(id, job.JobID, c), err
+		case p := <-w.ch:
+			return p, 0, nil
+		case <-poll.C:
+			if d.local.shouldPoll(id, w) {
+				p, ahead := leave()
+				return p, ahead, nil
 			}
-		case <-recheck.C:
-		case <-deadline.C:
-			recheck.Stop()
-			d.flow.deckTimeouts.Add(1)
-			if !d.flow.leave(id, w) {
-				// Promised meanwhile: the handoff is one write away.
-				if h := <-w.ch; h != nil {
-					c, err := handed(c, h)
-					return c, d.snoozeIfNoLease(id, job.JobID, c), err
-				}
+		case <-w.poke:
+			if d.local.shouldPoll(id, w) {
+				p, ahead := leave()
+				return p, ahead, nil
 			}
-			w = nil
-			return c, d.flow.park(id, job.JobID), nil
+		case <-stop.C:
+			p, ahead := leave()
+			return p, ahead, nil
 		case <-ctx.Done():
-			recheck.Stop()
-			return Claim{}, 0, ctx.Err()
+			if p, _ := leave(); p != nil {
+				d.drop(ctx, id, p.lease)
+			}
+			return nil, 0, ctx.Err()
 		}
 	}
 }
 
-// snoozeIfNoLease parks a delivery whose passed lease could not be kept
-// and returns its snooze; 0 when it holds a lease or has nothing to wait
-// for.
-func (d *Deliverer) snoozeIfNoLease(id uuid.UUID, jobID int64, c Claim) time.Duration {
-	if c.Lease != nil || !c.Endpoint.Enabled || c.Event == nil {
-		return 0
+// adopt takes over a lease passed in process, renewing it (and re-reading
+// the endpoint) when it was written LeaseRefresh ago (the waiter was slow
+// to wake, or the lease was dropped to it). ok is false when the
+// lease was lost or the endpoint no longer takes this slot; the slot is
+// then let go.
+func (d *Deliverer) adopt(ctx context.Context, p *passed) (Endpoint, bool, error) {
+	if time.Since(p.lease.Written) < LeaseRefresh {
+		return p.endpoint, true, nil
 	}
-	return d.flow.park(id, jobID)
-}
-
-// dropHandoff receives the message promised to w, which no longer wants
-// it, and releases the lease it carries (if any), announcing the release so
-// that any waiter takes it.
-func (d *Deliverer) dropHandoff(ctx context.Context, w *waiter) {
-	if h := <-w.ch; h != nil {
-		_ = d.finish(ctx, Finish{Lease: &h.lease, Announce: true})
-		d.flow.signal(h.lease.EndpointID)
+	ep, held, err := d.store.RenewLease(ctx, p.lease, LeaseTTL)
+	if err != nil || !held {
+		d.drop(ctx, p.lease.EndpointID, p.lease)
+		if err != nil {
+			return Endpoint{}, false, err
+		}
+		return ep, false, nil
 	}
+	p.lease.Written = time.Now()
+	return ep, true, nil
 }
 
-// finish writes f with a context of its own, so the lease is released even
-// when the run's context is done.
-func (d *Deliverer) finish(ctx context.Context, f Finish) error {
-	_, err := d.finishSettled(ctx, f)
-	return err
-}
-
-// finishSettled is finish, returning what the store did.
-func (d *Deliverer) finishSettled(ctx context.Context, f Finish) (Settled, error) {
+// drop lets go of a lease this process holds without a run to finish
+// under it: to the next waiter here, or back to PostgreSQL.
+func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) {
+	if next := d.local.next(id); next != nil {
+		// A zero Written makes the waiter renew it and read the endpoint.
+		lease.Written = time.Time{}
+		next.ch <- &passed{lease: lease, endpoint: Endpoint{ID: id}}
+		return
+	}
+	d.local.done(id)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	// Best effort: a slot not released expires after LeaseTTL.
+	_, _ = d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
+}
+
+// finish writes f for the run with a context of its own, so the lease is
+// released even when the run's context is done; a run of the chain counts
+// itself out in the same statement, and refills the endpoint's chain when
+// it took it under ChainRefill (or emptied it) with deliveries pending.
+func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	f.EndpointID, f.Chain = r.EndpointID, r.Chain && !r.left
 	if f.Now.IsZero() {
 		f.Now = d.clock.Now()
 	}
 	settled, err := d.store.Finish(fctx, f)
 	if err != nil {
-		return settled, fmt.Errorf("finish delivery: %w", err)
+		return fmt.Errorf("finish delivery: %w", err)
 	}
-	return settled, nil
+	if settled.Wanted {
+		d.local.setYield(r.EndpointID)
+	}
+	if !f.Chain {
+		return nil
+	}
+	r.left = true
+	// Decrements are serialized on the queue row, so exactly one run sees
+	// the chain cross the low-water mark; one that empties it refills too
+	// (a failing endpoint's chain of one, or a refill that failed).
+	if settled.Pending && (settled.Running == ChainRefill-1 || settled.Running == 0) {
+		if _, err := d.store.Promote(fctx, r.EndpointID); err != nil {
+			// The periodic sweep promotes what this left pending.
+			return fmt.Errorf("promote deliveries of endpoint %s: %w", r.EndpointID, err)
+		}
+	}
+	return nil
 }
 
 func (d *Deliverer) attempt(job DeliverJob, o Outcome, reason string) *Attempt {

@@ -18,17 +18,15 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/subscriber"
 )
 
-// LeaseChannel is the NOTIFY channel on which a released lease slot is
-// announced ("<endpoint id> <replica token>"), so deliveries waiting for
-// that endpoint in other replicas try at once.
+// LeaseChannel is the NOTIFY channel on which a lease slot that a delivery
+// of another process waits for is announced released (payload: the
+// endpoint id). Only such releases notify.
 const LeaseChannel = "standmeet_webhook_lease"
 
 // Store is the storage of webhook.fanout and webhook.deliver.
 type Store struct {
 	pool  *pgxpool.Pool
 	river *riverjobs.Inserter
-	// replica tells this process's NOTIFYs from other replicas'.
-	replica string
 }
 
 var (
@@ -39,7 +37,7 @@ var (
 // NewStore returns a Store; river (an insert-only client) inserts the
 // deliveries.
 func NewStore(pool *pgxpool.Pool, river *riverjobs.Inserter) *Store {
-	return &Store{pool: pool, river: river, replica: uuid.NewString()}
+	return &Store{pool: pool, river: river}
 }
 
 // Event loads an event; subscriber.ErrGone when retention pruned it.
@@ -82,26 +80,87 @@ FROM webhook_endpoints WHERE owner_id = $1 AND enabled`, ownerID)
 	return out, nil
 }
 
+// chainMetadata marks a delivery inserted into its endpoint's chain; the
+// worker reads it to count the first run out of the chain.
+var chainMetadata = []byte(`{"` + riverjobs.ChainMetadataKey + `":true}`)
+
+// joinChains locks the queue rows of the endpoints (in id order, so two
+// fan-outs never deadlock) and counts one delivery more for each: running
+// when its chain has room, pending otherwise, creating rows on first use.
+// It returns whether each endpoint's delivery goes in available.
+const joinChains = `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running)
+SELECT e, 1 FROM unnest($1::uuid[]) AS e ORDER BY e
+ON CONFLICT (endpoint_id) DO UPDATE SET
+  running = q.running + CASE WHEN q.running < $2 THEN 1 ELSE 0 END,
+  pending = q.pending + CASE WHEN q.running < $2 THEN 0 ELSE 1 END,
+  last_joined = q.running < $2
+RETURNING q.endpoint_id, q.last_joined`
+
 // Enqueue inserts the deliveries in one transaction; River skips those
-// whose (endpoint, event) job exists already.
+// whose (endpoint, event) job exists already. A chain delivery goes in
+// available when its endpoint's chain has room and pending otherwise; the
+// queue row's lock orders this against Promote, so a delivery inserted
+// pending is seen by the chain's next finishing delivery.
 func (s *Store) Enqueue(ctx context.Context, ds []subscriber.Delivery) ([]subscriber.Enqueued, error) {
-	params := make([]river.InsertManyParams, len(ds))
-	for i, d := range ds {
-		p := river.InsertManyParams{Args: riverjobs.WebhookDeliverArgs{EndpointID: d.EndpointID, EventID: d.EventID}}
-		if !d.ScheduledAt.IsZero() {
-			p.InsertOpts = &river.InsertOpts{ScheduledAt: d.ScheduledAt}
+	var chained []uuid.UUID
+	seen := map[uuid.UUID]bool{}
+	for _, d := range ds {
+		if d.Chain && d.ScheduledAt.IsZero() && !seen[d.EndpointID] {
+			seen[d.EndpointID] = true
+			chained = append(chained, d.EndpointID)
 		}
-		params[i] = p
 	}
 	var out []subscriber.Enqueued
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		room := map[uuid.UUID]bool{}
+		if len(chained) > 0 {
+			rows, err := tx.Query(ctx, joinChains, chained, subscriber.ChainWindow)
+			if err != nil {
+				return err
+			}
+			var (
+				id     uuid.UUID
+				joined bool
+			)
+			if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
+				room[id] = joined
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		params := make([]river.InsertManyParams, len(ds))
+		for i, d := range ds {
+			p := river.InsertManyParams{Args: riverjobs.WebhookDeliverArgs{EndpointID: d.EndpointID, EventID: d.EventID}}
+			switch {
+			case !d.ScheduledAt.IsZero():
+				p.InsertOpts = &river.InsertOpts{ScheduledAt: d.ScheduledAt}
+			case seen[d.EndpointID]:
+				p.InsertOpts = &river.InsertOpts{Metadata: chainMetadata, Pending: !room[d.EndpointID]}
+				// One delivery per endpoint joins the chain at a time.
+				delete(seen, d.EndpointID)
+			}
+			params[i] = p
+		}
 		res, err := s.river.InsertManyTx(ctx, tx, params)
 		if err != nil {
 			return err
 		}
 		out = make([]subscriber.Enqueued, len(res))
+		var unjoin []uuid.UUID
 		for i, r := range res {
 			out[i] = subscriber.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
+			if o := params[i].InsertOpts; o != nil && o.Metadata != nil && !o.Pending && r.UniqueSkippedAsDuplicate {
+				unjoin = append(unjoin, ds[i].EndpointID)
+			}
+		}
+		if len(unjoin) > 0 {
+			// Counted as running but not inserted: a fan-out run twice. A
+			// duplicate counted pending is corrected by Promote.
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
+WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -140,7 +199,9 @@ func scanDeliverEndpoint(row pgx.Row, ep *subscriber.Endpoint, extra ...any) err
 // slot is locked with SKIP LOCKED (a concurrent taker moves on to another
 // slot or finds none), and PostgreSQL re-checks busy_until on the locked
 // row, so two takers never hold one slot. No lease is taken for a disabled
-// endpoint or a pruned event.
+// endpoint or a pruned event. A take clears wanted; a taker that finds no
+// slot and will wait ($5) marks the busy slots wanted (written only when
+// not marked yet).
 const takeLease = `WITH ep AS (
   SELECT ` + deliverEndpointColumns + `
   FROM webhook_endpoints e WHERE e.id = $1
@@ -156,18 +217,25 @@ const takeLease = `WITH ep AS (
   FOR UPDATE OF l SKIP LOCKED
 ), taken AS (
   UPDATE webhook_endpoint_leases l
-  SET busy_until = now() + make_interval(secs => $3::float8), holder = $2, taken_at = now()
+  SET busy_until = now() + make_interval(secs => $3::float8), holder = $2, taken_at = now(), wanted = false
   FROM free WHERE l.endpoint_id = free.endpoint_id AND l.slot = free.slot
   RETURNING l.slot
+), wanted AS (
+  UPDATE webhook_endpoint_leases l SET wanted = true
+  FROM ep
+  WHERE $5 AND l.endpoint_id = $1 AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
+    AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free) AND EXISTS (SELECT 1 FROM ev)
+  RETURNING 1
 )
-SELECT ep.*, (SELECT slot FROM taken),
+SELECT ep.*, (SELECT slot FROM taken), (SELECT count(*) FROM wanted),
        ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
 FROM ep LEFT JOIN ev ON true`
 
 // TakeLease implements subscriber.DeliverStore.
-func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (subscriber.Claim, error) {
+func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (subscriber.Claim, error) {
 	var (
 		c       subscriber.Claim
+		marked  int
 		slot    *int16
 		evID    *uuid.UUID
 		ev      subscriber.Event
@@ -176,8 +244,8 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 		evSubj  *string
 		evAt    *time.Time
 	)
-	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID), &c.Endpoint,
-		&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
+	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID, wait), &c.Endpoint,
+		&slot, &marked, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("endpoint %s: %w", endpointID, subscriber.ErrGone)
 	}
@@ -223,151 +291,214 @@ func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Dur
 	return ep, held, nil
 }
 
-// Finish implements subscriber.DeliverStore: the attempt, the settlement,
-// the release and its NOTIFY go as one batch, which PostgreSQL runs as one
-// implicit transaction in one round trip.
+// finishRun is the one statement that ends a run: it records the attempt
+// ($13), releases the lease slot by token ($14..$16) — notifying
+// LeaseChannel when another process waits for it — or, for a lease passed
+// on in process ($21), reads whether another process waits for it, settles
+// the endpoint ($17: 1 success, 2 failure) and counts the run out of its
+// endpoint's chain ($20), returning the chain's counts. Parts not asked for
+// match no row. A success writes the endpoint only when it was failing; a
+// failure only when it is the first or the one that disables it.
+const finishRun = `WITH attempt AS (
+  INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
+    response, error, location, attempted_at)
+  SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now())
+  WHERE $13 AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
+), released AS (
+  UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
+  WHERE $14 AND endpoint_id = $1 AND slot = $15 AND holder = $16
+  RETURNING wanted
+), notified AS (
+  SELECT pg_notify('` + LeaseChannel + `', $1::text) FROM released WHERE wanted
+), kept AS (
+  SELECT wanted FROM webhook_endpoint_leases WHERE $21 AND endpoint_id = $1 AND slot = $15 AND holder = $16
+), cleared AS (
+  UPDATE webhook_endpoints SET failing_since = NULL, updated_at = $12::timestamptz
+  WHERE $17 = 1 AND id = $1 AND failing_since IS NOT NULL
+), failed AS (
+  UPDATE webhook_endpoints SET
+    failing_since = COALESCE(failing_since, $12::timestamptz),
+    enabled = failing_since IS NULL OR failing_since > $12::timestamptz - make_interval(secs => $18::float8),
+    disabled_reason = CASE WHEN failing_since <= $12::timestamptz - make_interval(secs => $18::float8) THEN $19 END,
+    updated_at = $12::timestamptz
+  WHERE $17 = 2 AND id = $1 AND enabled
+    AND (failing_since IS NULL OR failing_since <= $12::timestamptz - make_interval(secs => $18::float8))
+  RETURNING NOT enabled AS disabled
+), chain AS (
+  UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
+  WHERE $20 AND endpoint_id = $1
+  RETURNING running, pending
+)
+SELECT COALESCE((SELECT disabled FROM failed), false),
+       COALESCE((SELECT running FROM chain), 0), COALESCE((SELECT pending FROM chain), 0),
+       COALESCE((SELECT wanted FROM kept), false), (SELECT count(*) FROM notified)`
+
+// Finish implements subscriber.DeliverStore: the attempt, the release,
+// the settlement and the chain's count in one statement.
 func (s *Store) Finish(ctx context.Context, f subscriber.Finish) (subscriber.Settled, error) {
-	var (
-		b        pgx.Batch
-		settled  subscriber.Settled
-		endpoint uuid.UUID
-	)
-	if a := f.Attempt; a != nil {
-		endpoint = a.EndpointID
-		b.Queue(`INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
-  response, error, location, attempted_at)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now())
-WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $2)`,
-			a.JobID, a.EndpointID, a.EventID, a.Attempt, string(a.Outcome), nullInt(a.StatusCode),
-			latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location), timePtr(a.At))
-	}
-	if l := f.Lease; l != nil {
-		endpoint = l.EndpointID
-	}
-	switch f.Settle {
-	case subscriber.SettleSuccess:
-		b.Queue(`UPDATE webhook_endpoints SET failing_since = NULL, updated_at = $2::timestamptz
-WHERE id = $1 AND failing_since IS NOT NULL`, endpoint, f.Now)
-	case subscriber.SettleFailure:
-		// Written only when something changes: the first failure, or the
-		// one that finds the endpoint failing for DisableAfter.
-		b.Queue(`UPDATE webhook_endpoints SET
-  failing_since = COALESCE(failing_since, $2::timestamptz),
-  enabled = failing_since IS NULL OR failing_since > $2::timestamptz - make_interval(secs => $3::float8),
-  disabled_reason = CASE WHEN failing_since <= $2::timestamptz - make_interval(secs => $3::float8) THEN $4 END,
-  updated_at = $2::timestamptz
-WHERE id = $1 AND enabled AND (failing_since IS NULL OR failing_since <= $2::timestamptz - make_interval(secs => $3::float8))
-RETURNING NOT enabled`, endpoint, f.Now, f.DisableAfter.Seconds(), f.DisableReason).
-			QueryRow(func(row pgx.Row) error {
-				err := row.Scan(&settled.Disabled)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
-				}
-				return err
-			})
-	}
-	if l := f.Lease; l != nil && f.HandTo != uuid.Nil {
-		// The pass is the take's conditions without the wait: the slot
-		// stays busy, under the new holder's token, and the new holder
-		// gets the endpoint as it is now.
-		b.Queue(`UPDATE webhook_endpoint_leases l
-SET holder = $4, busy_until = now() + make_interval(secs => $5::float8), taken_at = now()
-FROM webhook_endpoints e
-WHERE l.endpoint_id = $1 AND l.slot = $2 AND l.holder = $3
-  AND e.id = l.endpoint_id AND e.enabled AND l.slot < e.max_in_flight
-RETURNING `+deliverEndpointColumns, l.EndpointID, l.Slot, l.Token, f.HandTo, f.HandTTL.Seconds()).
-			QueryRow(func(row pgx.Row) error {
-				var ep subscriber.Endpoint
-				err := scanDeliverEndpoint(row, &ep)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				settled.HandedOver = &ep
-				return nil
-			})
-	}
-	if l := f.Lease; l != nil {
-		// After a pass the holder is no longer ours, so this changes
-		// nothing.
-		b.Queue(`UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
-WHERE endpoint_id = $1 AND slot = $2 AND holder = $3`, l.EndpointID, l.Slot, l.Token)
-		if f.Announce {
-			b.Queue(`SELECT pg_notify('`+LeaseChannel+`', $1)`, l.EndpointID.String()+" "+s.replica)
-		}
-	}
-	if b.Len() == 0 {
+	var settled subscriber.Settled
+	if f.Attempt == nil && f.Lease == nil && f.Passed == nil && f.Settle == subscriber.SettleNone && !f.Chain {
 		return settled, nil
 	}
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
-		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", endpoint, err)
+	a := f.Attempt
+	if a == nil {
+		a = &subscriber.Attempt{}
 	}
+	if f.EndpointID == uuid.Nil {
+		f.EndpointID = a.EndpointID
+		if f.Lease != nil {
+			f.EndpointID = f.Lease.EndpointID
+		}
+	}
+	var (
+		slot  int
+		token uuid.UUID
+	)
+	switch {
+	case f.Lease != nil:
+		slot, token = f.Lease.Slot, f.Lease.Token
+	case f.Passed != nil:
+		slot, token = f.Passed.Slot, f.Passed.Token
+	}
+	var pending, notified int
+	err := s.pool.QueryRow(ctx, finishRun, f.EndpointID, a.JobID, a.EventID, a.Attempt, string(a.Outcome),
+		nullInt(a.StatusCode), latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location),
+		timePtr(a.At), f.Now, f.Attempt != nil, f.Lease != nil, slot, token, int(f.Settle),
+		f.DisableAfter.Seconds(), f.DisableReason, f.Chain, f.Lease == nil && f.Passed != nil).
+		Scan(&settled.Disabled, &settled.Running, &pending, &settled.Wanted, &notified)
+	if err != nil {
+		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", f.EndpointID, err)
+	}
+	settled.Pending = pending > 0
 	return settled, nil
 }
 
-// wakeDeliveries makes parked deliveries available now, as River's own
-// scheduler does when their time comes, and tells River's producers of the
-// webhooks queue to fetch (River's insert notification), so they need not
-// wait for their next poll. What moves:
-//
-//   - a scheduled delivery already due: exactly what River's scheduler would
-//     do next, done now. The chain does not wait for the scheduler, whose
-//     query can take tens of seconds on a river_job table that grew faster
-//     than autovacuum analyses it (measured: a 5,000-job burst on a fresh
-//     database timed it out for a minute, and every parked delivery with
-//     it);
-//   - an available or scheduled delivery due later, unless its last run
-//     was snoozed by the receiver (429 or 503 with Retry-After, recorded in
-//     the delivery log): that wait is the receiver's, and no other replica's
-//     stale parking list may cut it short.
-//
-// Retryable deliveries never move: their wait is the retry schedule.
-//
-// Rows are locked in id order with SKIP LOCKED, so the wake never waits on
-// River's scheduler or completer, which lock the same rows in their own
-// order (an UPDATE that locked them as it met them deadlocked with both).
-// It returns the ids of those still running — their snooze is not
-// recorded yet (River's completer writes it a moment after the worker
-// returns) — and of those skipped as locked, so the caller asks again
-// later.
-const wakeDeliveries = `WITH target AS (
-  SELECT id, state FROM river_job WHERE id = ANY($1) AND kind = 'webhook.deliver'
-), candidate AS (
-  SELECT j.id FROM river_job j
-  WHERE j.id = ANY($1) AND j.kind = 'webhook.deliver' AND (
-    (j.state = 'scheduled' AND j.scheduled_at <= now())
-    OR (j.state IN ('available', 'scheduled') AND j.scheduled_at > now()
-        AND (SELECT a.outcome FROM webhook_attempts a WHERE a.job_id = j.id ORDER BY a.id DESC LIMIT 1)
-            IS DISTINCT FROM 'snoozed'))
-), due AS (
-  SELECT j.id FROM river_job j JOIN candidate c ON c.id = j.id
-  WHERE j.state IN ('available', 'scheduled')
-  ORDER BY j.id
-  FOR UPDATE OF j SKIP LOCKED
-), woke AS (
-  UPDATE river_job j SET state = 'available', scheduled_at = now()
-  FROM due WHERE j.id = due.id
-  RETURNING j.id, j.queue
-), notified AS (
-  SELECT pg_notify('river_insert', json_build_object('queue', min(queue))::text) FROM woke HAVING count(*) > 0
-)
-SELECT COALESCE(array_agg(id) FILTER (WHERE state = 'running'
-         OR (id IN (SELECT id FROM candidate) AND id NOT IN (SELECT id FROM woke))), '{}'),
-       (SELECT count(*) FROM notified)
-FROM target`
+// pendingDeliveries lists an endpoint's oldest pending deliveries.
+const pendingDeliveries = `SELECT id FROM river_job
+WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
+ORDER BY id LIMIT $2`
 
-// WakeDeliveries implements subscriber.DeliverStore.
-func (s *Store) WakeDeliveries(ctx context.Context, jobIDs []int64) ([]int64, error) {
-	var (
-		running  []int64
-		notified int
-	)
-	if err := s.pool.QueryRow(ctx, wakeDeliveries, jobIDs).Scan(&running, &notified); err != nil {
-		return nil, fmt.Errorf("wake %d deliveries: %w", len(jobIDs), err)
+// Promote implements subscriber.DeliverStore: under the endpoint's queue
+// lock it makes the oldest pending deliveries available with River's
+// JobRetryTx until the chain counts ChainWindow, in one transaction.
+func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
+	n, err := s.promote(ctx, endpointID, false)
+	if err != nil {
+		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, err)
 	}
-	return running, nil
+	return n, nil
+}
+
+// chainJobs is the condition on river_job j of the deliveries of endpoint
+// $1 still in its chain: queued in it, not finished, and no run has left
+// it (see riverjobs.LeftChainOutputKey).
+const chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)
+  AND j.state IN ('available', 'running', 'scheduled', 'retryable')
+  AND j.metadata @> '{"` + riverjobs.ChainMetadataKey + `": true}'
+  AND NOT j.metadata @> '{"output": {"` + riverjobs.LeftChainOutputKey + `": true}}'`
+
+// promote is Promote; with restart it first recounts the chain from
+// River's jobs (a process died holding part of it). An endpoint that is
+// failing gets one delivery at a time, as new deliveries to it wait out a
+// cooldown.
+func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
+	var promoted int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var (
+			running, pending int
+			failing          bool
+		)
+		err := tx.QueryRow(ctx, `SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false)
+FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, &failing)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if restart {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM river_job j WHERE `+chainJobs, endpointID).Scan(&running); err != nil {
+				return err
+			}
+		}
+		window := subscriber.ChainWindow
+		if failing {
+			window = 1
+		}
+		want := window - running
+		if pending <= 0 || want <= 0 {
+			if restart {
+				_, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2 WHERE endpoint_id = $1 AND running <> $2`,
+					endpointID, running)
+				return err
+			}
+			return nil
+		}
+		rows, err := tx.Query(ctx, pendingDeliveries, endpointID, want)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
+				return fmt.Errorf("make delivery %d available: %w", id, err)
+			}
+		}
+		promoted = len(ids)
+		left := max(pending-len(ids), 0)
+		if len(ids) < want {
+			// Fewer than asked: none is left (the count was high).
+			left = 0
+		}
+		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2, pending = $3 WHERE endpoint_id = $1`,
+			endpointID, running+len(ids), left)
+		return err
+	})
+	return promoted, err
+}
+
+// ChainTotals returns, over all endpoints, the chains' deliveries River may
+// run and those waiting pending (an upper bound), in one statement.
+func (s *Store) ChainTotals(ctx context.Context) (running, pending int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT COALESCE(sum(running), 0)::bigint, COALESCE(sum(pending), 0)::bigint
+FROM webhook_endpoint_queues`).Scan(&running, &pending)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count delivery chains: %w", err)
+	}
+	return running, pending, nil
+}
+
+// stalledChains lists the endpoints with deliveries pending and none in
+// their chain.
+var stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q
+WHERE q.pending > 0 AND NOT EXISTS (SELECT 1 FROM river_job j WHERE ` +
+	strings.ReplaceAll(chainJobs, "$1::text", "q.endpoint_id::text") + `)`
+
+// SweepChains restarts every stalled chain (see stalledChains): the safety
+// net for a chain whose deliveries were lost with a process. It returns how
+// many deliveries it made available.
+func (s *Store) SweepChains(ctx context.Context) (int, error) {
+	rows, err := s.pool.Query(ctx, stalledChains)
+	if err != nil {
+		return 0, fmt.Errorf("find stalled delivery chains: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, fmt.Errorf("find stalled delivery chains: %w", err)
+	}
+	total := 0
+	for _, id := range ids {
+		n, err := s.promote(ctx, id, true)
+		if err != nil {
+			return total, fmt.Errorf("restart delivery chain of endpoint %s: %w", id, err)
+		}
+		total += n
+	}
+	return total, nil
 }
 
 func nullInt(n int) *int {
@@ -409,30 +540,26 @@ func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, err
 	}
 }
 
-// LeaseListener hears lease releases of other replicas and wakes the
-// deliveries waiting for those endpoints here. It is a background loop of
-// the server.
+// LeaseListener hears the releases of lease slots that deliveries of this
+// process wait for (LeaseChannel) and wakes them. It is a background loop
+// of the server.
 type LeaseListener struct {
 	store  *Store
-	flow   *subscriber.Flow
+	wake   func(endpointID uuid.UUID)
 	logger *zap.Logger
 }
 
-// NewLeaseListener returns a listener that wakes flow's waiters for every
-// release announced by another replica.
-func NewLeaseListener(store *Store, flow *subscriber.Flow, logger *zap.Logger) *LeaseListener {
+// NewLeaseListener returns a listener that calls wake with the endpoint of
+// every release announced on LeaseChannel.
+func NewLeaseListener(store *Store, wake func(endpointID uuid.UUID), logger *zap.Logger) *LeaseListener {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &LeaseListener{store: store, flow: flow, logger: logger}
+	return &LeaseListener{store: store, wake: wake, logger: logger}
 }
 
-// Flow returns the flow control the listener wakes (its stats tell how a
-// burst went).
-func (l *LeaseListener) Flow() *subscriber.Flow { return l.flow }
-
 // Run listens until ctx is done, reconnecting with backoff; a missed
-// notification only costs a waiter its recheck interval.
+// notification only costs a waiter its poll interval.
 func (l *LeaseListener) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for {
@@ -472,12 +599,8 @@ func (l *LeaseListener) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("wait for notification: %w", err)
 		}
-		id, replica, ok := strings.Cut(n.Payload, " ")
-		if !ok || replica == l.store.replica {
-			continue
-		}
-		if epID, err := uuid.Parse(id); err == nil {
-			l.flow.Wake(epID)
+		if epID, err := uuid.Parse(n.Payload); err == nil {
+			l.wake(epID)
 		}
 	}
 }

@@ -128,7 +128,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	ev := b.event(t, "code.issued")
 	take := func() subscriber.Claim {
 		t.Helper()
-		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
+		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, true)
 		require.NoError(t, err)
 		return c
 	}
@@ -143,10 +143,33 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	require.Equal(t, 2, c3.Endpoint.MaxInFlight)
 	require.NotEmpty(t, c3.Endpoint.SecretSealed)
 
+	// The third waits: a holder that passes its lease on in process learns
+	// it, and the release of a wanted slot is announced.
+	s, err := b.store.Finish(ctx, subscriber.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	require.NoError(t, err)
+	require.True(t, s.Wanted)
+	listen, err := b.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer listen.Release()
+	_, err = listen.Exec(ctx, `LISTEN `+pgwebhooks.LeaseChannel)
+	require.NoError(t, err)
+	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: c2.Lease})
+	require.NoError(t, err)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	n, err := listen.Conn().WaitForNotification(wctx)
+	cancel()
+	require.NoError(t, err)
+	require.Equal(t, ep.ID.String(), n.Payload)
+	c2 = take()
+	require.NotNil(t, c2.Lease, "the released slot is taken again, which clears wanted")
+	s, err = b.store.Finish(ctx, subscriber.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	require.NoError(t, err)
+	require.False(t, s.Wanted)
+
 	// A release by another token (a holder whose lease expired) frees nothing.
 	stale := *c1.Lease
 	stale.Token = uuid.New()
-	_, err := b.store.Finish(ctx, subscriber.Finish{Lease: &stale})
+	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: &stale})
 	require.NoError(t, err)
 	require.Nil(t, take().Lease)
 
@@ -164,7 +187,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	// No lease for a pruned event or a disabled endpoint; a deleted one is gone.
 	_, err = b.store.Finish(ctx, subscriber.Finish{Lease: c4.Lease})
 	require.NoError(t, err)
-	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute)
+	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute, false)
 	require.NoError(t, err)
 	require.Nil(t, c.Event)
 	require.Nil(t, c.Lease)
@@ -180,7 +203,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	require.Nil(t, c.Lease)
 	_, err = pgwebhooks.PurgeDeletedEndpoints(ctx, b.pool, time.Now().Add(time.Minute))
 	require.NoError(t, err)
-	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
+	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, false)
 	require.ErrorIs(t, err, subscriber.ErrGone)
 }
 
@@ -290,75 +313,84 @@ func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
 	}
 }
 
-func TestWakeDeliveriesMovesOnlyParkedJobs(t *testing.T) {
+// An endpoint's chain: deliveries beyond the window wait pending, a
+// finishing delivery of the chain reports them, Promote makes the oldest
+// available, and the sweep restarts a chain whose deliveries are gone.
+func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	var ids []int64
-	for range 7 {
-		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), ScheduledAt: time.Now().Add(time.Hour)}})
+	for range subscriber.ChainWindow + 3 {
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}})
 		require.NoError(t, err)
 		ids = append(ids, res[0].JobID)
 	}
-	// ids[0] stays snoozed (scheduled), ids[1] runs, ids[2] completed, ids[3] is available later (a short snooze),
-	// ids[4] is scheduled and already due (River's scheduler has not got to it), ids[5] was snoozed by the
-	// receiver's Retry-After (its last logged attempt), ids[6] waits for a retry.
-	exec := func(sql string, args ...any) {
+	states := func() map[string]int {
 		t.Helper()
-		_, err := b.pool.Exec(ctx, sql, args...)
+		out := map[string]int{}
+		rows, err := b.pool.Query(ctx, `SELECT state::text, count(*) FROM river_job WHERE id = ANY($1) GROUP BY 1`, ids)
 		require.NoError(t, err)
+		for rows.Next() {
+			var (
+				s string
+				n int
+			)
+			require.NoError(t, rows.Scan(&s, &n))
+			out[s] = n
+		}
+		require.NoError(t, rows.Err())
+		return out
 	}
-	exec(`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, ids[1])
-	exec(`UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, ids[2])
-	exec(`UPDATE river_job SET state = 'available' WHERE id = $1`, ids[3])
-	exec(`UPDATE river_job SET scheduled_at = now() - interval '1 second' WHERE id = $1`, ids[4])
-	exec(`UPDATE river_job SET state = 'retryable', attempt = 1 WHERE id = $1`, ids[6])
-	for i, o := range []subscriber.Outcome{subscriber.OutcomeRetryable, subscriber.OutcomeSnoozed} {
-		// An earlier failure, then the 429 that snoozed it: the last one counts.
-		_, err := b.store.Finish(ctx, subscriber.Finish{Attempt: &subscriber.Attempt{JobID: ids[5], EndpointID: ep.ID,
-			EventID: uuid.New(), Attempt: i + 1, Outcome: o, StatusCode: 429, At: time.Now()}})
-		require.NoError(t, err)
+	queue := func() (running, pending int) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+			Scan(&running, &pending))
+		return
 	}
+	require.Equal(t, map[string]int{"available": subscriber.ChainWindow, "pending": 3}, states())
+	r, p := queue()
+	require.Equal(t, subscriber.ChainWindow, r)
+	require.Equal(t, 3, p)
 
-	running, err := b.store.WakeDeliveries(ctx, append(ids, 999999))
+	// A second fan-out of a delivery already in the chain counts nothing.
+	var ev uuid.UUID
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT (args->>'event_id')::uuid FROM river_job WHERE id = $1`, ids[0]).Scan(&ev))
+	dup, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}})
 	require.NoError(t, err)
-	require.Equal(t, []int64{ids[1]}, running)
-	states := map[int64]string{}
-	rows, err := b.pool.Query(ctx, `SELECT id, state::text || CASE WHEN scheduled_at <= now() THEN ':due' ELSE ':later' END FROM river_job WHERE id = ANY($1)`, ids)
-	require.NoError(t, err)
-	for rows.Next() {
-		var (
-			id int64
-			s  string
-		)
-		require.NoError(t, rows.Scan(&id, &s))
-		states[id] = s
-	}
-	require.NoError(t, rows.Err())
-	require.Equal(t, "available:due", states[ids[0]])
-	require.Equal(t, "running:later", states[ids[1]])
-	require.Equal(t, "completed:later", states[ids[2]], "a finished job is never woken")
-	require.Equal(t, "available:due", states[ids[3]])
-	require.Equal(t, "available:due", states[ids[4]], "a due job does not wait for River's scheduler")
-	require.Equal(t, "scheduled:later", states[ids[5]], "the receiver's Retry-After is never cut short")
-	require.Equal(t, "retryable:later", states[ids[6]], "a retry keeps its schedule")
+	require.True(t, dup[0].Duplicate)
+	r, _ = queue()
+	require.Equal(t, subscriber.ChainWindow, r)
 
-	// A row River holds locked (its scheduler or completer at work) is
-	// skipped, never waited for, and handed back to be asked about again.
-	res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), ScheduledAt: time.Now().Add(time.Hour)}})
+	settled, err := b.store.Finish(ctx, subscriber.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
 	require.NoError(t, err)
-	locked := res[0].JobID
-	tx, err := b.pool.Begin(ctx)
+	require.Equal(t, subscriber.ChainWindow-1, settled.Running)
+	require.True(t, settled.Pending)
+	n, err := b.store.Promote(ctx, ep.ID)
 	require.NoError(t, err)
-	defer func() { _ = tx.Rollback(ctx) }()
-	_, err = tx.Exec(ctx, `SELECT 1 FROM river_job WHERE id = $1 FOR UPDATE`, locked)
+	require.Equal(t, 1, n, "up to the window")
+	var state string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text FROM river_job WHERE id = $1`, ids[subscriber.ChainWindow]).Scan(&state))
+	require.Equal(t, "available", state, "the oldest pending delivery goes first")
+	n, err = b.store.Promote(ctx, ep.ID)
 	require.NoError(t, err)
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	running, err = b.store.WakeDeliveries(wctx, []int64{locked})
-	require.NoError(t, err, "the wake does not wait for the lock")
-	require.Equal(t, []int64{locked}, running)
+	require.Zero(t, n, "the window is full")
+
+	// The chain's deliveries vanish (their process died and they were
+	// finished elsewhere): the sweep restarts what is pending.
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
+	require.NoError(t, err)
+	n, err = b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, map[string]int{"completed": subscriber.ChainWindow + 1, "available": 2}, states())
+	r, p = queue()
+	require.Equal(t, 2, r)
+	require.Zero(t, p)
+	n, err = b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing stalled")
 }
 
 func TestDeliveryLogAndRedeliver(t *testing.T) {

@@ -13,7 +13,7 @@ PKGS := ./...
 REDOCLY_VERSION := 2.77.0
 REDOCLY := .tools/redocly/node_modules/.bin/redocly
 
-.PHONY: run build test browser openapi-linter test-go lint generate check-generated devdb devdb-stop bench test-faults clean
+.PHONY: run build test browser openapi-linter test-go test-race lint generate check-generated devdb devdb-stop bench test-faults clean
 
 # VERSION names the build in the webhooks' User-Agent, MCP and OpenAPI.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -31,7 +31,7 @@ run: build
 	./bin/standmeet migrate >/dev/null && exec ./bin/standmeet serve
 
 # test: every check CI runs — generated code fresh, lint, then every test on real PostgreSQL.
-test: browser openapi-linter check-generated lint test-go
+test: browser openapi-linter check-generated lint test-go test-race
 
 # browser: Debian's chromium for the browser tests (cmd/server/e2e_browser_test.go).
 # Installed with apt-get when it is missing and we run as root; otherwise this
@@ -68,6 +68,17 @@ test-go:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
 	if [ -x $(REDOCLY) ]; then export STANDMEET_REDOCLY="$(CURDIR)/$(REDOCLY)"; fi; \
 	TEST_DATABASE_URL="$$url" $(GO) test -count=1 -timeout 15m $(PKGS)
+
+# RACE_PKGS are the concurrent packages: webhook delivery, the event relay,
+# inbound processing and publishing. test-race runs their tests again under
+# the race detector, on the same database as test-go.
+RACE_PKGS := ./internal/owner/subscriber ./internal/adapters/riverjobs ./internal/infra/events \
+	./internal/owner/inbound/... ./internal/adapters/postgres/inbound ./internal/owner/publish/... \
+	./internal/adapters/postgres/publish
+
+test-race:
+	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
+	TEST_DATABASE_URL="$$url" $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 
 lint:
 	@bad="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.devdb/*'))"; \

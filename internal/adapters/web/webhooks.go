@@ -45,6 +45,7 @@ type endpoint struct {
 type health struct {
 	LastSuccessAt  *time.Time `json:"last_success_at"`
 	LastFailureAt  *time.Time `json:"last_failure_at"`
+	LastFailure    *string    `json:"last_failure"`
 	Attempts24h    int        `json:"attempts_24h"`
 	Succeeded24h   int        `json:"succeeded_24h"`
 	SuccessRate24h *float64   `json:"success_rate_24h"`

@@ -110,6 +110,10 @@ type Health struct {
 	// and the latest failed ones (an error or a non-2xx answer).
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	LastFailureAt *time.Time `json:"last_failure_at"`
+	// LastFailure says why the latest failed attempt failed: its error (a
+	// name that does not resolve, a refused connection, a timeout) or the
+	// receiver's status; null without failures.
+	LastFailure *string `json:"last_failure"`
 	// Attempts24h counts the attempts of the last day (waits for a busy
 	// endpoint excluded), Succeeded24h those that succeeded.
 	Attempts24h  int `json:"attempts_24h"`

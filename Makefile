@@ -9,8 +9,11 @@ WIRE := $(GO) run github.com/google/wire/cmd/wire@v0.7.0
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEVKEY := .devdb/master.key
 PKGS := ./...
+# Redocly CLI lints the OpenAPI document in make test (npm package, pinned).
+REDOCLY_VERSION := 2.77.0
+REDOCLY := .tools/redocly/node_modules/.bin/redocly
 
-.PHONY: run build test browser test-go lint generate check-generated devdb devdb-stop bench test-faults clean
+.PHONY: run build test browser openapi-linter test-go test-race lint generate check-generated devdb devdb-stop bench test-faults clean
 
 # VERSION names the build in the webhooks' User-Agent, MCP and OpenAPI.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -28,7 +31,7 @@ run: build
 	./bin/standmeet migrate >/dev/null && exec ./bin/standmeet serve
 
 # test: every check CI runs — generated code fresh, lint, then every test on real PostgreSQL.
-test: browser check-generated lint test-go
+test: browser openapi-linter check-generated lint test-go test-race
 
 # browser: Debian's chromium for the browser tests (cmd/server/e2e_browser_test.go).
 # Installed with apt-get when it is missing and we run as root; otherwise this
@@ -47,9 +50,35 @@ browser:
 	  echo "browser: chromium is missing and cannot be installed here (needs root and apt-get); the browser tests will skip"; \
 	fi
 
+# openapi-linter: Redocly CLI from the npm registry under .tools/, for the
+# OpenAPI lint test (cmd/server/e2e_openapi_lint_test.go). Without npm the
+# test skips with a message, unless STANDMEET_REQUIRE_LINT=1 (CI).
+openapi-linter:
+	@if [ -x $(REDOCLY) ] && [ "$$(cat .tools/redocly/node_modules/@redocly/cli/package.json 2>/dev/null | grep -c '"version": "$(REDOCLY_VERSION)"')" = 1 ]; then \
+	  echo "openapi-linter: redocly $(REDOCLY_VERSION) is installed"; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "openapi-linter: installing @redocly/cli@$(REDOCLY_VERSION) under .tools/redocly"; \
+	  mkdir -p .tools/redocly && (cd .tools/redocly && npm install --no-audit --no-fund --loglevel=error @redocly/cli@$(REDOCLY_VERSION) >/dev/null) || \
+	  { echo "openapi-linter: installing redocly failed; the OpenAPI lint test will skip"; [ "$${STANDMEET_REQUIRE_LINT:-}" != 1 ]; }; \
+	else \
+	  echo "openapi-linter: npm is missing; the OpenAPI lint test will skip"; [ "$${STANDMEET_REQUIRE_LINT:-}" != 1 ]; \
+	fi
+
 test-go:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
+	if [ -x $(REDOCLY) ]; then export STANDMEET_REDOCLY="$(CURDIR)/$(REDOCLY)"; fi; \
 	TEST_DATABASE_URL="$$url" $(GO) test -count=1 -timeout 15m $(PKGS)
+
+# RACE_PKGS are the concurrent packages: webhook delivery, the event relay,
+# inbound processing and publishing. test-race runs their tests again under
+# the race detector, on the same database as test-go.
+RACE_PKGS := ./internal/owner/subscriber ./internal/adapters/riverjobs ./internal/infra/events \
+	./internal/owner/inbound/... ./internal/adapters/postgres/inbound ./internal/owner/publish/... \
+	./internal/adapters/postgres/publish
+
+test-race:
+	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
+	TEST_DATABASE_URL="$$url" $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
 
 lint:
 	@bad="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.devdb/*'))"; \

@@ -1,4 +1,4 @@
--- 0010_events.sql: the one events table (seed 003).
+-- 0010_events.sql: the one events table (docs/design/origins.md).
 CREATE TABLE events (
     id            uuid        PRIMARY KEY DEFAULT gen_random_uuid(),
     -- seq orders a claim; it is never used as a cursor (a lower seq may commit later).

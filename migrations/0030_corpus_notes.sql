@@ -1,5 +1,5 @@
 -- 0030_corpus_notes.sql: notes, their URIs, and the row trigger that makes
--- every watched change an event (seed 003), and the text-search
+-- every watched change an event, and the text-search
 -- functions both searches use.
 
 -- A note's lang (a BCP 47 tag; only the primary subtag counts) mapped to a

@@ -1,7 +1,7 @@
 -- 0040_access.sql: roles, access codes, embeds and access requests. None of
 -- these tables emits row events: their facts (code.issued, code.revoked,
 -- code.redeemed, access_request.*) are recorded by the use cases that
--- produce them (seed 003: "every other table declares none").
+-- produce them (every table without a trigger declares none).
 
 -- events: none (role changes are instance configuration; codes and embeds read them live)
 CREATE TABLE access_roles (

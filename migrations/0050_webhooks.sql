@@ -1,4 +1,4 @@
--- 0050_webhooks.sql: outbound webhooks (seed 002, issue 6) — endpoints,
+-- 0050_webhooks.sql: outbound webhooks — endpoints,
 -- their in-flight lease, and the per-attempt delivery log. The deliveries
 -- themselves are River jobs (kind webhook.deliver, queue webhooks).
 

@@ -1,4 +1,4 @@
--- 0060_inbound.sql: inbound webhooks (seed 001) — sources, the replay store,
+-- 0060_inbound.sql: inbound webhooks — sources, the replay store,
 -- the inbox (unique per source and message id; per source and body digest
 -- when the id is not signed) and supplier connections. Processing is River
 -- jobs on the inbound queue; the inbox row mirrors their state.

@@ -15,7 +15,7 @@ var (
 	createTrigger = regexp.MustCompile(`(?is)CREATE\s+(?:OR\s+REPLACE\s+)?TRIGGER\s+\S+\s+.*?\s+ON\s+([a-z_][a-z0-9_.]*)`)
 )
 
-// CheckEventPolicy enforces seed 003's per-table decision on a whole-schema
+// CheckEventPolicy enforces the per-table event decision on a whole-schema
 // SQL text: every CREATE TABLE must be directly preceded by
 // "-- events: emit" or "-- events: none (reason)", and a table declared emit
 // must have a trigger on it. It returns one error per violation.

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTableEventPolicy is the gate of seed 003 on the real schema.sql.
+// TestTableEventPolicy runs the per-table event gate on the real schema.sql.
 func TestTableEventPolicy(t *testing.T) {
 	t.Parallel()
 	schema, err := Files.ReadFile(SchemaFile)

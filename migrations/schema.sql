@@ -484,7 +484,7 @@ CREATE INDEX recovery_tokens_owner_idx ON recovery_tokens (owner_id);
 
 -- ==== corpus (0030-0039) ====
 -- 0030_corpus_notes.sql: notes, their URIs, and the row trigger that makes
--- every watched change an event (seed 003), and the text-search
+-- every watched change an event, and the text-search
 -- functions both searches use.
 
 -- A note's lang (a BCP 47 tag; only the primary subtag counts) mapped to a
@@ -849,7 +849,7 @@ CREATE INDEX corpus_search_index_tsv_idx ON corpus_search_index USING gin (tsv);
 -- 0040_access.sql: roles, access codes, embeds and access requests. None of
 -- these tables emits row events: their facts (code.issued, code.revoked,
 -- code.redeemed, access_request.*) are recorded by the use cases that
--- produce them (seed 003: "every other table declares none").
+-- produce them (every table without a trigger declares none).
 
 -- events: none (role changes are instance configuration; codes and embeds read them live)
 CREATE TABLE access_roles (

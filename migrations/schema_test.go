@@ -50,7 +50,7 @@ func schemaDiff(t *testing.T, fsys fs.FS) []string {
 	return migrate.Diff(a, b)
 }
 
-// TestMigrationsAddNothingToASchemaSQLDatabase proves (seed 003) that the
+// TestMigrationsAddNothingToASchemaSQLDatabase proves that the
 // numbered migrations and schema.sql define the same schema, by comparing the
 // catalogs of two real databases.
 func TestMigrationsAddNothingToASchemaSQLDatabase(t *testing.T) {

@@ -46,7 +46,9 @@ func main() {
 	fmt.Printf("server logs: %s\n", *logs)
 	if err := bench.Run(ctx, bench.Options{AdminURL: adminURL, Quick: *quick, Binary: *binary, LogDir: *logs, Only: steps, Budget: *budget}, r); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		_ = r.Write(*out)
+		if err := r.Write(*out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: write results:", err)
+		}
 		os.Exit(1)
 	}
 	if err := r.Write(*out); err != nil {

@@ -31,7 +31,9 @@ func (d debugServer) Run(ctx context.Context) error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			d.logger.Warn("profiler shutdown", zap.Error(err))
+		}
 	}()
 	d.logger.Info("profiler listening", zap.String("addr", d.addr))
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {

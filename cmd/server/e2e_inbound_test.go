@@ -20,8 +20,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/standmeet/standmeet/internal/adapters/httpapi/hooks"
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/bench"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
@@ -443,7 +443,7 @@ func TestInboundBench(t *testing.T) {
 	if paused {
 		require.NoError(t, ts.App.Worker.QueuePause(context.Background(), riverjobs.QueueInbound, nil))
 	}
-	res, err := hooks.Bench(context.Background(), hooks.BenchOptions{
+	res, err := bench.InboundLoad(context.Background(), bench.InboundLoadOptions{
 		BaseURL: ts.URL, SourceID: src.ID, Secret: src.Secret, Requests: 20000, Concurrency: 32, Pool: ts.App.Pool,
 	})
 	require.NoError(t, err)

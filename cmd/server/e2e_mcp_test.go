@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,6 +133,13 @@ func TestMCPToolsDriveWebhooks(t *testing.T) {
 		"inbound_sources_create", "inbound_sources_dead_letters", "inbound_sources_replay_dead_letter", "events_poisoned", "events_release"} {
 		require.Contains(t, byName, name)
 	}
+	// The instructions name the tools as they are.
+	instructions := cs.InitializeResult().Instructions
+	require.Contains(t, instructions, "the op webhooks.list is the tool `webhooks_list`")
+	for _, c := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(instructions, -1) {
+		require.Contains(t, byName, c[1], "the instructions cite %s, which is no tool", c[1])
+	}
+	require.NotRegexp(t, "`[a-z_]+\\.[a-z_]+`", instructions, "no op name is cited as a tool")
 	create := byName["webhooks_create"]
 	require.Equal(t, "webhooks.create", create.Meta[mcp.MetaOp])
 	props := create.InputSchema.(map[string]any)["properties"].(map[string]any)

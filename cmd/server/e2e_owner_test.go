@@ -459,6 +459,22 @@ func (fx *isolationFixture) issueKeyForA(t *testing.T, name string) (id uuid.UUI
 	return k.ID, k.Key
 }
 
+// sessionOfA signs A in (a session row, as a browser's) and returns its id.
+func (fx *isolationFixture) sessionOfA(t *testing.T) uuid.UUID {
+	t.Helper()
+	res, err := fx.ts.App.Commands.Owners.Login(context.Background(), owner.LoginInput{Email: fx.A.Email, Password: fx.A.Password, IP: "192.0.2.79"})
+	require.NoError(t, err)
+	return res.Session.ID
+}
+
+// sessionExists tells whether the session id is still there.
+func (fx *isolationFixture) sessionExists(t *testing.T, id string) bool {
+	t.Helper()
+	var n int
+	require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM owner_sessions WHERE id = $1`, id).Scan(&n))
+	return n == 1
+}
+
 // banForA stores a ban of A's on a documentation address (a row only: no
 // traffic comes from or goes to it).
 func (fx *isolationFixture) banForA(t *testing.T) (uuid.UUID, string) {
@@ -504,6 +520,48 @@ func ownerIsolationRows() map[string]isolationRow {
 				o, err := fx.ts.App.Commands.Owners.Me(context.Background(), fx.A.ID)
 				require.NoError(t, err)
 				require.Equal(t, fx.A.Email, o.Email)
+			},
+		},
+		"POST /api/admin/me/password": {
+			// Not row-scoped: B can only change B's password, and A's
+			// password does not let B do it either.
+			Target: func(_ *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/me/password", Body: `{"current_password":"` + fx.A.Password + `","new_password":"taken over by B!"}`}
+			},
+			WantB: http.StatusForbidden,
+			After: func(t *testing.T, fx *isolationFixture, _ isolationTarget) {
+				_, err := fx.ts.App.Commands.Owners.Login(context.Background(), owner.LoginInput{Email: fx.A.Email, Password: fx.A.Password, IP: "192.0.2.77"})
+				require.NoError(t, err, "A's password still works")
+			},
+		},
+		"POST /api/admin/me/sessions/end": {
+			// Not row-scoped: B ends B's own sessions, never A's.
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				_, err := fx.ts.App.Commands.Owners.Login(context.Background(), owner.LoginInput{Email: fx.A.Email, Password: fx.A.Password, IP: "192.0.2.78"})
+				require.NoError(t, err)
+				return isolationTarget{Path: "/api/admin/me/sessions/end"}
+			},
+			WantB: http.StatusNoContent,
+			After: func(t *testing.T, fx *isolationFixture, _ isolationTarget) {
+				var n int
+				require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM owner_sessions WHERE owner_id = $1`, fx.A.ID).Scan(&n))
+				require.NotZero(t, n, "B ended A's sessions")
+			},
+		},
+		"GET /api/admin/me/sessions": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id := fx.sessionOfA(t)
+				return isolationTarget{Path: "/api/admin/me/sessions", Hidden: []string{id.String()}}
+			},
+			WantB: http.StatusOK, WantA: http.StatusOK,
+		},
+		"DELETE /api/admin/me/sessions/:id": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/me/sessions/" + fx.sessionOfA(t).String()}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusNoContent,
+			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
+				require.True(t, fx.sessionExists(t, target.Path[strings.LastIndex(target.Path, "/")+1:]), "B ended A's session")
 			},
 		},
 		"GET /api/admin/api-keys": {

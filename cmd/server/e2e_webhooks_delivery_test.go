@@ -1,6 +1,6 @@
 package main
 
-// One e2e test per edge of seed 002's delivery diagram, against a real
+// One e2e test per edge of the delivery state machine, against a real
 // loopback receiver and the real River client of the real server.
 
 import (

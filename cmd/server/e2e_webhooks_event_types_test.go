@@ -1,6 +1,6 @@
 package main
 
-// webhook-event-types (seed 002): every one of the declared types reaches
+// webhook-event-types: every one of the declared types reaches
 // an endpoint subscribed to "*", verified with the independent Standard
 // Webhooks verifier, with data that matches the type's declared schema. The
 // types this server produces are driven through their real actions; the

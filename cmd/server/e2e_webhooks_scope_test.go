@@ -1,6 +1,6 @@
 package main
 
-// Scope through the whole path (seed 002): raw never leaves, a standalone
+// Scope through the whole path: raw never leaves, a standalone
 // endpoint gets the published slice (an unpublish included), an embed
 // endpoint gets what its code admits, asked on every event.
 

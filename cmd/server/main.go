@@ -7,6 +7,7 @@
 //	standmeet owner grant-operator --email E | revoke-operator --email E
 //	standmeet api-key issue --email E --name N        print a new API key, once
 //	standmeet rotate-master-key                       re-seal every secret under the current master key
+//	standmeet help                                    print the usage (also -h, --help), touching no database
 package main
 
 import (
@@ -27,14 +28,26 @@ import (
 )
 
 const usage = `usage:
-  standmeet serve
-  standmeet migrate
+  standmeet serve                                    serve HTTP (admin UI at /admin), run River and the relay
+  standmeet migrate                                  apply pending migrations and exit
   standmeet owner create --email E [--password-stdin] [--operator]
-  standmeet owner grant-operator --email E   (River's UI at /admin/tasks)
+                                                     create an owner; prints a generated password once
+  standmeet owner grant-operator --email E           let the owner use River's UI at /admin/tasks
   standmeet owner revoke-operator --email E
-  standmeet api-key issue --email E --name N
-  standmeet rotate-master-key
+  standmeet api-key issue --email E --name N         print a new API key, once
+  standmeet rotate-master-key                        re-seal every secret under the current master key
+  standmeet help                                     print this help
+
+Configuration comes from the environment: DATABASE_URL and STANDMEET_MASTER_KEY
+(or STANDMEET_MASTER_KEY_FILE) are required; STANDMEET_ADDR (default
+127.0.0.1:8080) is where serve listens. Once serving, open
+http://127.0.0.1:8080/admin in a browser and sign in with the owner's email
+and password.
 `
+
+// knownCommands are the first words of the subcommands run knows; anything else
+// gets the usage before configuration or the database are touched.
+var knownCommands = map[string]bool{"serve": true, "migrate": true, "owner": true, "api-key": true, "rotate-master-key": true}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -43,6 +56,15 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if !knownCommands[args[0]] {
+		fmt.Fprintf(stderr, "standmeet: unknown command %q\n%s", args[0], usage)
 		return 2
 	}
 	cfg, err := config.FromEnv()

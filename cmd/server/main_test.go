@@ -34,3 +34,29 @@ func TestServeStopsAtOnceOnBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpTouchesNoDatabase: help, -h and --help print the usage on stdout
+// and exit 0 with no configuration at all; an unknown command prints it on
+// stderr and exits 2, also before configuration is read.
+func TestHelpTouchesNoDatabase(t *testing.T) {
+	for _, k := range []string{"DATABASE_URL", "STANDMEET_MASTER_KEY", "STANDMEET_MASTER_KEY_FILE", "STANDMEET_ADDR"} {
+		t.Setenv(k, "")
+	}
+	for _, arg := range []string{"help", "-h", "--help", "-help"} {
+		t.Run(arg, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run([]string{arg}, nil, &out, &errOut)
+			require.Equal(t, 0, code, errOut.String())
+			require.Empty(t, errOut.String())
+			require.Contains(t, out.String(), "standmeet serve")
+			require.Contains(t, out.String(), "/admin")
+		})
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"frobnicate"}, nil, &out, &errOut)
+	require.Equal(t, 2, code)
+	require.Empty(t, out.String())
+	require.Contains(t, errOut.String(), `unknown command "frobnicate"`)
+	require.Contains(t, errOut.String(), "usage:")
+	require.NotContains(t, errOut.String(), "config:", "no configuration was read")
+}

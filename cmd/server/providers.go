@@ -19,6 +19,7 @@ import (
 	"riverqueue.com/riverui"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
@@ -94,7 +95,8 @@ func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.L
 	if err := h.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start river ui: %w", err)
 	}
-	return h, nil
+	// River UI's page carries a link back to the admin.
+	return web.BackLink(h), nil
 }
 
 // jobOps is jobs.get, every owner's view of their own jobs (River's UI is

@@ -1,6 +1,6 @@
 package main
 
-// The access domain (issue 5): roles, access codes, embeds, access
+// The access domain: roles, access codes, embeds, access
 // requests, and the public routes (search, redeem, access requests).
 
 import (

@@ -1,6 +1,6 @@
 package main
 
-// The corpus domain (issue 5): notes, their URIs and row trigger, the vault
+// The corpus domain: notes, their URIs and row trigger, the vault
 // import, admin search, and the corpus.index subscriber.
 
 import (

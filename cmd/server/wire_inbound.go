@@ -1,6 +1,6 @@
 package main
 
-// Providers of the inbound webhook pipeline (seed 001): sources and their
+// Providers of the inbound webhook pipeline: sources and their
 // ops, the /hooks gateway, the inbox worker and replay-key purge on River,
 // and supplier connections, the first handler.
 

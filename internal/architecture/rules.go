@@ -1,12 +1,14 @@
 // Package architecture enforces the dependency rules of the design card with
-// a test: the domains depend only on ports, infra/events imports no domain,
-// only cmd/server/unseal.go may open sealed secrets, and no code of ours
-// writes River's tables or notifies on River's channels (River's client API
-// only).
+// a test: every package of the module belongs to a known kind, the domains
+// depend only on ports, infra imports no domain or adapter, test doubles and
+// measurement code stay out of production packages, only
+// cmd/server/unseal.go may open sealed secrets, and no code of ours writes
+// River's tables or notifies on River's channels (River's client API only).
 package architecture
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -19,6 +21,8 @@ const Module = "github.com/standmeet/standmeet"
 type Package struct {
 	// ImportPath is the package's import path.
 	ImportPath string
+	// Files are the base names of its non-test Go files.
+	Files []string
 	// Imports are the packages it imports directly (non-test files).
 	Imports []string
 	// FileImports maps each non-test Go file (base name) to its imports.
@@ -38,7 +42,48 @@ var (
 	riverNotify = regexp.MustCompile(`(?i)(?:pg_notify\s*\(\s*'river_|\bnotify\s+"?river_)`)
 )
 
-var domainRoots = []string{"internal/domain", "internal/owner", "internal/access", "internal/corpus"}
+// Kind is the room a package lives in; the rules are stated per kind.
+type Kind string
+
+// The kinds of package. A package of none of these is a violation: a new room
+// is added here, with its rules, before code moves into it.
+const (
+	// Unknown is a package the rules do not classify.
+	Unknown Kind = "unclassified"
+	// Kernel is internal/domain and its subpackages, shared by every domain.
+	Kernel Kind = "kernel"
+	// Domain is a domain's root package: a directory directly under internal/
+	// whose package declares its ports in ports.go.
+	Domain Kind = "domain"
+	// DomainSub is a subpackage of a domain, owned by it.
+	DomainSub Kind = "domain subpackage"
+	// Double is a package of test doubles (fakes and their contract suite),
+	// named <package>test, beside the package whose ports it fakes.
+	Double Kind = "test double"
+	// Adapter is a package under internal/adapters.
+	Adapter Kind = "adapter"
+	// Infra is a package under internal/infra.
+	Infra Kind = "infra"
+	// Bench is internal/bench, the measurement code behind cmd/bench.
+	Bench Kind = "bench"
+	// TestDB is internal/testdb, the tests' database templates.
+	TestDB Kind = "testdb"
+	// Faults is internal/faults, the fault-injection tests.
+	Faults Kind = "faults"
+	// Arch is this package.
+	Arch Kind = "architecture"
+	// Command is a main package under cmd.
+	Command Kind = "command"
+	// Migrations is the embedded SQL migrations package.
+	Migrations Kind = "migrations"
+)
+
+// fixedRooms are the directories directly under internal/ that are not
+// domains, with their kind.
+var fixedRooms = map[string]Kind{
+	"domain": Kernel, "adapters": Adapter, "infra": Infra, "bench": Bench,
+	"testdb": TestDB, "faults": Faults, "architecture": Arch,
+}
 
 // forbiddenInDomain are third-party packages a domain must reach only
 // through ports.
@@ -47,78 +92,162 @@ var forbiddenInDomain = []string{
 	"go.uber.org/zap", "github.com/prometheus", "github.com/modelcontextprotocol", "github.com/google/wire",
 }
 
-func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, Module), "/") }
+func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, Module), "/") }
 
-func under(path, root string) bool {
-	r := rel(path)
+func under(p, root string) bool {
+	r := rel(p)
 	return r == root || strings.HasPrefix(r, root+"/")
 }
 
-// IsDomain reports whether path is a domain package.
-func IsDomain(path string) bool {
-	for _, r := range domainRoots {
-		if under(path, r) {
-			return true
+// Classifier knows the kinds of a module's packages. Domains are found by
+// rule, so a new domain is checked as soon as it exists.
+type Classifier struct {
+	domains map[string]bool // "internal/<name>" of each domain root
+}
+
+// NewClassifier finds the domains among pkgs: each internal/<name> package
+// that declares ports.go and is not one of the fixed rooms.
+func NewClassifier(pkgs []Package) Classifier {
+	c := Classifier{domains: map[string]bool{}}
+	for _, p := range pkgs {
+		r := rel(p.ImportPath)
+		parts := strings.Split(r, "/")
+		if len(parts) != 2 || parts[0] != "internal" {
+			continue
 		}
+		if _, fixed := fixedRooms[parts[1]]; fixed {
+			continue
+		}
+		for _, f := range p.Files {
+			if f == "ports.go" {
+				c.domains[r] = true
+			}
+		}
+	}
+	return c
+}
+
+// Kind returns the kind of the package at import path p.
+func (c Classifier) Kind(p string) Kind {
+	if !strings.HasPrefix(p, Module) {
+		return Unknown
+	}
+	r := rel(p)
+	parts := strings.Split(r, "/")
+	switch {
+	case r == "migrations":
+		return Migrations
+	case parts[0] == "cmd" && len(parts) == 2:
+		return Command
+	case parts[0] != "internal" || len(parts) < 2:
+		return Unknown
+	}
+	if k, ok := fixedRooms[parts[1]]; ok {
+		switch {
+		case k == Kernel || k == Adapter || k == Infra:
+			if isDouble(r) && k != Infra {
+				return Double
+			}
+			if k == Infra && len(parts) < 3 {
+				return Unknown
+			}
+			return k
+		case len(parts) == 2:
+			return k
+		default:
+			return Unknown
+		}
+	}
+	root := "internal/" + parts[1]
+	switch {
+	case !c.domains[root]:
+		return Unknown
+	case len(parts) == 2:
+		return Domain
+	case isDouble(r):
+		return Double
+	default:
+		return DomainSub
+	}
+}
+
+func isDouble(r string) bool {
+	b := path.Base(r)
+	return len(b) > len("test") && strings.HasSuffix(b, "test")
+}
+
+// inDomain reports whether kind k is bound by the domain rules (ports only).
+func (c Classifier) inDomain(p string) bool {
+	if !strings.HasPrefix(p, Module+"/") {
+		return false
+	}
+	switch c.Kind(p) {
+	case Kernel, Domain, DomainSub:
+		return true
+	case Double:
+		return !under(p, "internal/adapters")
 	}
 	return false
 }
 
+// rootOf is the domain (or kernel) directory p belongs to.
+func rootOf(p string) string {
+	parts := strings.Split(rel(p), "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[0] + "/" + parts[1]
+}
+
 // Check returns every violation of the rules, sorted.
 func Check(pkgs []Package) []string {
+	c := NewClassifier(pkgs)
 	var v []string
+	add := func(format string, a ...any) { v = append(v, fmt.Sprintf(format, a...)) }
 	for _, p := range pkgs {
+		from := c.Kind(p.ImportPath)
+		if from == Unknown {
+			add("%s is not classified: move it into a known room (domain with ports.go, <package>test, adapters, infra, bench, …) or add its kind to internal/architecture", rel(p.ImportPath))
+			continue
+		}
 		for _, imp := range p.Imports {
 			internal := strings.HasPrefix(imp, Module+"/")
+			to := c.Kind(imp)
 			switch {
-			case under(p.ImportPath, "internal/infra") && internal && IsDomain(imp):
-				v = append(v, fmt.Sprintf("%s (infra) imports domain package %s", rel(p.ImportPath), rel(imp)))
-			case IsDomain(p.ImportPath) && internal && (under(imp, "internal/adapters") || under(imp, "internal/infra") || under(imp, "cmd")):
-				v = append(v, fmt.Sprintf("%s (domain) imports %s: reach it through a port", rel(p.ImportPath), rel(imp)))
-			case IsDomain(p.ImportPath) && internal && crossDomain(p.ImportPath, imp):
-				v = append(v, fmt.Sprintf("%s imports another domain's package %s: take a function from the composition root", rel(p.ImportPath), rel(imp)))
-			case IsDomain(p.ImportPath) && !internal && hasPrefixAny(imp, forbiddenInDomain):
-				v = append(v, fmt.Sprintf("%s (domain) imports %s: reach it through a port", rel(p.ImportPath), imp))
+			case from == Infra && internal && (c.inDomain(imp) || to == Adapter):
+				add("%s (infra) imports %s package %s", rel(p.ImportPath), to, rel(imp))
+			case c.inDomain(p.ImportPath) && internal && (to == Adapter || to == Infra || to == Command || to == Bench || to == TestDB):
+				add("%s (%s) imports %s: reach it through a port", rel(p.ImportPath), from, rel(imp))
+			case c.inDomain(p.ImportPath) && internal && c.inDomain(imp) && to != Kernel && rootOf(p.ImportPath) != rootOf(imp):
+				add("%s imports another domain's package %s: take a function from the composition root", rel(p.ImportPath), rel(imp))
+			case c.inDomain(p.ImportPath) && !internal && hasPrefixAny(imp, forbiddenInDomain):
+				add("%s (%s) imports %s: reach it through a port", rel(p.ImportPath), from, imp)
+			case internal && (to == Double || to == TestDB || to == Faults) && from != Double && from != TestDB && from != Bench:
+				add("%s (%s) imports %s (%s): test doubles and test databases belong in tests", rel(p.ImportPath), from, rel(imp), to)
+			case internal && to == Bench && rel(p.ImportPath) != "cmd/bench":
+				add("%s imports internal/bench: measurement code is only for cmd/bench and tests", rel(p.ImportPath))
 			}
 		}
 		for file, strs := range p.FileStrings {
 			for _, str := range strs {
 				if m := riverWrite.FindString(str); m != "" {
-					v = append(v, fmt.Sprintf("%s/%s writes River's table (%q): use River's client API", rel(p.ImportPath), file, m))
+					add("%s/%s writes River's table (%q): use River's client API", rel(p.ImportPath), file, m)
 				}
 				if m := riverNotify.FindString(str); m != "" {
-					v = append(v, fmt.Sprintf("%s/%s notifies on River's channel (%q): use River's client API", rel(p.ImportPath), file, m))
+					add("%s/%s notifies on River's channel (%q): use River's client API", rel(p.ImportPath), file, m)
 				}
 			}
 		}
 		for file, imps := range p.FileImports {
 			for _, imp := range imps {
 				if under(imp, "internal/infra/cryptobox") && !(rel(p.ImportPath) == "cmd/server" && file == "unseal.go") {
-					v = append(v, fmt.Sprintf("%s/%s imports cryptobox: only cmd/server/unseal.go may open sealed secrets", rel(p.ImportPath), file))
+					add("%s/%s imports cryptobox: only cmd/server/unseal.go may open sealed secrets", rel(p.ImportPath), file)
 				}
 			}
 		}
 	}
 	sort.Strings(v)
 	return v
-}
-
-// crossDomain reports whether a domain package imports another domain (the
-// shared kernel internal/domain is everyone's).
-func crossDomain(from, to string) bool {
-	if under(to, "internal/domain") {
-		return false
-	}
-	return rootOf(from) != rootOf(to)
-}
-
-func rootOf(path string) string {
-	for _, r := range domainRoots {
-		if under(path, r) {
-			return r
-		}
-	}
-	return ""
 }
 
 func hasPrefixAny(s string, prefixes []string) bool {

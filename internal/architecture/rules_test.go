@@ -33,7 +33,7 @@ func loadModule(t *testing.T) []Package {
 	for dec.More() {
 		var l listed
 		require.NoError(t, dec.Decode(&l))
-		p := Package{ImportPath: l.ImportPath, Imports: l.Imports, FileImports: map[string][]string{}}
+		p := Package{ImportPath: l.ImportPath, Files: l.GoFiles, Imports: l.Imports, FileImports: map[string][]string{}}
 		p.FileStrings = map[string][]string{}
 		fset := token.NewFileSet()
 		for _, f := range l.GoFiles {
@@ -94,51 +94,93 @@ func stringsOf(f *ast.File) []string {
 	return out
 }
 
-// TestArchitecture checks the real module.
+// TestArchitecture checks the real module, and that each of its packages has
+// a kind.
 func TestArchitecture(t *testing.T) {
 	t.Parallel()
-	require.Empty(t, Check(loadModule(t)))
+	pkgs := loadModule(t)
+	require.Empty(t, Check(pkgs))
+	c := NewClassifier(pkgs)
+	kinds := map[Kind]int{}
+	for _, p := range pkgs {
+		kinds[c.Kind(p.ImportPath)]++
+	}
+	require.Zero(t, kinds[Unknown])
+	require.Positive(t, kinds[Domain])
+	t.Logf("%d packages classified: %v", len(pkgs), kinds)
+}
+
+// world is the smallest module the fixtures plant their package into: the
+// existing domains, each declaring ports.go, and a kernel.
+func world(planted ...Package) []Package {
+	m := func(s string) string { return Module + "/" + s }
+	w := []Package{
+		{ImportPath: m("internal/owner"), Files: []string{"ports.go", "service.go"}},
+		{ImportPath: m("internal/access"), Files: []string{"ports.go"}},
+		{ImportPath: m("internal/corpus"), Files: []string{"ports.go"}},
+		{ImportPath: m("internal/domain"), Files: []string{"recorder.go"}},
+	}
+	return append(w, planted...)
 }
 
 // TestArchitectureRulesCatchViolations shows each rule failing on fixtures.
 func TestArchitectureRulesCatchViolations(t *testing.T) {
 	t.Parallel()
 	m := func(s string) string { return Module + "/" + s }
+	bookings := func(imports ...string) []Package {
+		return []Package{{ImportPath: m("internal/bookings"), Files: []string{"doc.go", "ports.go", "service.go"}, Imports: imports}}
+	}
 	cases := []struct {
-		name string
-		pkg  Package
-		want string
+		name    string
+		planted []Package
+		want    string
 	}{
-		{"infra/events imports a domain", Package{ImportPath: m("internal/infra/events"), Imports: []string{m("internal/owner")}}, "(infra) imports domain package internal/owner"},
-		{"infra/events imports the kernel", Package{ImportPath: m("internal/infra/events"), Imports: []string{m("internal/domain")}}, "(infra) imports domain package internal/domain"},
-		{"domain imports an adapter", Package{ImportPath: m("internal/owner/webhooks"), Imports: []string{m("internal/adapters/postgres/webhooks")}}, "reach it through a port"},
-		{"domain imports infra", Package{ImportPath: m("internal/corpus"), Imports: []string{m("internal/infra/httpx")}}, "reach it through a port"},
-		{"domain imports pgx", Package{ImportPath: m("internal/access"), Imports: []string{"github.com/jackc/pgx/v5"}}, "imports github.com/jackc/pgx/v5"},
-		{"owner imports access", Package{ImportPath: m("internal/owner/subscriber"), Imports: []string{m("internal/access")}}, "another domain's package internal/access"},
-		{"adapter opens secrets", Package{ImportPath: m("internal/adapters/postgres/webhooks"), FileImports: map[string][]string{"store.go": {m("internal/infra/cryptobox")}}}, "only cmd/server/unseal.go"},
-		{"cmd/server elsewhere than unseal.go", Package{ImportPath: m("cmd/server"), FileImports: map[string][]string{"main.go": {m("internal/infra/cryptobox")}}}, "cmd/server/main.go imports cryptobox"},
-		{"an adapter updates river_job", Package{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {"UPDATE river_job j SET state = 'available'"}}}, "writes River's table"},
-		{"an adapter deletes River's rows", Package{ImportPath: m("internal/bench"), FileStrings: map[string][]string{"w.go": {"DELETE FROM public.river_job WHERE kind = $1"}}}, "writes River's table"},
-		{"an adapter notifies river_insert", Package{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {"SELECT pg_notify('river_insert', $1)"}}}, "notifies on River's channel"},
-		{"a NOTIFY statement on River's channel", Package{ImportPath: m("internal/infra/events"), FileStrings: map[string][]string{"relay.go": {"NOTIFY river_insert, '{}'"}}}, "notifies on River's channel"},
+		{"infra/events imports a domain", []Package{{ImportPath: m("internal/infra/events"), Imports: []string{m("internal/owner")}}}, "(infra) imports domain package internal/owner"},
+		{"infra/events imports the kernel", []Package{{ImportPath: m("internal/infra/events"), Imports: []string{m("internal/domain")}}}, "(infra) imports kernel package internal/domain"},
+		{"infra imports an adapter", []Package{{ImportPath: m("internal/infra/ratelimit"), Imports: []string{m("internal/adapters/httpapi")}}}, "(infra) imports adapter package internal/adapters/httpapi"},
+		{"domain imports an adapter", []Package{{ImportPath: m("internal/owner/webhooks"), Imports: []string{m("internal/adapters/postgres/webhooks")}}}, "reach it through a port"},
+		{"domain imports infra", []Package{{ImportPath: m("internal/corpus"), Files: []string{"ports.go"}, Imports: []string{m("internal/infra/httpx")}}}, "reach it through a port"},
+		{"domain imports pgx", []Package{{ImportPath: m("internal/access"), Files: []string{"ports.go"}, Imports: []string{"github.com/jackc/pgx/v5"}}}, "imports github.com/jackc/pgx/v5"},
+		{"owner imports access", []Package{{ImportPath: m("internal/owner/subscriber"), Imports: []string{m("internal/access")}}}, "another domain's package internal/access"},
+		{"test double imports pgx", []Package{{ImportPath: m("internal/owner/publish/publishtest"), Imports: []string{"github.com/jackc/pgx/v5"}}}, "(test double) imports github.com/jackc/pgx/v5"},
+		{"production code imports a test double", []Package{{ImportPath: m("internal/adapters/httpapi"), Imports: []string{m("internal/access/accesstest")}}}, "test doubles and test databases belong in tests"},
+		{"production code imports testdb", []Package{{ImportPath: m("cmd/server"), Imports: []string{m("internal/testdb")}}}, "test doubles and test databases belong in tests"},
+		{"production code imports bench", []Package{{ImportPath: m("internal/adapters/httpapi/hooks"), Imports: []string{m("internal/bench")}}}, "measurement code is only for cmd/bench"},
+		{"new domain imports pgx", bookings("github.com/jackc/pgx/v5"), "internal/bookings (domain) imports github.com/jackc/pgx/v5"},
+		{"new domain imports infra", bookings(m("internal/infra/events")), "internal/bookings (domain) imports internal/infra/events"},
+		{"new domain imports another domain", bookings(m("internal/owner")), "internal/bookings imports another domain's package internal/owner"},
+		{"new domain's subpackage imports an adapter", append(bookings(), Package{ImportPath: m("internal/bookings/calendar"), Imports: []string{m("internal/adapters/postgres/owners")}}), "internal/bookings/calendar (domain subpackage) imports internal/adapters/postgres/owners"},
+		{"unclassified package", []Package{{ImportPath: m("internal/scratch"), Files: []string{"scratch.go"}}}, "internal/scratch is not classified"},
+		{"unclassified package under a fixed room", []Package{{ImportPath: m("internal/bench/loadgen")}}, "internal/bench/loadgen is not classified"},
+		{"unclassified top-level package", []Package{{ImportPath: m("tools")}}, "tools is not classified"},
+		{"an adapter updates river_job", []Package{{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {"UPDATE river_job j SET state = 'available'"}}}}, "writes River's table"},
+		{"bench deletes River's rows", []Package{{ImportPath: m("internal/bench"), FileStrings: map[string][]string{"w.go": {"DELETE FROM public.river_job WHERE kind = $1"}}}}, "writes River's table"},
+		{"an adapter notifies river_insert", []Package{{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {"SELECT pg_notify('river_insert', $1)"}}}}, "notifies on River's channel"},
+		{"a NOTIFY statement on River's channel", []Package{{ImportPath: m("internal/infra/events"), FileStrings: map[string][]string{"relay.go": {"NOTIFY river_insert, '{}'"}}}}, "notifies on River's channel"},
+		{"adapter opens secrets", []Package{{ImportPath: m("internal/adapters/postgres/webhooks"), FileImports: map[string][]string{"store.go": {m("internal/infra/cryptobox")}}}}, "only cmd/server/unseal.go"},
+		{"cmd/server elsewhere than unseal.go", []Package{{ImportPath: m("cmd/server"), FileImports: map[string][]string{"main.go": {m("internal/infra/cryptobox")}}}}, "cmd/server/main.go imports cryptobox"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			v := Check([]Package{c.pkg})
-			require.Len(t, v, 1)
+			v := Check(world(c.planted...))
+			require.Len(t, v, 1, "%v", v)
 			require.Contains(t, v[0], c.want)
 		})
 	}
-	ok := []Package{
-		{ImportPath: m("internal/owner/webhooks"), Imports: []string{m("internal/domain"), m("internal/domain/op"), "github.com/google/uuid"}},
-		{ImportPath: m("internal/adapters/postgres/webhooks"), Imports: []string{m("internal/owner/webhooks"), "github.com/jackc/pgx/v5"}},
-		{ImportPath: m("cmd/server"), FileImports: map[string][]string{"unseal.go": {m("internal/infra/cryptobox")}}},
-		{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {
+	ok := world(
+		Package{ImportPath: m("internal/owner/webhooks"), Imports: []string{m("internal/domain"), m("internal/domain/op"), "github.com/google/uuid"}},
+		Package{ImportPath: m("internal/owner/publish/publishtest"), Imports: []string{m("internal/owner/publish"), "github.com/stretchr/testify/require"}},
+		Package{ImportPath: m("internal/adapters/postgres/webhooks"), Imports: []string{m("internal/owner/webhooks"), "github.com/jackc/pgx/v5"}, FileStrings: map[string][]string{"delivery.go": {
 			"SELECT id FROM river_job WHERE state = 'pending'", "UPDATE webhook_endpoint_leases SET holder = NULL",
 			"SELECT pg_notify('standmeet_events', '')",
 		}}},
-	}
+		Package{ImportPath: m("internal/bookings"), Files: []string{"ports.go"}, Imports: []string{m("internal/domain")}},
+		Package{ImportPath: m("internal/bookings/bookingstest"), Imports: []string{m("internal/bookings")}},
+		Package{ImportPath: m("internal/testdb"), Imports: []string{m("internal/infra/migrate"), "github.com/jackc/pgx/v5"}},
+		Package{ImportPath: m("cmd/bench"), Imports: []string{m("internal/bench")}},
+		Package{ImportPath: m("cmd/server"), FileImports: map[string][]string{"unseal.go": {m("internal/infra/cryptobox")}}},
+	)
 	require.Empty(t, Check(ok))
 }
 
@@ -153,4 +195,34 @@ func TestRiverWriteFixtureFails(t *testing.T) {
 	require.Len(t, v, 2, "%v", v)
 	require.Contains(t, v[0], "notifies on River's channel")
 	require.Contains(t, v[1], "writes River's table")
+}
+
+// TestKinds pins the kind of one package of each room.
+func TestKinds(t *testing.T) {
+	t.Parallel()
+	m := func(s string) string { return Module + "/" + s }
+	c := NewClassifier(world(Package{ImportPath: m("internal/bookings"), Files: []string{"ports.go"}}))
+	for path, want := range map[string]Kind{
+		"internal/owner":                     Domain,
+		"internal/bookings":                  Domain,
+		"internal/owner/publish":             DomainSub,
+		"internal/owner/publish/publishtest": Double,
+		"internal/access/accesstest":         Double,
+		"internal/adapters/openapi/opstest":  Double,
+		"internal/domain/op":                 Kernel,
+		"internal/adapters/postgres/owners":  Adapter,
+		"internal/infra/ratelimit":           Infra,
+		"internal/bench":                     Bench,
+		"internal/testdb":                    TestDB,
+		"internal/faults":                    Faults,
+		"internal/architecture":              Arch,
+		"cmd/server":                         Command,
+		"migrations":                         Migrations,
+		"internal/scratch":                   Unknown,
+		"internal/infra":                     Unknown,
+		"internal/testdb/more":               Unknown,
+		"github.com/jackc/pgx/v5":            Unknown,
+	} {
+		require.Equal(t, want, c.Kind(m(path)), path)
+	}
 }

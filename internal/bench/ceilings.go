@@ -168,6 +168,7 @@ func waitCount(ctx context.Context, c *int64, want int64, limit time.Duration) e
 func stopClient(c *river.Client[pgx.Tx]) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Called once the figure is taken; a slow stop cannot change it.
 	_ = c.Stop(ctx)
 }
 
@@ -205,12 +206,16 @@ func StartReceiver(onRequest func(r *http.Request, body []byte)) (*Receiver, err
 		atomic.AddInt64(&rc.Count, 1)
 		w.WriteHeader(http.StatusNoContent)
 	}), ReadHeaderTimeout: 5 * time.Second}
+	// Serve ends with ErrServerClosed on Close; a failing listener shows as
+	// failed requests, which the measurement reports.
 	go func() { _ = rc.srv.Serve(ln) }()
 	return rc, nil
 }
 
 // Close stops the receiver.
-func (rc *Receiver) Close() { _ = rc.srv.Close() }
+func (rc *Receiver) Close() {
+	_ = rc.srv.Close() // the receiver is done with; nothing is left to report to
+}
 
 // SerialSignPost is the W1 ceiling: one loop that signs each body with the
 // Standard Webhooks headers and POSTs it to the receiver, one at a time.
@@ -259,7 +264,7 @@ func SerialSign(ctx context.Context, url, secret string, msgs []Message) (float6
 		if err != nil {
 			return 0, nil, err
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.Body) // drained for reuse; the status is what counts
 		resp.Body.Close()
 		if resp.StatusCode/100 != 2 {
 			return 0, nil, fmt.Errorf("serial ceiling: receiver answered %d", resp.StatusCode)
@@ -280,6 +285,8 @@ func ServeEcho(handler echo.HandlerFunc) (string, func(), error) {
 		return "", nil, err
 	}
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 5 * time.Second}
+	// Serve ends with ErrServerClosed on Close; a failing listener shows as
+	// failed requests, which the measurement reports.
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String() + "/hooks/bench", func() { _ = srv.Close() }, nil
 }

@@ -55,7 +55,7 @@ func Load(ctx context.Context, client *http.Client, n, concurrency int, build fu
 					atomic.AddInt64(&errs, 1)
 					continue
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				_, _ = io.Copy(io.Discard, resp.Body) // drained for reuse; the status is what counts
 				resp.Body.Close()
 				res.Latency.Add(time.Since(t0))
 				mu.Lock()

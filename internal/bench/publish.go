@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
 // publishEnv lifts the per-key publish limits on the bench's servers, so
@@ -146,7 +144,7 @@ func (b *ServerBench) relayCeiling(ctx context.Context) (float64, error) {
 		return 0, err
 	}
 	defer pool.Close()
-	res, err := events.RelayBench(ctx, pool, b.o.scale(20000))
+	res, err := relayBench(ctx, pool, b.o.scale(20000))
 	if err != nil {
 		return 0, err
 	}

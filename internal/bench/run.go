@@ -13,7 +13,6 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
 	"github.com/standmeet/standmeet/internal/infra/config"
-	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
 )
@@ -212,7 +211,7 @@ func runRelay(ctx context.Context, o Options, r *Report) error {
 		return err
 	}
 	defer pool.Close()
-	res, err := events.RelayBench(ctx, pool, o.scale(20000))
+	res, err := relayBench(ctx, pool, o.scale(20000))
 	if err != nil {
 		return err
 	}

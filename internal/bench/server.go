@@ -59,7 +59,7 @@ func ModuleRoot() (string, error) {
 // NewMasterKey returns base64 of 32 random bytes, a valid STANDMEET_MASTER_KEY.
 func NewMasterKey() string {
 	k := make([]byte, 32)
-	_, _ = rand.Read(k)
+	rand.Read(k) // never fails: crypto/rand.Read crashes the program instead
 	return base64.StdEncoding.EncodeToString(k)
 }
 
@@ -149,6 +149,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		sent := false
 		for sc.Scan() {
 			line := sc.Bytes()
+			// A line the log file refuses is lost to it only: the tail
+			// below keeps the last lines for the errors this returns.
 			_, _ = logw.Write(append(line, '\n'))
 			tail.add(line)
 			if !sent && bytes.Contains(line, []byte(`"msg":"serving"`)) {
@@ -163,6 +165,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 	}()
 	go func() {
+		// How the server ended is not a figure; done only says it has.
 		_ = cmd.Wait()
 		close(s.done)
 	}()
@@ -174,15 +177,12 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	case <-s.done:
 		return nil, fmt.Errorf("server exited at start: %s", tail.String())
 	case <-deadline.C:
-		_ = s.Kill()
-		return nil, fmt.Errorf("server did not listen within 60 s: %s", tail.String())
+		return nil, errors.Join(fmt.Errorf("server did not listen within 60 s: %s", tail.String()), s.Kill())
 	case <-ctx.Done():
-		_ = s.Kill()
-		return nil, ctx.Err()
+		return nil, errors.Join(ctx.Err(), s.Kill())
 	}
 	if err := waitReady(ctx, s.URL, 60*time.Second); err != nil {
-		_ = s.Kill()
-		return nil, err
+		return nil, errors.Join(err, s.Kill())
 	}
 	return s, nil
 }
@@ -248,6 +248,7 @@ func (s *Server) Alive() bool {
 // replica gets no chance to finish or release anything.
 func (s *Server) Kill() error {
 	if s.Alive() {
+		// It may exit between Alive and Signal; done is what is waited for.
 		_ = s.cmd.Process.Signal(syscall.SIGKILL)
 	}
 	<-s.done
@@ -257,6 +258,7 @@ func (s *Server) Kill() error {
 // Stop sends SIGTERM and waits up to timeout for a graceful exit, then kills.
 func (s *Server) Stop(timeout time.Duration) error {
 	if s.Alive() {
+		// It may exit between Alive and Signal; done is what is waited for.
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	select {
@@ -356,7 +358,7 @@ func RunCLI(ctx context.Context, opts ServerOptions, stdin string, args ...strin
 // it returns the key.
 func NewOwner(ctx context.Context, opts ServerOptions, email string) (string, error) {
 	pw := make([]byte, 18)
-	_, _ = rand.Read(pw)
+	rand.Read(pw) // never fails: crypto/rand.Read crashes the program instead
 	if _, err := RunCLI(ctx, opts, base64.RawURLEncoding.EncodeToString(pw)+"\n", "owner", "create", "--email", email, "--password-stdin"); err != nil {
 		return "", err
 	}

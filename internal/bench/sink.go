@@ -164,12 +164,16 @@ func StartSink(addr string) (*Sink, error) {
 	}
 	s := &Sink{URL: "http://" + ln.Addr().String(), ln: ln, endpoints: map[string]*SinkEndpoint{}}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	// Serve ends with ErrServerClosed on Close; a failing listener shows as
+	// failed deliveries, which the measurement reports.
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
 
 // Close stops the sink at once.
-func (s *Sink) Close() { _ = s.srv.Close() }
+func (s *Sink) Close() {
+	_ = s.srv.Close() // the sink is done with; nothing is left to report to
+}
 
 // Endpoint adds an endpoint answering with respond (nil: 204 at once).
 func (s *Sink) Endpoint(name string, respond Respond) *SinkEndpoint {

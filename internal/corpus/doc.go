@@ -4,9 +4,9 @@
 // full-text index of the published slice.
 //
 // Every change to a note reaches subscribers through the corpus_notes row
-// trigger (corpus.note.changed), never through a call from a write path
-// (seed 003). Use cases record only the facts no single row expresses:
-// writing.published, writing.unpublished and vault.imported.
+// trigger (corpus.note.changed), never through a call from a write path, so no
+// write path can forget one. Use cases record only the facts no single row
+// expresses: writing.published, writing.unpublished and vault.imported.
 //
 // The package depends only on ports (UnitOfWork and the stores its Tx hands
 // out); the postgres adapter implements them over one pgx transaction, and

@@ -177,12 +177,12 @@ func sqlChunks(rs []rune, indent string) string {
 	return strings.Join(lines, "\n"+indent+"|| ")
 }
 
-// translateGroups split the case pairs by block, so the SQL applies a
-// short translate() only to input holding a character of that block:
-// translate() costs input length × table length, and one table of all pairs
-// made the function cost about 0.1 ms a call. Applying the groups one after
-// another equals applying all pairs at once because a lowered rune is never
-// itself lowered again (TestSegmentTablesAreConsistent).
+// translateGroups split the case pairs by block, so the SQL applies a short
+// translate() only to input holding a character of that block: translate()
+// costs input length × table length, so one table of all pairs would make every
+// call pay for every block. Applying the groups one after another equals
+// applying all pairs at once because a lowered rune is never itself lowered
+// again (TestSegmentTablesAreConsistent).
 var translateGroups = [][2]rune{
 	{0x0041, 0x005A}, // ASCII
 	{0x00C0, 0x00FF}, // Latin-1

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestCatalogDeclaresTheThirtyNineWebhookTypesOfSeed002(t *testing.T) {
+func TestCatalogDeclaresTheThirtyNineWebhookTypes(t *testing.T) {
 	t.Parallel()
 	all := EventTypes()
 	seen := map[string]bool{}

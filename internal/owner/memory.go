@@ -391,6 +391,37 @@ func (s memSessions) DeleteForOwner(_ context.Context, ownerID uuid.UUID) error 
 	return nil
 }
 
+func (s memSessions) ListForOwner(_ context.Context, ownerID uuid.UUID, now time.Time) ([]Session, error) {
+	if err := s.t.check(); err != nil {
+		return nil, err
+	}
+	var out []Session
+	for _, sess := range s.t.st.sessions {
+		if sess.OwnerID == ownerID && sess.ExpiresAt.After(now) {
+			out = append(out, sess)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID.String() > out[j].ID.String()
+	})
+	return out, nil
+}
+
+func (s memSessions) DeleteOne(_ context.Context, ownerID, id uuid.UUID) error {
+	if err := s.t.check(); err != nil {
+		return err
+	}
+	sess, ok := s.t.st.sessions[id]
+	if !ok || sess.OwnerID != ownerID {
+		return notFound("session")
+	}
+	delete(s.t.st.sessions, id)
+	return nil
+}
+
 func (s memSessions) DeleteExpired(_ context.Context, now time.Time) error {
 	if err := s.t.check(); err != nil {
 		return err

@@ -106,6 +106,38 @@ func (s *Service) Ops() op.Set {
 			return ViewOwner(o), err
 		}),
 		op.New(op.Meta{
+			Name: "owner.change_password", Summary: "Change the owner's password (needs the current one); every session ends",
+			Method: http.MethodPost, Path: "/api/admin/me/password",
+		}, func(ctx context.Context, c op.Caller, in ChangePasswordInput) (op.Empty, error) {
+			return op.Empty{}, s.ChangePassword(ctx, c.OwnerID, in.CurrentPassword, in.NewPassword)
+		}),
+		op.New(op.Meta{
+			Name: "owner.end_sessions", Summary: "Sign out every browser session of the owner (API keys stay valid)",
+			Method: http.MethodPost, Path: "/api/admin/me/sessions/end",
+		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.Empty, error) {
+			return op.Empty{}, s.EndSessions(ctx, c.OwnerID)
+		}),
+		op.New(op.Meta{
+			Name: "owner.sessions", Summary: "List the owner's signed-in browser sessions (never their tokens)",
+			Method: http.MethodGet, Path: "/api/admin/me/sessions",
+		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[SessionView], error) {
+			list, err := s.ListSessions(ctx, c.OwnerID)
+			if err != nil {
+				return op.List[SessionView]{}, err
+			}
+			out := op.List[SessionView]{Data: make([]SessionView, 0, len(list))}
+			for _, x := range list {
+				out.Data = append(out.Data, ViewSession(x))
+			}
+			return out, nil
+		}),
+		op.New(op.Meta{
+			Name: "owner.end_session", Summary: "Sign out one browser session of the owner",
+			Method: http.MethodDelete, Path: "/api/admin/me/sessions/{id}",
+		}, func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
+			return op.Empty{}, s.EndSession(ctx, c.OwnerID, in.ID)
+		}),
+		op.New(op.Meta{
 			Name: "api_keys.list", Summary: "List the owner's API keys (name, prefix, last use; never the key)",
 			Method: http.MethodGet, Path: "/api/admin/api-keys",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[APIKeyView], error) {

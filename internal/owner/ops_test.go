@@ -25,6 +25,10 @@ func TestOpsAreDeclaredOnceUnderTheAdminAPI(t *testing.T) {
 		"ip_bans.list":             "GET /api/admin/ip-bans",
 		"ip_bans.lift":             "DELETE /api/admin/ip-bans/{id}",
 		"instance.request_upgrade": "POST /api/admin/instance/upgrade-request",
+		"owner.change_password":    "POST /api/admin/me/password",
+		"owner.end_sessions":       "POST /api/admin/me/sessions/end",
+		"owner.sessions":           "GET /api/admin/me/sessions",
+		"owner.end_session":        "DELETE /api/admin/me/sessions/{id}",
 	}
 	got := map[string]string{}
 	for _, d := range ops {

@@ -61,6 +61,12 @@ type SessionStore interface {
 	DeleteByTokenHash(ctx context.Context, h Digest) error
 	// DeleteForOwner removes every session of the owner.
 	DeleteForOwner(ctx context.Context, ownerID uuid.UUID) error
+	// ListForOwner returns the owner's sessions unexpired at now, newest
+	// first.
+	ListForOwner(ctx context.Context, ownerID uuid.UUID, now time.Time) ([]Session, error)
+	// DeleteOne removes the owner's session id; a session that is not the
+	// owner's (or none) is ErrNotFound.
+	DeleteOne(ctx context.Context, ownerID, id uuid.UUID) error
 	// DeleteExpired removes sessions whose expiry is at or before now.
 	DeleteExpired(ctx context.Context, now time.Time) error
 }

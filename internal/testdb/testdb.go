@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -114,7 +115,7 @@ func TemplateName() (string, error) {
 }
 
 // ensureTemplate creates and migrates the template once per migration digest.
-func ensureTemplate(ctx context.Context, admin *pgx.Conn, adminURL, name string) error {
+func ensureTemplate(ctx context.Context, admin *pgx.Conn, adminURL, name string) (err error) {
 	tplMu.Lock()
 	defer tplMu.Unlock()
 	if tplReady[name] {
@@ -123,9 +124,13 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn, adminURL, name string)
 	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock($1)`, templateLockKey); err != nil {
 		return fmt.Errorf("lock template: %w", err)
 	}
-	defer func() { _, _ = admin.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, templateLockKey) }()
+	defer func() {
+		if _, unlockErr := admin.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, templateLockKey); unlockErr != nil {
+			err = errors.Join(err, fmt.Errorf("unlock template: %w", unlockErr))
+		}
+	}()
 	var isTemplate bool
-	err := admin.QueryRow(ctx, `SELECT datistemplate FROM pg_database WHERE datname = $1`, name).Scan(&isTemplate)
+	err = admin.QueryRow(ctx, `SELECT datistemplate FROM pg_database WHERE datname = $1`, name).Scan(&isTemplate)
 	switch {
 	case err == nil && isTemplate:
 		tplReady[name] = true
@@ -265,6 +270,6 @@ func New(tb testing.TB) *pgxpool.Pool {
 
 func randomSuffix() string {
 	b := make([]byte, 8)
-	_, _ = rand.Read(b)
+	rand.Read(b) // never fails: crypto/rand.Read crashes the program instead
 	return hex.EncodeToString(b)
 }

@@ -128,7 +128,10 @@ func Ops(store Store) op.Set {
 			if err != nil {
 				return EventPage{}, mapError(err)
 			}
-			out := toPage(p)
+			out, err := toPage(p)
+			if err != nil {
+				return EventPage{}, err
+			}
 			ep := EventPage{Data: out.Data, NextCursor: out.NextCursor}
 			if p.PrevCursor != "" {
 				c := p.PrevCursor
@@ -149,7 +152,7 @@ func Ops(store Store) op.Set {
 			if err != nil {
 				return op.Page[Event]{}, mapError(err)
 			}
-			return toPage(p), nil
+			return toPage(p)
 		}),
 		op.New(op.Meta{
 			Name:    "events.get",
@@ -161,7 +164,7 @@ func Ops(store Store) op.Set {
 			if err != nil {
 				return Event{}, mapError(err)
 			}
-			return toEvent(ev), nil
+			return toEvent(ev)
 		}),
 		op.New(op.Meta{
 			Name:        "events.release",
@@ -174,7 +177,7 @@ func Ops(store Store) op.Set {
 			if err != nil {
 				return Event{}, mapError(err)
 			}
-			return toEvent(ev), nil
+			return toEvent(ev)
 		}),
 	}
 }
@@ -194,19 +197,22 @@ func mapError(err error) error {
 	}
 }
 
-func toPage(p events.Page) op.Page[Event] {
+func toPage(p events.Page) (op.Page[Event], error) {
 	out := op.Page[Event]{Data: make([]Event, len(p.Events))}
 	for i, ev := range p.Events {
-		out.Data[i] = toEvent(ev)
+		var err error
+		if out.Data[i], err = toEvent(ev); err != nil {
+			return op.Page[Event]{}, err
+		}
 	}
 	if p.NextCursor != "" {
 		c := p.NextCursor
 		out.NextCursor = &c
 	}
-	return out
+	return out, nil
 }
 
-func toEvent(ev events.Event) Event {
+func toEvent(ev events.Event) (Event, error) {
 	out := Event{
 		ID:            ev.ID,
 		Type:          ev.Type,
@@ -219,13 +225,17 @@ func toEvent(ev events.Event) Event {
 		Data:          map[string]any{},
 	}
 	// Both columns are jsonb written by this system (data is checked to be an
-	// object by the table), so a decoding failure leaves the zero value
-	// rather than failing a listing.
+	// object by the table), so a decoding failure means a row changed behind
+	// the bus's back: the read fails with the event named.
 	if len(ev.Data) > 0 {
-		_ = json.Unmarshal(ev.Data, &out.Data)
+		if err := json.Unmarshal(ev.Data, &out.Data); err != nil {
+			return Event{}, fmt.Errorf("event %s: stored data: %w", ev.ID, err)
+		}
 	}
 	if len(ev.Fanout) > 0 {
-		_ = json.Unmarshal(ev.Fanout, &out.Fanout)
+		if err := json.Unmarshal(ev.Fanout, &out.Fanout); err != nil {
+			return Event{}, fmt.Errorf("event %s: stored fan-out: %w", ev.ID, err)
+		}
 	}
-	return out
+	return out, nil
 }

@@ -80,6 +80,10 @@ func codeOfStatus(status int) string {
 // error that is not a domain error is logged and answered as a 500 without
 // its text, so internals never leak.
 func WriteError(c echo.Context, logger *zap.Logger, err error) error {
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		logger.Error("panic in handler", zap.String("request_id", RequestID(c)), zap.Error(pe.err), zap.ByteString("stack", pe.stack))
+		return c.JSON(http.StatusInternalServerError, ErrorBody{Error: ErrorDetail{Code: "INTERNAL", Message: "internal error; see the server log for request " + RequestID(c)}})
+	}
 	if de := domain.AsError(err); de != nil {
 		status := StatusOf(de.Kind)
 		if status == http.StatusInternalServerError {
@@ -114,3 +118,14 @@ func RequestID(c echo.Context) string {
 	}
 	return c.Request().Header.Get(echo.HeaderXRequestID)
 }
+
+// panicError is a handler's recovered panic with its stack, on its way to
+// the error handler, which logs it.
+type panicError struct {
+	err   error
+	stack []byte
+}
+
+func (e *panicError) Error() string { return "panic: " + e.err.Error() }
+
+func (e *panicError) Unwrap() error { return e.err }

@@ -90,15 +90,20 @@ func New(d Deps) *Server {
 		if c.Response().Committed {
 			return
 		}
-		_ = WriteError(c, s.logger, err)
+		if werr := WriteError(c, s.logger, err); werr != nil {
+			// The error itself is logged by WriteError when it is the
+			// server's; this is only the answer failing to reach the client.
+			s.logger.Debug("error answer not written", zap.String("request_id", RequestID(c)), zap.Error(werr))
+		}
 	}
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,
-		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.logger.Error("panic in handler", zap.String("request_id", RequestID(c)), zap.Error(err), zap.ByteString("stack", stack))
-			return err
+		// The panic goes to the error handler with its stack, which logs it
+		// once; logging it here too would log it twice.
+		LogErrorFunc: func(_ echo.Context, err error, stack []byte) error {
+			return &panicError{err: err, stack: stack}
 		},
 	}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -154,4 +156,28 @@ func TestEchoPath(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "/api/admin/webhooks/:id/rotate-secret", EchoPath("/api/admin/webhooks/{id}/rotate-secret"))
 	require.Equal(t, "/healthz", EchoPath("/healthz"))
+}
+
+// TestPanicIsLoggedOnce: a handler's panic is answered as a 500 and logged
+// once, by the error handler, with its stack.
+func TestPanicIsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.WarnLevel)
+	panicky := MounterFunc(func(e *echo.Echo) {
+		e.GET("/panic", func(echo.Context) error { panic("kaboom") })
+	})
+	s := New(Deps{Mounters: []Mounter{panicky}, Logger: zap.New(core)})
+	status, body := call(t, s, http.MethodGet, "/panic", "", "")
+	require.Equal(t, http.StatusInternalServerError, status)
+	require.Equal(t, "INTERNAL", errCode(body))
+	entries := logs.All()
+	var messages []string
+	for _, e := range entries {
+		messages = append(messages, e.Message)
+	}
+	require.Len(t, entries, 1, "%q", messages)
+	require.Equal(t, "panic in handler", entries[0].Message)
+	fields := entries[0].ContextMap()
+	require.Contains(t, fields["error"], "kaboom")
+	require.Contains(t, fields["stack"], "server_test.go")
 }

@@ -87,9 +87,7 @@ func New(ops op.Set, auth httpapi.Authenticator, logger *zap.Logger, opts Option
 	}
 	slogger := slog.New(zapslog.NewHandler(logger.Named("mcp").Core()))
 	server := sdk.NewServer(&sdk.Implementation{Name: "standmeet", Title: "StandMeet", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: "Tools of a StandMeet instance, acting for its owner: outbound webhook endpoints and their " +
-			"deliveries, inbound webhook sources and dead letters, poisoned events. Each tool is the op of the same " +
-			"name in the admin REST API (the OpenAPI document is at /api/openapi.json). Errors carry the API's codes.",
+		Instructions: Instructions(ops),
 		Logger:       slogger,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
@@ -172,7 +170,7 @@ func toolOf(d op.Descriptor) (*sdk.Tool, error) {
 	if m.Description != "" {
 		desc += "\n\n" + m.Description
 	}
-	desc += fmt.Sprintf("\n\nREST: %s %s", m.Method, m.Path)
+	desc += fmt.Sprintf("\n\nOp: %s. REST: %s %s", m.Name, m.Method, m.Path)
 	tool := &sdk.Tool{
 		Name:        ToolName(m.Name),
 		Title:       m.Summary,
@@ -286,4 +284,39 @@ func ErrorOf(res *sdk.CallToolResult) *httpapi.ErrorDetail {
 		return nil
 	}
 	return &body.Error
+}
+
+// Instructions are the server's instructions to clients. They name the
+// tools as they are: each op's name with '_' for '.', grouped by the op
+// groups this server declares, with one op and its tool as the example.
+func Instructions(ops op.Set) string {
+	var groups []string
+	seen := map[string]bool{}
+	example := ""
+	for _, d := range ops.Sorted() {
+		m := d.Meta()
+		if m.Public {
+			continue
+		}
+		if example == "" || m.Name == "webhooks.list" {
+			example = m.Name
+		}
+		if g := m.Group(); !seen[g] {
+			seen[g] = true
+			groups = append(groups, "`"+ToolName(g)+"_*`")
+		}
+	}
+	var b strings.Builder
+	b.WriteString("Tools of a StandMeet instance, acting for its owner (outbound webhooks and their deliveries, " +
+		"inbound webhook sources and dead letters, events, notes, access, the account). ")
+	if len(groups) > 0 {
+		b.WriteString("Tool groups: " + strings.Join(groups, ", ") + ". ")
+	}
+	b.WriteString("Each tool is one op of the admin REST API (OpenAPI document at /api/openapi.json); a tool's name is " +
+		"its op's name with '_' in place of '.'")
+	if example != "" {
+		b.WriteString(": the op " + example + " is the tool `" + ToolName(example) + "`")
+	}
+	b.WriteString(". Each tool's description names its op and REST route. Errors carry the API's codes.")
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -232,4 +233,44 @@ func TestNewRefusesCollidingToolNames(t *testing.T) {
 	}
 	_, err := mcp.New(ops, nil, nil, mcp.Options{})
 	require.ErrorContains(t, err, "both map to tool a_b_c")
+}
+
+// TestInstructionsNameTheToolsAsTheyAre: every tool or tool group the
+// server's instructions cite (in backticks) exists, and the op the example
+// names is the tool it pairs it with.
+func TestInstructionsNameTheToolsAsTheyAre(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cs, err := connect(t, b.url, "key-a")
+	require.NoError(t, err)
+	list, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	requireInstructionsCiteTools(t, cs.InitializeResult().Instructions, list.Tools)
+	require.Contains(t, cs.InitializeResult().Instructions, "the op things.create is the tool `things_create`")
+}
+
+func requireInstructionsCiteTools(t *testing.T, instructions string, tools []*sdk.Tool) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, tool := range tools {
+		names[tool.Name] = true
+		require.Contains(t, tool.Description, "Op: "+tool.Meta[mcp.MetaOp].(string)+".", "the tool's description names its op")
+	}
+	cited := regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(instructions, -1)
+	require.NotEmpty(t, cited, instructions)
+	for _, c := range cited {
+		name := c[1]
+		if prefix, ok := strings.CutSuffix(name, "*"); ok {
+			found := false
+			for n := range names {
+				found = found || strings.HasPrefix(n, prefix)
+			}
+			require.True(t, found, "the instructions cite the group %s, which has no tool", name)
+			continue
+		}
+		require.True(t, names[name], "the instructions cite %s, which is no tool", name)
+	}
+	for _, m := range regexp.MustCompile("the op ([a-z_.]+) is the tool `([^`]+)`").FindAllStringSubmatch(instructions, -1) {
+		require.Equal(t, mcp.ToolName(m[1]), m[2])
+	}
 }

@@ -33,6 +33,10 @@ type Options struct {
 	// Title and APIVersion fill the info object.
 	Title      string
 	APIVersion string
+	// Server is the URL the document names as the API's server; empty =
+	// DefaultServer. The served document names the origin it was fetched
+	// from instead.
+	Server string
 	// SessionCookie names the admin session cookie; when set, the document
 	// declares it as a second way to authenticate besides the bearer key.
 	SessionCookie string
@@ -86,7 +90,10 @@ func Document(ops op.Set, opts Options) (map[string]any, error) {
 	}
 	var tagList []any
 	for _, name := range sortedKeys(tags) {
-		tagList = append(tagList, map[string]any{"name": name})
+		tagList = append(tagList, map[string]any{"name": name, "description": tagDescription(name)})
+	}
+	if tags["inbound_sources"] {
+		paths["/hooks/{id}"] = hooksPath()
 	}
 	doc := map[string]any{
 		"openapi": Version,
@@ -97,6 +104,7 @@ func Document(ops op.Set, opts Options) (map[string]any, error) {
 				"declared once in its domain; the MCP tools at /mcp are the same ops. Errors are " +
 				"{\"error\":{\"code\",\"message\"}}; collections are {\"data\":[…]}, paged ones add next_cursor.",
 		},
+		"servers":  servers(opts.Server),
 		"paths":    paths,
 		"security": security,
 		"components": map[string]any{
@@ -281,6 +289,9 @@ func sortedKeys(m map[string]bool) []string {
 // not change while the server runs.
 type Handler struct {
 	doc []byte
+	// tree is the document before encoding, to name each request's origin
+	// in servers.
+	tree map[string]any
 }
 
 // NewHandler builds the document of ops and a handler serving it.
@@ -293,7 +304,7 @@ func NewHandler(ops op.Set, opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi: encode: %w", err)
 	}
-	return &Handler{doc: b}, nil
+	return &Handler{doc: b, tree: doc}, nil
 }
 
 // Bytes returns the encoded document.
@@ -305,7 +316,20 @@ func (h *Handler) Bytes() []byte { return h.doc }
 func (h *Handler) Mount(e *echo.Echo) {
 	e.GET(Path, func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-cache")
-		return c.Blob(http.StatusOK, "application/json", h.doc)
+		origin := requestOrigin(c.Request())
+		if origin == "" {
+			return c.Blob(http.StatusOK, "application/json", h.doc)
+		}
+		doc := make(map[string]any, len(h.tree))
+		for k, v := range h.tree {
+			doc[k] = v
+		}
+		doc["servers"] = servers(origin)
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return fmt.Errorf("openapi: encode: %w", err)
+		}
+		return c.Blob(http.StatusOK, "application/json", b)
 	})
 }
 

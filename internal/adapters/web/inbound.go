@@ -18,16 +18,19 @@ import (
 // source is an inbound source as the contract returns it: fixed fields
 // beside the kind's options.
 type source struct {
-	ID               uuid.UUID `json:"id"`
-	Name             string    `json:"name"`
-	Verifier         string    `json:"verifier"`
-	Enabled          bool      `json:"enabled"`
-	BodyLimitBytes   int64     `json:"body_limit_bytes"`
-	ToleranceSeconds int       `json:"tolerance_seconds"`
-	ReceiveURL       string    `json:"receive_url"`
-	SecretRotatedAt  time.Time `json:"secret_rotated_at"`
-	CreatedAt        time.Time `json:"created_at"`
-	Secret           string    `json:"secret"`
+	ID               uuid.UUID  `json:"id"`
+	Name             string     `json:"name"`
+	Verifier         string     `json:"verifier"`
+	Enabled          bool       `json:"enabled"`
+	BodyLimitBytes   int64      `json:"body_limit_bytes"`
+	ToleranceSeconds int        `json:"tolerance_seconds"`
+	ReceiveURL       string     `json:"receive_url"`
+	SecretRotatedAt  *time.Time `json:"secret_rotated_at"`
+	// PreviousSecretExpiresAt is when the secret before the last rotation
+	// stops verifying; nil when none does.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	CreatedAt               time.Time  `json:"created_at"`
+	Secret                  string     `json:"secret"`
 	// Options are the members that are not fixed fields.
 	Options map[string]string `json:"-"`
 }
@@ -36,6 +39,7 @@ type source struct {
 var sourceFields = map[string]bool{
 	"id": true, "name": true, "verifier": true, "enabled": true, "body_limit_bytes": true, "tolerance_seconds": true,
 	"receive_url": true, "secret_rotated_at": true, "created_at": true, "updated_at": true, "secret": true,
+	"previous_secret_expires_at": true,
 }
 
 // UnmarshalJSON reads the fixed fields and keeps the rest as options, shown
@@ -70,6 +74,8 @@ type message struct {
 	MessageID     string     `json:"message_id"`
 	EventType     string     `json:"event_type"`
 	State         string     `json:"state"`
+	Status        string     `json:"status"`
+	StatusDetail  string     `json:"status_detail"`
 	Attempts      int        `json:"attempts"`
 	LastError     *string    `json:"last_error"`
 	ReceivedAt    time.Time  `json:"received_at"`
@@ -135,6 +141,15 @@ type sourceShowData struct {
 	MoreMsgs    string
 	CSRF        string
 	Refresh     bool
+	// Connections are the supplier connections fed by this source: what
+	// processing does with its messages.
+	Connections []connection
+	// Processing is false when this server declares no supplier ops.
+	Processing bool
+	// Refusals are the requests the source refused recently.
+	Refusals []refusal
+	// HasRefusals is false when this server declares no refusals op.
+	HasRefusals bool
 }
 
 func (h *Handler) inboundList(c echo.Context, s *Session) error {
@@ -251,6 +266,9 @@ func (h *Handler) inboundShow(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	d := sourceShowData{Source: src, ReceiveURL: absoluteURL(c.Request(), src.ReceiveURL), Messages: msgs.Data, DeadLetters: dead.Data, CSRF: s.CSRFToken}
+	if err := h.sourceProcessing(c, s, &d); err != nil {
+		return h.fail(c, s, err)
+	}
 	for _, m := range msgs.Data {
 		if m.State == "received" || m.State == "processing" {
 			d.Refresh = true
@@ -283,32 +301,6 @@ func (h *Handler) inboundEnable(c echo.Context, s *Session) error {
 
 func (h *Handler) inboundDisable(c echo.Context, s *Session) error {
 	return h.sourceAction(c, s, "inbound_sources.update", map[string]any{"enabled": false}, "source_disabled")
-}
-
-func (h *Handler) inboundRotate(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	src, err := h.getSource(c, s, id)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	args := map[string]any{"id": id}
-	if secret := strings.TrimSpace(c.FormValue("secret")); secret != "" {
-		args["secret"] = secret
-	}
-	var res struct {
-		Secret *string `json:"secret"`
-	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.rotate_secret", args, &res); err != nil {
-		return h.fail(c, s, err)
-	}
-	d := secretData{Kind: "source", Name: src.Name, Continue: "/admin/inbound/" + id.String()}
-	if res.Secret != nil {
-		d.Secret = *res.Secret
-	}
-	return h.render(c, http.StatusOK, "secret", view{Title: "New source secret", Section: "inbound", Session: s, Data: d})
 }
 
 // deadLetterReplay replays one dead letter of the source.

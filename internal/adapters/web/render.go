@@ -34,12 +34,17 @@ func parsePages() (*pages, error) {
 		return nil, fmt.Errorf("web: list templates: %w", err)
 	}
 	p := &pages{byName: map[string]*template.Template{}}
+	// Partials (files named _*.html) define blocks any page may include.
+	partials, err := fs.Glob(assets, "templates/_*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: list partials: %w", err)
+	}
 	for _, f := range files {
 		name := strings.TrimSuffix(path.Base(f), ".html")
-		if name == "layout" {
+		if name == "layout" || strings.HasPrefix(name, "_") {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", f)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, append([]string{"templates/layout.html", f}, partials...)...)
 		if err != nil {
 			return nil, fmt.Errorf("web: parse %s: %w", f, err)
 		}
@@ -117,6 +122,7 @@ func (h *Handler) nav() []navItem {
 	if h.has("webhooks.event_types") {
 		items = append(items, navItem{"catalog", "Event catalog", "/admin/event-types"})
 	}
+	items = append(items, h.ownerNav()...)
 	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
 	return items
 }
@@ -233,11 +239,11 @@ func LocalPath(next, def string) string {
 func (h *Handler) static(c echo.Context) error {
 	name := path.Clean("static/" + c.Param("*"))
 	if !strings.HasPrefix(name, "static/") {
-		return echo.NewHTTPError(http.StatusNotFound)
+		return h.notFound(c)
 	}
 	b, err := assets.ReadFile(name)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound)
+		return h.notFound(c)
 	}
 	ct := "application/octet-stream"
 	switch path.Ext(name) {

@@ -14,14 +14,21 @@
 // create with a one-time secret, endpoint page with the delivery log, test,
 // redeliver, enable/disable, rotate, delete), Inbound (sources, create with a
 // one-time secret, message log, dead letters and replay) and Events
-// (poisoned events and release). River's own UI at /admin/tasks is mounted by
-// the HTTP server; the login page brings the owner back to it through next.
+// (poisoned events and release); the owner's pages (first.go and the files
+// beside it): account, API keys, notes, supplier connections, inbound source
+// edit and delete, message detail and replay of every dead letter. Every
+// rotation, revocation and delete answers a post without confirm=yes with a
+// confirmation page. / leads to the admin and unknown /admin paths get an
+// HTML 404. River's own UI at /admin/tasks is mounted by the HTTP server
+// (BackLink puts a link back to the admin on its page); the login page
+// brings the owner back to it through next.
 package web
 
 import (
 	"embed"
 	"net/http"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
@@ -39,6 +46,9 @@ type Session struct {
 	// CSRFToken is the token bound to the session that every form posts back
 	// in the csrf_token field.
 	CSRFToken string
+	// ID is the session's id (the account page marks it among the owner's
+	// sessions); uuid.Nil when unknown.
+	ID uuid.UUID
 }
 
 // LoginFunc checks email and password and, when they are right, opens a
@@ -137,6 +147,7 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 
 	g.GET("/jobs/:id", h.page(h.jobShow))
+	h.mountOwnerPages(e, g)
 }
 
 // headers are the security headers of every UI response: no framing, no

@@ -35,6 +35,8 @@ type endpoint struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 	DeletedAt      *time.Time `json:"deleted_at"`
 	Health         *health    `json:"health"`
+	// RotationGraceUntil is when the previous secret stops signing.
+	RotationGraceUntil *time.Time `json:"rotation_grace_until"`
 	// Secret is only in the answer of webhooks.create.
 	Secret string `json:"secret"`
 }
@@ -43,6 +45,7 @@ type endpoint struct {
 type health struct {
 	LastSuccessAt  *time.Time `json:"last_success_at"`
 	LastFailureAt  *time.Time `json:"last_failure_at"`
+	LastFailure    *string    `json:"last_failure"`
 	Attempts24h    int        `json:"attempts_24h"`
 	Succeeded24h   int        `json:"succeeded_24h"`
 	SuccessRate24h *float64   `json:"success_rate_24h"`
@@ -427,26 +430,6 @@ func (h *Handler) webhookDisable(c echo.Context, s *Session) error {
 	return h.endpointAction(c, s, "webhooks.update", map[string]any{"enabled": false}, func(map[string]any) string { return "notice=disabled" })
 }
 
-func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	e, err := h.getEndpoint(c, s, id)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	var res struct {
-		Secret string `json:"secret"`
-	}
-	if err := h.call(c.Request().Context(), s, "webhooks.rotate_secret", map[string]any{"id": id}, &res); err != nil {
-		return h.fail(c, s, err)
-	}
-	return h.render(c, http.StatusOK, "secret", view{Title: "New signing secret", Section: "webhooks", Session: s, Data: secretData{
-		Kind: "endpoint", Name: e.URL, Secret: res.Secret, Continue: "/admin/webhooks/" + id.String(),
-	}})
-}
-
 func (h *Handler) webhookDeleteConfirm(c echo.Context, s *Session) error {
 	id, err := routeID(c)
 	if err != nil {
@@ -637,5 +620,5 @@ func notice(c echo.Context) string {
 	case "released":
 		return "Event released: the relay will fan it out again."
 	}
-	return ""
+	return moreNotices(c.QueryParam("notice"), digits)
 }

@@ -1,4 +1,4 @@
-// Package events is the infrastructure of the event bus (seed 003): the
+// Package events is the infrastructure of the event bus: the
 // Recorder that writes an event in the caller's transaction, the relay that
 // fans committed events out to River jobs, the retention job that prunes old
 // events, the queries behind the poisoned-event admin ops, and the bus's

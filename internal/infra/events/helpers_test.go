@@ -53,9 +53,9 @@ func newPool(t *testing.T, url string, maxConns int32) *pgxpool.Pool {
 	return pool
 }
 
-// riverConfig returns a fast-polling client configuration (FIELD-NOTES:
-// FetchCooldown 10 ms, FetchPollInterval 50 ms) with the test workers, and
-// extra workers registered by add.
+// riverConfig returns a fast-polling client configuration (FetchCooldown 10 ms,
+// FetchPollInterval 50 ms) with the test workers, and extra workers registered
+// by add.
 func riverConfig(add func(*river.Workers)) *river.Config {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, sinkWorker{})

@@ -207,7 +207,9 @@ func (r *Relay) listenOnce(ctx context.Context, wake chan<- wakeCause) (connecte
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = conn.Close(closeCtx)
+		if err := conn.Close(closeCtx); err != nil {
+			r.log.Warn("closing the listener connection failed", zap.Error(err))
+		}
 	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+Channel); err != nil {
 		return false, fmt.Errorf("listen %s: %w", Channel, err)
@@ -302,7 +304,9 @@ func (r *Relay) fanOutBatch(ctx context.Context) (evs []claimed, err error) {
 	}
 	defer func() {
 		if err != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
+			if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil {
+				err = errors.Join(err, fmt.Errorf("roll back fan-out: %w", rbErr))
+			}
 		}
 	}()
 	rows, err := tx.Query(ctx, claimBatch, r.opts.BatchSize)
@@ -335,7 +339,12 @@ func (r *Relay) fanOutOne(ctx context.Context, id uuid.UUID) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin fan-out of %s: %w", id, err)
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	defer func() {
+		// After Commit, Rollback reports only that the transaction is closed.
+		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
+			err = errors.Join(err, fmt.Errorf("roll back fan-out of %s: %w", id, rbErr))
+		}
+	}()
 	rows, err := tx.Query(ctx, claimOne, id)
 	if err != nil {
 		return fmt.Errorf("claim event %s: %w", id, err)

@@ -3,7 +3,10 @@
 package logging
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"syscall"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -29,5 +32,11 @@ func New(format string) (*zap.Logger, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("build logger: %w", err)
 	}
-	return l, func() { _ = l.Sync() }, nil
+	return l, func() {
+		// Syncing a terminal or a pipe fails with EINVAL or ENOTTY and loses
+		// nothing; any other failure is reported where logs can no longer go.
+		if err := l.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTTY) {
+			fmt.Fprintln(os.Stderr, "flush logs:", err)
+		}
+	}, nil
 }

@@ -68,7 +68,7 @@ func Load(fsys fs.FS) ([]Migration, error) {
 
 // Apply applies every migration not yet recorded, in order, and returns the
 // versions it applied. It is safe to call from several processes at once.
-func Apply(ctx context.Context, pool *pgxpool.Pool, ms []Migration) ([]string, error) {
+func Apply(ctx context.Context, pool *pgxpool.Pool, ms []Migration) (_ []string, err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire connection for migrations: %w", err)
@@ -79,7 +79,9 @@ func Apply(ctx context.Context, pool *pgxpool.Pool, ms []Migration) ([]string, e
 	}
 	defer func() {
 		// A fresh context: the caller's may be cancelled, and the lock must go.
-		_, _ = conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, lockKey)
+		if _, unlockErr := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, lockKey); unlockErr != nil {
+			err = errors.Join(err, fmt.Errorf("release migration lock: %w", unlockErr))
+		}
 	}()
 	if _, err := conn.Exec(ctx, createBookkeeping); err != nil {
 		return nil, fmt.Errorf("create schema_migrations: %w", err)

@@ -1,6 +1,6 @@
 // Package inbound receives webhooks from outside services and processes them
-// like the instance's own jobs: durably, with retries and dead letters. It is
-// the Go form of seed 001's inbound pipeline, on PostgreSQL and River.
+// like the instance's own jobs: durably, with retries and dead letters, on
+// PostgreSQL and River (docs/design/origins.md names the pipeline it follows).
 //
 // # The pipeline
 //
@@ -33,9 +33,8 @@
 //
 // # Retries
 //
-// River owns the retries; RetryPolicy only decides them (seed 001's
-// ExponentialWebhookRetryPolicy): 5 attempts, 5 s initial delay doubling up to
-// 1 h, a handler's Retry-After hint wins when it is longer, and a failure the
-// handler marks Permanent goes to the dead letters at once without spending
-// the remaining attempts.
+// River owns the retries; RetryPolicy only decides them: 5 attempts, 5 s
+// initial delay doubling up to 1 h, a handler's Retry-After hint wins when it
+// is longer, and a failure the handler marks Permanent goes to the dead letters
+// at once without spending the remaining attempts.
 package inbound

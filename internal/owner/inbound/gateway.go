@@ -78,10 +78,9 @@ type GatewayDeps struct {
 	Refused func(r Refusal)
 }
 
-// Gateway is seed 001's IWebhookGateway: it verifies a request and writes it
-// into the inbox atomically, and answers with a status instead of failing on
-// bad input. It keeps the sources it reads for SourceCacheTTL and commits
-// concurrent requests together.
+// Gateway verifies a request and writes it into the inbox atomically, and
+// answers with a status instead of failing on bad input. It keeps the sources
+// it reads for SourceCacheTTL and commits concurrent requests together.
 type Gateway struct {
 	d      GatewayDeps
 	cache  *SourceCache

@@ -92,7 +92,7 @@ func (s State) Valid() bool {
 	return false
 }
 
-// Digest is the SHA-256 of a raw body, seed 001's idempotency digest.
+// Digest is the SHA-256 of a raw body, the inbox's idempotency digest.
 type Digest [sha256.Size]byte
 
 // DigestOf returns the SHA-256 of body.

@@ -60,8 +60,8 @@ type SourceStore interface {
 	Delete(ctx context.Context, ownerID, id uuid.UUID) error
 }
 
-// ReplayStore is seed 001's IWebhookReplayStore: it remembers (source,
-// message id) with the payload digest until an expiry.
+// ReplayStore remembers (source, message id) with the payload digest until an
+// expiry.
 type ReplayStore interface {
 	// Register atomically registers key with digest until expiresAt, taking
 	// over a key that expired before now. Concurrent registrations of one key
@@ -91,8 +91,8 @@ type InboxStates interface {
 	Abandon(ctx context.Context, id uuid.UUID) error
 }
 
-// InboxStore is the durable inbox of seed 001's IWebhookInboxStore; River
-// holds the leases, so the store only mirrors state.
+// InboxStore is the durable inbox; River holds the leases, so the store only
+// mirrors state.
 type InboxStore interface {
 	InboxStates
 	// Insert adds the envelope unless a row with the same source and message

@@ -64,9 +64,9 @@ type ProcessorDeps struct {
 	Policy RetryPolicy
 }
 
-// Processor is seed 001's inbox processor: it runs the handlers of one inbox
-// message and mirrors the result on the row. River supplies the lease (one
-// running job per message) and the retries.
+// Processor runs the handlers of one inbox message and mirrors the result on
+// the row. River supplies the lease (one running job per message) and the
+// retries.
 type Processor struct {
 	d ProcessorDeps
 }

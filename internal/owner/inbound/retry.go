@@ -7,10 +7,9 @@ import (
 	"time"
 )
 
-// RetryPolicy is seed 001's ExponentialWebhookRetryPolicy: bounded
-// exponential backoff without jitter, so the schedule is predictable and
-// testable. River applies the decisions (the worker's NextRetry); the policy
-// only makes them.
+// RetryPolicy is bounded exponential backoff without jitter, so the schedule is
+// predictable and testable. River applies the decisions (the worker's
+// NextRetry); the policy only makes them.
 type RetryPolicy struct {
 	// MaxAttempts is the number of handler runs before a transient failure
 	// becomes a dead letter.

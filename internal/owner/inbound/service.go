@@ -124,7 +124,11 @@ func (s *Service) CreateSource(ctx context.Context, ownerID uuid.UUID, in Create
 	if err := s.d.UoW.Do(ctx, func(tx Tx) error { return tx.Sources().Insert(ctx, src) }); err != nil {
 		return CreatedSource{}, fmt.Errorf("create inbound source: %w", err)
 	}
-	out := CreatedSource{SourceView: viewOf(src)}
+	view, err := viewOf(src)
+	if err != nil {
+		return CreatedSource{}, err
+	}
+	out := CreatedSource{SourceView: view}
 	if generated {
 		out.Secret = string(secret)
 	}
@@ -142,7 +146,7 @@ func (s *Service) GetSource(ctx context.Context, ownerID, id uuid.UUID) (SourceV
 	if err != nil {
 		return SourceView{}, sourceErr(err)
 	}
-	return viewOf(src), nil
+	return viewOf(src)
 }
 
 // ListSources pages through the owner's sources, newest first.
@@ -161,7 +165,18 @@ func (s *Service) ListSources(ctx context.Context, ownerID uuid.UUID, in op.Page
 	if err != nil {
 		return op.Page[SourceView]{}, fmt.Errorf("list inbound sources: %w", err)
 	}
-	return pageOf(rows, limit, viewOf, func(s Source) Cursor { return Cursor{At: s.CreatedAt, ID: s.ID} }), nil
+	var viewErr error
+	page := pageOf(rows, limit, func(src Source) SourceView {
+		v, err := viewOf(src)
+		if err != nil && viewErr == nil {
+			viewErr = err
+		}
+		return v
+	}, func(s Source) Cursor { return Cursor{At: s.CreatedAt, ID: s.ID} })
+	if viewErr != nil {
+		return op.Page[SourceView]{}, viewErr
+	}
+	return page, nil
 }
 
 // UpdateSource changes a source's name, options, enabled flag, body limit or
@@ -216,7 +231,7 @@ func (s *Service) UpdateSource(ctx context.Context, ownerID uuid.UUID, in Update
 	if err != nil {
 		return SourceView{}, sourceErr(err)
 	}
-	return viewOf(out), nil
+	return viewOf(out)
 }
 
 // forget drops a source from the gateway's cache after a change (or a
@@ -356,8 +371,8 @@ func (s *Service) GetMessage(ctx context.Context, ownerID uuid.UUID, in MessageI
 }
 
 // ReplayDeadLetter makes one dead letter pending again with a new processing
-// job (seed 001's ReplayDeadLetterAsync). With reset (the default) it gets
-// every attempt again; without, the attempts it had left, at least one.
+// job. With reset (the default) it gets every attempt again; without, the
+// attempts it had left, at least one.
 func (s *Service) ReplayDeadLetter(ctx context.Context, ownerID uuid.UUID, in ReplayDeadLetterInput) (MessageView, error) {
 	if in.MessageID == uuid.Nil {
 		return MessageView{}, ErrMessageNotFound

@@ -91,9 +91,16 @@ func flatten(fixed any, extra map[string]json.RawMessage) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
-func viewOf(s Source) SourceView {
+// viewOf is the owner's view of s. Stored options are an object validated on
+// the way in, so failing to decode them means the row was changed behind the
+// service's back: the read fails rather than showing the source without them.
+func viewOf(s Source) (SourceView, error) {
 	var opts map[string]json.RawMessage
-	_ = json.Unmarshal(s.Options, &opts) // stored options are a validated object
+	if len(s.Options) > 0 {
+		if err := json.Unmarshal(s.Options, &opts); err != nil {
+			return SourceView{}, fmt.Errorf("inbound source %s: stored options: %w", s.ID, err)
+		}
+	}
 	return SourceView{
 		ID:                      s.ID,
 		Name:                    s.Name,
@@ -107,7 +114,7 @@ func viewOf(s Source) SourceView {
 		PreviousSecretExpiresAt: timePtr(s.PreviousSecretExpiresAt),
 		CreatedAt:               s.CreatedAt,
 		UpdatedAt:               s.UpdatedAt,
-	}
+	}, nil
 }
 
 // RotatedSecret is the answer to rotate-secret: the new secret when the

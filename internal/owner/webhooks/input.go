@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -166,6 +167,9 @@ type EventIDInput struct {
 // SecretOutput is a new secret, shown once.
 type SecretOutput struct {
 	Secret string `json:"secret"`
+	// RotationGraceUntil is when the secret this one replaces stops
+	// signing (set by a rotation).
+	RotationGraceUntil *time.Time `json:"rotation_grace_until,omitempty"`
 }
 
 // TestOutput names the test event and its delivery job.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -485,13 +486,14 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (Secr
 	if err != nil {
 		return SecretOutput{}, err
 	}
+	var until time.Time
 	err = s.uow.Do(ctx, func(tx Tx) error {
 		e, err := getLive(ctx, tx, ownerID, id, true)
 		if err != nil {
 			return err
 		}
 		now := s.clock.Now()
-		until := now.Add(SecretGrace)
+		until = now.Add(SecretGrace)
 		e.PrevSecretSealed, e.PrevSecretUntil = e.SecretSealed, &until
 		e.SecretSealed = sealed
 		e.UpdatedAt = now
@@ -500,7 +502,7 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (Secr
 	if err != nil {
 		return SecretOutput{}, fmt.Errorf("rotate secret of endpoint %s: %w", id, err)
 	}
-	return SecretOutput{Secret: secret}, nil
+	return SecretOutput{Secret: secret, RotationGraceUntil: &until}, nil
 }
 
 // testEventData is the data of a webhook.test event.

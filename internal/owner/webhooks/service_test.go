@@ -376,6 +376,11 @@ func TestRotateKeepsThePreviousSecretForADay(t *testing.T) {
 	require.Equal(t, rotated.Secret, unsealFor(t, e.SecretSealed, e.ID))
 	require.Equal(t, created.Secret, unsealFor(t, e.PrevSecretSealed, e.ID))
 	require.Equal(t, b.now.Add(SecretGrace), *e.PrevSecretUntil)
+	require.Nil(t, created.RotationGraceUntil, "a new endpoint has no previous secret")
+	require.Equal(t, b.now.Add(SecretGrace), *rotated.RotationGraceUntil, "the rotation says when the old secret stops")
+	got, err := b.svc.Get(context.Background(), b.owner, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, b.now.Add(SecretGrace), *got.RotationGraceUntil, "the endpoint shows the grace")
 	_, err = b.svc.RotateSecret(context.Background(), uuid.New(), created.ID)
 	require.ErrorIs(t, err, domain.ErrNotFound)
 }

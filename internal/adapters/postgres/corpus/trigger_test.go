@@ -13,10 +13,10 @@ import (
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
-// watched are seed 003's watched columns with an update that changes each;
-// unwatched are the columns whose change is no event. Every column of
-// corpus_notes is in exactly one list (TestTriggerWatchesWhatSeed003Says), so
-// a new column forces a decision.
+// watched are the trigger's watched columns (docs/design/origins.md) with an
+// update that changes each; unwatched are the columns whose change is no event.
+// Every column of corpus_notes is in exactly one list
+// (TestTriggerWatchesEveryColumnByDecision), so a new column forces a decision.
 var (
 	watched = map[string]string{
 		"genre":          `genre = 'journal'`,
@@ -36,7 +36,7 @@ var (
 	unwatched = []string{"id", "owner_id", "created_at", "updated_at", "search_config", "search_tsv"}
 )
 
-func TestTriggerWatchesWhatSeed003Says(t *testing.T) {
+func TestTriggerWatchesEveryColumnByDecision(t *testing.T) {
 	t.Parallel()
 	pool := testdb.New(t)
 	ctx := context.Background()

@@ -88,13 +88,17 @@ func (t *txn) Inbox() inbound.InboxStore    { return inboxStore{t.tx} }
 func (t *txn) Jobs() inbound.JobQueue       { return t.jobs }
 
 // inTx runs fn in a transaction of db.
-func inTx(ctx context.Context, db DB, fn func(tx pgx.Tx) error) error {
+func inTx(ctx context.Context, db DB, fn func(tx pgx.Tx) error) (err error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	// Rollback after Commit is a no-op.
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// After Commit, Rollback reports only that the transaction is closed.
+	defer func() {
+		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
+			err = errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
+		}
+	}()
 	if err := fn(tx); err != nil {
 		return err
 	}

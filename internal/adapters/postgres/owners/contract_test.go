@@ -262,6 +262,20 @@ var contractCases = []struct {
 			_, err = tx.Sessions().ByTokenHash(ctx, owner.DigestOf("nope"))
 			require.ErrorIs(t, err, domain.ErrNotFound)
 
+			// The owner's live sessions, newest first; another owner's
+			// session is not the owner's to list or end.
+			s4 := mk(a, "four", t0.Add(3*time.Hour))
+			s4.CreatedAt = t0.Add(time.Minute)
+			require.NoError(t, tx.Sessions().Create(ctx, s4))
+			live, err := tx.Sessions().ListForOwner(ctx, a.ID, t0.Add(time.Hour))
+			require.NoError(t, err)
+			require.Equal(t, []owner.Session{s4, s2}, live, "s1 expires at now: not listed")
+			require.ErrorIs(t, tx.Sessions().DeleteOne(ctx, b.ID, s4.ID), domain.ErrNotFound)
+			require.NoError(t, tx.Sessions().DeleteOne(ctx, a.ID, s4.ID))
+			require.ErrorIs(t, tx.Sessions().DeleteOne(ctx, a.ID, s4.ID), domain.ErrNotFound)
+			_, err = tx.Sessions().ByTokenHash(ctx, owner.DigestOf("four"))
+			require.ErrorIs(t, err, domain.ErrNotFound)
+
 			// Expiry is inclusive: a session expiring at now is gone.
 			require.NoError(t, tx.Sessions().DeleteExpired(ctx, t0.Add(time.Hour)))
 			_, err = tx.Sessions().ByTokenHash(ctx, owner.DigestOf("one"))

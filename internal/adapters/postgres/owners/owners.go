@@ -47,15 +47,19 @@ func New(db Beginner, bind BindRecorderFunc, mailer owner.RecoveryMailer) *UnitO
 
 // Do runs fn in one transaction: it commits when fn returns nil and rolls
 // back otherwise, then delivers what fn queued on the outbox (only after a
-// commit). fn's error is returned as is, so domain errors reach the caller
-// unchanged.
-func (u *UnitOfWork) Do(ctx context.Context, fn func(tx owner.Tx) error) error {
+// commit). fn's error is returned as is (a failed rollback joined to it),
+// so domain errors reach the caller unchanged.
+func (u *UnitOfWork) Do(ctx context.Context, fn func(tx owner.Tx) error) (err error) {
 	tx, err := u.db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	// Rollback after Commit is a no-op.
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// After Commit, Rollback reports only that the transaction is closed.
+	defer func() {
+		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
+			err = errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
+		}
+	}()
 	t := &txn{tx: tx, rec: u.bind(tx)}
 	err = fn(t)
 	t.ended = true

@@ -54,6 +54,43 @@ func (s sessionStore) DeleteForOwner(ctx context.Context, ownerID uuid.UUID) err
 	return nil
 }
 
+func (s sessionStore) ListForOwner(ctx context.Context, ownerID uuid.UUID, now time.Time) ([]owner.Session, error) {
+	rows, err := s.tx.Query(ctx, `SELECT id, owner_id, token_hash, created_at, expires_at, ip, user_agent
+FROM owner_sessions WHERE owner_id = $1 AND expires_at > $2 ORDER BY created_at DESC, id DESC`, ownerID, now)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []owner.Session
+	for rows.Next() {
+		var x owner.Session
+		var raw []byte
+		if err := rows.Scan(&x.ID, &x.OwnerID, &raw, &x.CreatedAt, &x.ExpiresAt, &x.IP, &x.UserAgent); err != nil {
+			return nil, fmt.Errorf("scan session: %w", err)
+		}
+		x.CreatedAt, x.ExpiresAt = utc(x.CreatedAt), utc(x.ExpiresAt)
+		if x.TokenHash, err = digest(raw); err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+func (s sessionStore) DeleteOne(ctx context.Context, ownerID, id uuid.UUID) error {
+	tag, err := s.tx.Exec(ctx, `DELETE FROM owner_sessions WHERE owner_id = $1 AND id = $2`, ownerID, id)
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(pgx.ErrNoRows, "session")
+	}
+	return nil
+}
+
 func (s sessionStore) DeleteExpired(ctx context.Context, now time.Time) error {
 	if _, err := s.tx.Exec(ctx, `DELETE FROM owner_sessions WHERE expires_at <= $1`, now); err != nil {
 		return fmt.Errorf("delete expired sessions: %w", err)

@@ -33,6 +33,9 @@ const healthSQL = `SELECT e.id,
   GREATEST(
     (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'retryable'),
     (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'discarded')),
+  (SELECT coalesce(a.error, 'HTTP ' || a.status_code) FROM webhook_attempts a
+   WHERE a.endpoint_id = e.id AND a.outcome IN ('retryable', 'discarded')
+   ORDER BY a.attempted_at DESC, a.id DESC LIMIT 1),
   (SELECT count(*) FROM webhook_attempts a
    WHERE a.endpoint_id = e.id AND a.outcome IN ('completed', 'retryable', 'discarded') AND a.attempted_at >= $2),
   (SELECT count(*) FROM webhook_attempts a
@@ -55,7 +58,7 @@ func (r *HealthReader) Health(ctx context.Context, ids []uuid.UUID, since time.T
 			id uuid.UUID
 			h  webhooks.Health
 		)
-		if err := rows.Scan(&id, &h.LastSuccessAt, &h.LastFailureAt, &h.Attempts24h, &h.Succeeded24h); err != nil {
+		if err := rows.Scan(&id, &h.LastSuccessAt, &h.LastFailureAt, &h.LastFailure, &h.Attempts24h, &h.Succeeded24h); err != nil {
 			return nil, fmt.Errorf("read endpoint health: %w", err)
 		}
 		if h.Attempts24h > 0 {

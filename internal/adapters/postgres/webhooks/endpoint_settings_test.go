@@ -127,8 +127,12 @@ func TestListFiltersSortsAndReadsHealthFromTheAttempts(t *testing.T) {
 		{"completed", now.Add(-10 * time.Minute)},
 		{"discarded", now.Add(-5 * time.Minute)},
 	} {
-		_, err := b.pool.Exec(ctx, `INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, attempted_at)
-VALUES ($1, $2, $3, 1, $4, $5)`, i+1, a.ID, ev, row.outcome, row.at)
+		var reason *string
+		if row.outcome == "discarded" {
+			reason = ptr(`dial tcp: lookup hooks.no-such-name.test: no such host`)
+		}
+		_, err := b.pool.Exec(ctx, `INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, attempted_at, status_code, error)
+VALUES ($1, $2, $3, 1, $4, $5, 503, $6)`, i+1, a.ID, ev, row.outcome, row.at, reason)
 		require.NoError(t, err)
 	}
 
@@ -151,6 +155,8 @@ VALUES ($1, $2, $3, 1, $4, $5)`, i+1, a.ID, ev, row.outcome, row.at)
 	require.InDelta(t, 0.5, *h.SuccessRate24h, 1e-9)
 	require.WithinDuration(t, now.Add(-10*time.Minute), *h.LastSuccessAt, time.Second)
 	require.WithinDuration(t, now.Add(-5*time.Minute), *h.LastFailureAt, time.Second)
+	require.NotNil(t, h.LastFailure)
+	require.Contains(t, *h.LastFailure, "no such host", "the endpoint says why its latest attempt failed")
 	require.Nil(t, views[0].Health.SuccessRate24h)
 	require.Nil(t, views[0].Health.LastSuccessAt)
 

@@ -36,9 +36,9 @@ const (
 // maxPrefixLen bounds HMACOptions.SignaturePrefix.
 const maxPrefixLen = 32
 
-// HMACOptions configure the generic hmac kind (seed 001's
-// HmacWebhookOptions): HMAC-SHA256 keyed with the raw bytes of the pasted
-// secret. Header names are matched case-insensitively and stored canonical.
+// HMACOptions configure the generic hmac kind: HMAC-SHA256 keyed with the raw
+// bytes of the pasted secret. Header names are matched case-insensitively and
+// stored canonical.
 type HMACOptions struct {
 	// SignatureHeader carries the signature (required), e.g. "X-Signature".
 	SignatureHeader string `json:"signature_header"`

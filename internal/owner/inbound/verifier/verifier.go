@@ -1,8 +1,6 @@
 // Package verifier authenticates inbound webhooks: one Verifier per provider
-// kind (standard-webhooks, github, stripe, and a configurable hmac), found in
-// a Registry by the kind name stored with each inbound source. It is the Go
-// form of seed 001's IWebhookVerifier / IWebhookVerifierResolver /
-// HmacWebhookVerifier.
+// kind (standard-webhooks, github, stripe, and a configurable hmac), found in a
+// Registry by the kind name stored with each inbound source.
 //
 // # Flow
 //
@@ -53,7 +51,7 @@
 // whether MessageID is covered by the signature. When it is false (github's
 // X-GitHub-Delivery, an hmac id header outside the payload) an attacker who
 // captured one request can resend it under a fresh id, so the inbox must also
-// deduplicate on the SHA-256 of the raw body, as seed 001 does.
+// deduplicate on the SHA-256 of the raw body.
 package verifier
 
 import (
@@ -198,7 +196,7 @@ const (
 	KindGitHub = "github"
 	// KindStripe verifies Stripe's Stripe-Signature.
 	KindStripe = "stripe"
-	// KindHMAC is the configurable generic HMAC-SHA256 verifier of seed 001.
+	// KindHMAC is the configurable generic HMAC-SHA256 verifier.
 	KindHMAC = "hmac"
 )
 
@@ -486,7 +484,7 @@ func parseDecimal(s string) (int64, bool) {
 }
 
 // bodyDigest is the hex SHA-256 of the raw body, the id of messages that
-// carry none and the idempotency digest of seed 001.
+// carry none and the inbox's idempotency digest.
 func bodyDigest(body []byte) string {
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:])

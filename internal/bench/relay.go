@@ -1,14 +1,14 @@
-package events
+package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,18 +17,21 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
-// Benchmark constants: the relay benchmark records events of benchType, each
-// fanned out to one job of benchKind (which no worker runs).
+// The relay benchmark records events of relayBenchType, each fanned out to
+// one job of relayBenchKind (which no worker runs), from relayBenchWriters
+// goroutines.
 const (
-	benchType    = "bench.relay"
-	benchKind    = "bench.relay_sink"
-	benchWriters = 8
+	relayBenchType    = "bench.relay"
+	relayBenchKind    = "bench.relay_sink"
+	relayBenchWriters = 8
 )
 
-// RelayBenchResult is what RelayBench measured.
-type RelayBenchResult struct {
+// relayBenchResult is what relayBench measured.
+type relayBenchResult struct {
 	// Events is how many events were recorded and fanned out.
 	Events int
 	// EventsPerSec: events recorded (one per transaction, from 8
@@ -45,15 +48,7 @@ type RelayBenchResult struct {
 	FanOutP50, FanOutP99 time.Duration
 }
 
-// RunRelayBench is RelayBench reduced to the two figures `make bench`
-// prints side by side: events/s recorded and fanned out, and the bare
-// single-row INSERT rate.
-func RunRelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (eventsPerSec, insertPerSec float64, err error) {
-	r, err := RelayBench(ctx, pool, n)
-	return r.EventsPerSec, r.InsertPerSec, err
-}
-
-// RelayBench measures the bus on pool's database: n events recorded by 8
+// relayBench measures the bus on pool's database: n events recorded by 8
 // goroutines, one per transaction, while one relay (default options, an
 // insert-only River client) fans them out; and, in the same run, n bare
 // single-row INSERTs at the same concurrency. The pool should allow at least
@@ -62,16 +57,16 @@ func RunRelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (eventsPerSec
 // Give it a scratch database: it refuses one with un-fanned events or with
 // another relay listening, because its relay would claim foreign events (and
 // another relay would claim its own). It deletes what it wrote.
-func RelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (RelayBenchResult, error) {
-	res := RelayBenchResult{Events: n}
+func relayBench(ctx context.Context, pool *pgxpool.Pool, n int) (res relayBenchResult, err error) {
+	res = relayBenchResult{Events: n}
 	if n <= 0 {
 		return res, errors.New("relay bench: n must be positive")
 	}
-	if err := benchPrecheck(ctx, pool); err != nil {
+	if err := relayPrecheck(ctx, pool); err != nil {
 		return res, err
 	}
 
-	insertElapsed, err := benchBareInserts(ctx, pool, n)
+	insertElapsed, err := relayBareInserts(ctx, pool, n)
 	if err != nil {
 		return res, err
 	}
@@ -84,7 +79,7 @@ func RelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (RelayBenchResul
 		return res, fmt.Errorf("relay bench: river client: %w", err)
 	}
 	owner := uuid.New()
-	defer benchCleanup(pool, owner)
+	defer func() { err = errors.Join(err, relayCleanup(pool, owner)) }()
 
 	var (
 		mu        sync.Mutex
@@ -99,7 +94,7 @@ func RelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (RelayBenchResul
 			close(allDone)
 		}
 	}
-	relay, err := NewRelay(pool, client, []Subscription{{Kind: benchKind, EventTypes: []string{benchType}}}, RelayOptions{
+	relay, err := events.NewRelay(pool, client, []events.Subscription{{Kind: relayBenchKind, EventTypes: []string{relayBenchType}}}, events.RelayOptions{
 		OnFanOut: func(ids []uuid.UUID) {
 			now := time.Now()
 			mu.Lock()
@@ -121,13 +116,13 @@ func RelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (RelayBenchResul
 	go func() { relayDone <- relay.Run(relayCtx) }()
 	defer func() { stopRelay(); <-relayDone }()
 
-	rec := NewRecorder(func(t string) bool { return t == benchType }, nil)
+	rec := events.NewRecorder(func(t string) bool { return t == relayBenchType }, nil)
 	start := time.Now()
-	err = runWriters(ctx, n, func(ctx context.Context, i int) error {
+	err = runRelayWriters(ctx, n, func(ctx context.Context, i int) error {
 		var id uuid.UUID
 		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			var err error
-			id, err = rec.With(tx).Record(ctx, owner, benchType, "bench://relay", map[string]int{"i": i})
+			id, err = rec.With(tx).Record(ctx, owner, relayBenchType, "bench://relay", map[string]int{"i": i})
 			return err
 		}); err != nil {
 			return err
@@ -161,14 +156,14 @@ func RelayBench(ctx context.Context, pool *pgxpool.Pool, n int) (RelayBenchResul
 	return res, nil
 }
 
-// benchPrecheck refuses a database where the bench would interfere with a
+// relayPrecheck refuses a database where the bench would interfere with a
 // real bus.
-func benchPrecheck(ctx context.Context, pool *pgxpool.Pool) error {
+func relayPrecheck(ctx context.Context, pool *pgxpool.Pool) error {
 	var unfanned, listeners int
 	if err := pool.QueryRow(ctx, `SELECT
   (SELECT count(*) FROM events WHERE fanned_out_at IS NULL AND poisoned_at IS NULL),
   (SELECT count(*) FROM pg_stat_activity
-   WHERE datname = current_database() AND query ILIKE 'LISTEN `+Channel+`%')`).Scan(&unfanned, &listeners); err != nil {
+   WHERE datname = current_database() AND query ILIKE 'LISTEN `+events.Channel+`%')`).Scan(&unfanned, &listeners); err != nil {
 		return fmt.Errorf("relay bench: precheck: %w", err)
 	}
 	if unfanned > 0 || listeners > 0 {
@@ -177,31 +172,33 @@ func benchPrecheck(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// benchBareInserts times n single-row INSERTs (autocommit) into a scratch
+// relayBareInserts times n single-row INSERTs (autocommit) into a scratch
 // table shaped like events, with only a primary key.
-func benchBareInserts(ctx context.Context, pool *pgxpool.Pool, n int) (time.Duration, error) {
-	suffix := make([]byte, 6)
-	_, _ = rand.Read(suffix)
-	table := pgx.Identifier{"bench_bare_insert_" + hex.EncodeToString(suffix)}.Sanitize()
+func relayBareInserts(ctx context.Context, pool *pgxpool.Pool, n int) (elapsed time.Duration, err error) {
+	table := pgx.Identifier{"bench_bare_insert_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]}.Sanitize()
 	if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (
   id uuid PRIMARY KEY, owner_id uuid NOT NULL, type text NOT NULL, subject text NOT NULL,
   occurred_at timestamptz NOT NULL DEFAULT now(), data jsonb NOT NULL)`); err != nil {
 		return 0, fmt.Errorf("relay bench: scratch table: %w", err)
 	}
-	defer func() { _, _ = pool.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+table) }()
+	defer func() {
+		if _, dropErr := pool.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS `+table); dropErr != nil {
+			err = errors.Join(err, fmt.Errorf("relay bench: drop scratch table: %w", dropErr))
+		}
+	}()
 	owner := uuid.New()
 	q := `INSERT INTO ` + table + ` (id, owner_id, type, subject, data) VALUES ($1, $2, $3, $4, $5)`
 	start := time.Now()
-	err := runWriters(ctx, n, func(ctx context.Context, i int) error {
-		id, err := newEventID()
+	err = runRelayWriters(ctx, n, func(ctx context.Context, i int) error {
+		id, err := uuid.NewV7()
 		if err != nil {
 			return err
 		}
-		raw, err := marshalObject(map[string]int{"i": i})
+		raw, err := json.Marshal(map[string]int{"i": i})
 		if err != nil {
 			return err
 		}
-		_, err = pool.Exec(ctx, q, id, owner, benchType, "bench://relay", raw)
+		_, err = pool.Exec(ctx, q, id, owner, relayBenchType, "bench://relay", raw)
 		return err
 	})
 	if err != nil {
@@ -210,9 +207,9 @@ func benchBareInserts(ctx context.Context, pool *pgxpool.Pool, n int) (time.Dura
 	return time.Since(start), nil
 }
 
-// runWriters calls write(i) for i in [0, n) from benchWriters goroutines and
+// runRelayWriters calls write(i) for i in [0, n) from relayBenchWriters goroutines and
 // returns the first error.
-func runWriters(ctx context.Context, n int, write func(ctx context.Context, i int) error) error {
+func runRelayWriters(ctx context.Context, n int, write func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -220,9 +217,9 @@ func runWriters(ctx context.Context, n int, write func(ctx context.Context, i in
 		errOnce  sync.Once
 		firstErr error
 	)
-	for w := range benchWriters {
+	for w := range relayBenchWriters {
 		wg.Go(func() {
-			for i := w; i < n; i += benchWriters {
+			for i := w; i < n; i += relayBenchWriters {
 				if err := write(ctx, i); err != nil {
 					errOnce.Do(func() { firstErr = err; cancel() })
 					return
@@ -234,18 +231,26 @@ func runWriters(ctx context.Context, n int, write func(ctx context.Context, i in
 	return firstErr
 }
 
-// benchCleanup deletes the bench's events and jobs.
-func benchCleanup(pool *pgxpool.Pool, owner uuid.UUID) {
+// relayCleanup deletes the bench's events and jobs.
+func relayCleanup(pool *pgxpool.Pool, owner uuid.UUID) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// River's rows go through River's client: only River writes its tables.
-	if c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{}); err == nil {
-		for {
-			res, err := c.JobDeleteMany(ctx, river.NewJobDeleteManyParams().Kinds(benchKind).First(10000))
-			if err != nil || len(res.Jobs) < 10000 {
-				break
-			}
+	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		return fmt.Errorf("relay bench: river client for clean-up: %w", err)
+	}
+	for {
+		res, err := c.JobDeleteMany(ctx, river.NewJobDeleteManyParams().Kinds(relayBenchKind).First(10000))
+		if err != nil {
+			return fmt.Errorf("relay bench: clean up jobs: %w", err)
+		}
+		if len(res.Jobs) < 10000 {
+			break
 		}
 	}
-	_, _ = pool.Exec(ctx, `DELETE FROM events WHERE owner_id = $1`, owner)
+	if _, err := pool.Exec(ctx, `DELETE FROM events WHERE owner_id = $1`, owner); err != nil {
+		return fmt.Errorf("relay bench: clean up events: %w", err)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package hooks
+package bench
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 )
 
-// BenchOptions configure Bench.
-type BenchOptions struct {
+// InboundLoadOptions configure InboundLoad.
+type InboundLoadOptions struct {
 	// BaseURL is the running server, e.g. http://127.0.0.1:8080.
 	BaseURL string
 	// SourceID and Secret are a standard-webhooks source of that server and
@@ -36,8 +36,8 @@ type BenchOptions struct {
 	Pool *pgxpool.Pool
 }
 
-// BenchResult is what Bench measured.
-type BenchResult struct {
+// InboundLoadResult is what InboundLoad measured.
+type InboundLoadResult struct {
 	Requests    int
 	Concurrency int
 	Accepted    int
@@ -54,12 +54,12 @@ type BenchResult struct {
 	InsertConcurrency int
 }
 
-// Bench sends Requests distinct Standard-Webhooks-signed messages to the
+// InboundLoad sends Requests distinct Standard-Webhooks-signed messages to the
 // source from Concurrency senders and measures accepted/s and latency
 // percentiles; with a Pool it measures the bare INSERT ceiling right after,
 // in the same run. Every message is signed before the clock starts, so
 // signing costs are not counted.
-func Bench(ctx context.Context, o BenchOptions) (BenchResult, error) {
+func InboundLoad(ctx context.Context, o InboundLoadOptions) (InboundLoadResult, error) {
 	if o.Requests <= 0 {
 		o.Requests = 20000
 	}
@@ -68,7 +68,7 @@ func Bench(ctx context.Context, o BenchOptions) (BenchResult, error) {
 	}
 	key, err := standardwebhooks.ParseSecret(o.Secret)
 	if err != nil {
-		return BenchResult{}, fmt.Errorf("inbound bench: secret: %w", err)
+		return InboundLoadResult{}, fmt.Errorf("inbound bench: secret: %w", err)
 	}
 	url := o.BaseURL + "/hooks/" + o.SourceID
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -116,6 +116,8 @@ func Bench(ctx context.Context, o BenchOptions) (BenchResult, error) {
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err == nil {
+					// Draining lets the connection be reused; the status has
+					// arrived already, so a drain error changes nothing measured.
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					codes[i] = resp.StatusCode
@@ -125,7 +127,7 @@ func Bench(ctx context.Context, o BenchOptions) (BenchResult, error) {
 		}()
 	}
 	wg.Wait()
-	res := BenchResult{Requests: o.Requests, Concurrency: o.Concurrency, Elapsed: time.Since(start), Statuses: map[int]int{}}
+	res := InboundLoadResult{Requests: o.Requests, Concurrency: o.Concurrency, Elapsed: time.Since(start), Statuses: map[int]int{}}
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -142,22 +144,26 @@ func Bench(ctx context.Context, o BenchOptions) (BenchResult, error) {
 
 	if o.Pool != nil {
 		res.InsertConcurrency = min(o.Concurrency, int(o.Pool.Config().MaxConns))
-		if res.InsertPerSec, err = BareInsertRate(ctx, o.Pool, res.InsertConcurrency, o.Requests); err != nil {
+		if res.InsertPerSec, err = bareInsertRate(ctx, o.Pool, res.InsertConcurrency, o.Requests); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
 }
 
-// BareInsertRate measures single-row INSERTs per second (each its own
+// bareInsertRate measures single-row INSERTs per second (each its own
 // transaction) from concurrency goroutines into a scratch table, which it
 // drops afterwards: the ceiling the gateway's accepted/s is compared to.
-func BareInsertRate(ctx context.Context, pool *pgxpool.Pool, concurrency, n int) (float64, error) {
+func bareInsertRate(ctx context.Context, pool *pgxpool.Pool, concurrency, n int) (rate float64, err error) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS bench_inbound_insert (
 		id bigserial PRIMARY KEY, v text NOT NULL, at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return 0, fmt.Errorf("inbound bench: create scratch table: %w", err)
 	}
-	defer func() { _, _ = pool.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS bench_inbound_insert`) }()
+	defer func() {
+		if _, dropErr := pool.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS bench_inbound_insert`); dropErr != nil {
+			err = errors.Join(err, fmt.Errorf("inbound bench: drop scratch table: %w", dropErr))
+		}
+	}()
 	var next atomic.Int64
 	next.Store(-1)
 	var first atomic.Pointer[error]

@@ -154,8 +154,8 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Empty(t, page.Data)
 	for q, code := range map[string]string{
 		"state=bogus": "INVALID_STATE", "state=completed": "INVALID_STATE", "event_type=no.such": "INVALID_EVENT_TYPE",
-		"since=yesterday": "INVALID_TIME", "until=2000-01-01": "INVALID_TIME", "newer=x": "INVALID_CURSOR",
-		"cursor=5&newer=6": "INVALID_CURSOR",
+		"since=yesterday": "INVALID_TIME", "until=2000-01-01": "INVALID_TIME", "before=x": "INVALID_CURSOR",
+		"cursor=5&before=6": "INVALID_CURSOR",
 	} {
 		body := getJSON(t, ts, key, base+"/deliveries?"+q, http.StatusBadRequest, nil)
 		require.Contains(t, body, code, q)
@@ -172,7 +172,7 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Len(t, page.Data, 1)
 	require.Nil(t, page.NextCursor)
 	require.NotNil(t, page.PrevCursor)
-	getJSON(t, ts, key, base+"/deliveries?limit=3&newer="+*page.PrevCursor, http.StatusOK, &page)
+	getJSON(t, ts, key, base+"/deliveries?limit=3&before="+*page.PrevCursor, http.StatusOK, &page)
 	require.Len(t, page.Data, 3)
 	require.Equal(t, newest, page.Data[0].JobID, "back to the newest page")
 	require.Nil(t, page.PrevCursor)

@@ -489,7 +489,7 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 		Since: formTime(c.QueryParam("since")), Until: formTime(c.QueryParam("until"))}
 	args := map[string]any{"id": id, "limit": 50}
 	for k, v := range map[string]string{"state": f.State, "event_type": f.EventType, "since": f.Since, "until": f.Until,
-		"cursor": c.QueryParam("cursor"), "newer": c.QueryParam("newer")} {
+		"cursor": c.QueryParam("cursor"), "before": c.QueryParam("before")} {
 		if v != "" {
 			args[k] = v
 		}
@@ -521,7 +521,7 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 		d.Next = "/admin/webhooks/" + id.String() + "?" + f.Query() + "cursor=" + url.QueryEscape(*p.NextCursor)
 	}
 	if p.PrevCursor != nil {
-		d.Newer = "/admin/webhooks/" + id.String() + "?" + f.Query() + "newer=" + url.QueryEscape(*p.PrevCursor)
+		d.Newer = "/admin/webhooks/" + id.String() + "?" + f.Query() + "before=" + url.QueryEscape(*p.PrevCursor)
 	}
 	// Only the newest page refreshes: an older page's rows stay put.
 	d.Refresh = d.Refresh && p.PrevCursor == nil

@@ -156,7 +156,7 @@ type ListInput struct {
 type DeliveriesInput struct {
 	ID uuid.UUID `json:"id" path:"id"`
 	op.PageInput
-	Newer     string `json:"newer,omitempty" query:"newer" doc:"opaque cursor from prev_cursor: the page of newer deliveries"`
+	Before    string `json:"before,omitempty" query:"before" doc:"opaque cursor from prev_cursor: the page of newer deliveries"`
 	State     string `json:"state,omitempty" query:"state" doc:"delivered, sending, waiting, retrying, failed or cancelled"`
 	EventType string `json:"event_type,omitempty" query:"event_type" doc:"only deliveries of events of this type"`
 	Since     string `json:"since,omitempty" query:"since" doc:"RFC 3339: deliveries queued at or after it"`

@@ -137,7 +137,7 @@ type DeliveryQuery struct {
 type DeliveryPage struct {
 	Data []Delivery `json:"data"`
 	// NextCursor pages to older deliveries (cursor=), PrevCursor to newer
-	// ones (newer=); null at either end.
+	// ones (before=); null at either end.
 	NextCursor *string `json:"next_cursor"`
 	PrevCursor *string `json:"prev_cursor"`
 }
@@ -220,16 +220,16 @@ func deliveryQuery(in DeliveriesInput) (DeliveryQuery, error) {
 		}
 		return n, nil
 	}
-	if in.Cursor != "" && in.Newer != "" {
-		return q, domain.Validation("INVALID_CURSOR", "give cursor (older) or newer, not both").WithField("newer")
+	if in.Cursor != "" && in.Before != "" {
+		return q, domain.Validation("INVALID_CURSOR", "give cursor (older) or before (newer), not both").WithField("before")
 	}
 	if in.Cursor != "" {
 		if q.Before, err = parse(in.Cursor); err != nil {
 			return q, err
 		}
 	}
-	if in.Newer != "" {
-		if q.After, err = parse(in.Newer); err != nil {
+	if in.Before != "" {
+		if q.After, err = parse(in.Before); err != nil {
 			return q, err
 		}
 	}

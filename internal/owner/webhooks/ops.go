@@ -63,7 +63,7 @@ func (s *Service) Ops() op.Set {
 		op.New(op.Meta{
 			Name: "webhooks.deliveries", Summary: "The endpoint's delivery log, newest first: River's state and the owner's status, the latest attempt's outcome",
 			Description: "state: delivered, sending, waiting, retrying, failed or cancelled; event_type; since/until (RFC 3339, " +
-				"when the delivery was queued); cursor pages to older deliveries (next_cursor), newer to newer ones (prev_cursor). " +
+				"when the delivery was queued); cursor pages to older deliveries (next_cursor), before to newer ones (prev_cursor), as events.list does. " +
 				"Errors: INVALID_STATE, INVALID_EVENT_TYPE, INVALID_TIME, INVALID_CURSOR.",
 			Method: http.MethodGet, Path: base + "/{id}/deliveries",
 		}, func(ctx context.Context, c op.Caller, in DeliveriesInput) (DeliveryPage, error) {

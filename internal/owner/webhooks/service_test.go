@@ -457,7 +457,7 @@ func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 	require.Equal(t, int64(6), page.Data[0].JobID)
 	require.Equal(t, "6", *page.PrevCursor)
 	// Back up: the page newer than job 6 is 10…7 again, newest first.
-	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}, Newer: *page.PrevCursor})
+	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}, Before: *page.PrevCursor})
 	require.NoError(t, err)
 	require.Equal(t, []int64{10, 9, 8, 7}, []int64{page.Data[0].JobID, page.Data[1].JobID, page.Data[2].JobID, page.Data[3].JobID})
 	require.Nil(t, page.PrevCursor)
@@ -471,8 +471,8 @@ func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 		{DeliveriesInput{EventType: "no.such"}, CodeInvalidEventType},
 		{DeliveriesInput{Since: "yesterday"}, CodeInvalidTime},
 		{DeliveriesInput{Since: "2026-01-02T00:00:00Z", Until: "2026-01-01T00:00:00Z"}, CodeInvalidTime},
-		{DeliveriesInput{Newer: "0"}, "INVALID_CURSOR"},
-		{DeliveriesInput{Newer: "5", PageInput: op.PageInput{Cursor: "6"}}, "INVALID_CURSOR"},
+		{DeliveriesInput{Before: "0"}, "INVALID_CURSOR"},
+		{DeliveriesInput{Before: "5", PageInput: op.PageInput{Cursor: "6"}}, "INVALID_CURSOR"},
 	} {
 		bad.in.ID = created.ID
 		_, err = b.svc.Deliveries(context.Background(), b.owner, bad.in)

@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/adapters/mcp"
 )
 
 // logPage is webhooks.deliveries' answer.
@@ -265,5 +268,51 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	for _, p := range []string{job + "/retry", job + "/resend"} {
 		body := postJSON(t, ts, key, p, "", http.StatusConflict, nil)
 		require.Contains(t, body, "ENDPOINT_DISABLED")
+	}
+}
+
+func TestMCPToolsReadAndSteerTheDeliveryLog(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.0/8"}})
+	o := newSurfaceOwner(t, ts)
+	recv := newHookSink(t)
+	cs := mcpSession(t, ts, o.Key)
+	type endpoint struct {
+		ID string `json:"id"`
+	}
+	since := time.Now().UTC().Add(-time.Second).Format(time.RFC3339Nano)
+	ep := callTool[endpoint](t, cs, "webhooks_create", map[string]any{"url": recv.URL + "/hook", "event_types": []string{"code.*"}, "enabled": false})
+	ev := recordEvent(t, ts, o.ID, "code.issued", "code:1", map[string]any{})
+	waitFannedOut(t, ts, ev)
+	callTool[endpoint](t, cs, "webhooks_update", map[string]any{"id": ep.ID, "enabled": true})
+
+	rec := callTool[struct{ Events, Queued, Existing int }](t, cs, "webhooks_recover", map[string]any{"id": ep.ID, "since": since})
+	require.Equal(t, struct{ Events, Queued, Existing int }{1, 1, 0}, rec)
+	var job int64
+	require.Eventually(t, func() bool {
+		page := callTool[logPage](t, cs, "webhooks_deliveries", map[string]any{"id": ep.ID, "state": "delivered"})
+		if len(page.Data) == 1 {
+			job = page.Data[0].JobID
+			return true
+		}
+		return false
+	}, 30*time.Second, 100*time.Millisecond)
+	det := callTool[deliveryDetail](t, cs, "webhooks_delivery", map[string]any{"id": ep.ID, "job_id": job})
+	require.Len(t, det.Attempts, 1)
+	require.Equal(t, string(recv.all()[0].Body), det.Request.Body)
+	out := callTool[struct{ From, State string }](t, cs, "webhooks_resend_delivery", map[string]any{"id": ep.ID, "job_id": job})
+	require.Equal(t, "completed", out.From)
+	require.Eventually(t, func() bool { return len(recv.all()) == 2 }, 30*time.Second, 50*time.Millisecond)
+
+	for tool, args := range map[string]map[string]any{
+		"webhooks_recover":        {"id": ep.ID},
+		"webhooks_deliveries":     {"id": ep.ID, "state": "bogus"},
+		"webhooks_retry_delivery": {"id": ep.ID, "job_id": job},
+	} {
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+		require.NoError(t, err)
+		e := mcp.ErrorOf(res)
+		require.NotNil(t, e, "%s: %s", tool, textOf(res))
+		require.Contains(t, []string{"INVALID_TIME", "INVALID_STATE", "DELIVERY_STATE"}, e.Code)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -101,8 +102,11 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 	eventID, jobID := sendTest(t, ts, key, ep.ID)
 	d := waitDelivery(t, ts, key, ep.ID, eventID, "completed")
 	require.Equal(t, 2, d.Attempt)
-	require.NotNil(t, d.LastError)
-	require.Contains(t, *d.LastError, "HTTP 500")
+	require.Nil(t, d.LastError, "a delivered row shows no earlier error")
+	var det deliveryDetail
+	getJSON(t, ts, key, fmt.Sprintf("/api/admin/webhooks/%s/deliveries/%d", ep.ID, jobID), http.StatusOK, &det)
+	require.Len(t, det.Attempts, 2)
+	require.Contains(t, *det.Attempts[0].Error, "HTTP 500", "the earlier error is in the attempts")
 	reqs := rc.requests()
 	require.Equal(t, 2, len(reqs))
 	sameMessage(t, reqs)

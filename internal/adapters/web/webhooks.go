@@ -78,6 +78,7 @@ type delivery struct {
 	EventType   string     `json:"event_type"`
 	State       string     `json:"state"`
 	Status      string     `json:"status"`
+	WaitingFor  string     `json:"waiting_for"`
 	Attempt     int        `json:"attempt"`
 	MaxAttempts int        `json:"max_attempts"`
 	StatusCode  *int       `json:"status_code"`
@@ -94,8 +95,10 @@ type delivery struct {
 // waiting one waits.
 func (d delivery) StatusLabel() string {
 	switch {
-	case d.Status == "waiting" && d.State == "scheduled":
+	case d.Status == "waiting" && d.WaitingFor == "schedule":
 		return "waiting (endpoint cooldown or Retry-After)"
+	case d.Status == "waiting" && d.WaitingFor == "window":
+		return "waiting (behind the endpoint's deliveries in flight)"
 	case d.Status == "waiting":
 		return "waiting (in queue)"
 	case d.Status == "cancelled":

@@ -185,6 +185,11 @@ type Delivery struct {
 	// Status is what State means to an owner: delivered, sending,
 	// waiting, retrying, failed or cancelled (see StatusOf).
 	Status string `json:"status"`
+	// WaitingFor says why a waiting delivery waits: "queue" (River will
+	// run it), "window" (behind the endpoint's deliveries in flight) or
+	// "schedule" (the endpoint's cooldown or a receiver's Retry-After);
+	// empty otherwise.
+	WaitingFor string `json:"waiting_for,omitempty"`
 	// FailedBefore says whether an attempt of it failed already (a
 	// scheduled job is then a retry, not a wait).
 	FailedBefore bool `json:"-"`

@@ -242,6 +242,9 @@ func deliveryQuery(in DeliveriesInput) (DeliveryQuery, error) {
 func finishDelivery(d *Delivery) {
 	d.TaskURL = TaskURL(d.JobID)
 	d.Status = StatusOf(d.State, d.FailedBefore)
+	if d.Status == StatusWaiting {
+		d.WaitingFor = map[string]string{"available": "queue", "pending": "window", "scheduled": "schedule"}[d.State]
+	}
 	if d.State == "completed" {
 		d.LastError = nil
 	}

@@ -35,6 +35,15 @@ func TestStatusOfNamesEveryRiverState(t *testing.T) {
 	}
 }
 
+func TestAWaitingRowSaysWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
+	for state, want := range map[string]string{"available": "queue", "pending": "window", "scheduled": "schedule", "retryable": ""} {
+		d := Delivery{State: state, FailedBefore: state == "retryable"}
+		finishDelivery(&d)
+		require.Equal(t, want, d.WaitingFor, state)
+	}
+}
+
 func TestADeliveredRowShowsNoOldError(t *testing.T) {
 	t.Parallel()
 	msg := "500 Internal Server Error"

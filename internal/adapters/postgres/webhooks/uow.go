@@ -203,19 +203,36 @@ FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID
 // so it moves from pending to running under the queue row's lock. A
 // scheduled or retryable chain delivery is counted running already; a
 // finished one left the chain when it ran, and River's JobRetry keeps its
-// recorded output, so it is not counted again.
+// recorded output, so it is not counted again. For a pending delivery the
+// queue row is locked before the job, in Promote's order.
 func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
 	var (
 		state string
 		chain bool
 	)
-	err := s.tx.QueryRow(ctx, `SELECT j.state::text, j.metadata @> '{"`+riverjobs.ChainMetadataKey+`": true}'
-FROM river_job j WHERE `+endpointJobs+` AND j.id = $2 FOR UPDATE`, endpointID, jobID).Scan(&state, &chain)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", deliveryNotFound()
+	read := func(lock string) error {
+		err := s.tx.QueryRow(ctx, `SELECT j.state::text, j.metadata @> '{"`+riverjobs.ChainMetadataKey+`": true}'
+FROM river_job j WHERE `+endpointJobs+` AND j.id = $2`+lock, endpointID, jobID).Scan(&state, &chain)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return deliveryNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("read delivery %d: %w", jobID, err)
+		}
+		return nil
 	}
-	if err != nil {
-		return "", "", fmt.Errorf("read delivery %d: %w", jobID, err)
+	if err := read(""); err != nil {
+		return "", "", err
+	}
+	if state == "pending" && chain {
+		// The chain's queue row first, then the job, as Promote takes
+		// them, so the two never wait on each other crosswise.
+		if _, err := s.tx.Exec(ctx, `SELECT 1 FROM webhook_endpoint_queues WHERE endpoint_id = $1 FOR UPDATE`, endpointID); err != nil {
+			return "", "", fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
+		}
+	}
+	if err := read(" FOR UPDATE"); err != nil {
+		return "", "", err
 	}
 	if !slices.Contains(states, state) {
 		return state, "", nil

@@ -271,6 +271,7 @@ func sentRequest(e Endpoint, ev LoggedEvent) (*SentRequest, error) {
 		h = map[string]string{}
 	}
 	h["Content-Type"] = "application/json"
+	h["User-Agent"] = "StandMeet-Webhooks/<server version>"
 	h[standardwebhooks.HeaderID] = ev.ID.String()
 	h[standardwebhooks.HeaderTimestamp] = "(the attempt's time, Unix seconds; not stored)"
 	h[standardwebhooks.HeaderSignature] = "(v1,HMAC-SHA256 of id.timestamp.body with the endpoint's secret, and the previous one during a rotation; not stored)"

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -101,8 +102,11 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 	eventID, jobID := sendTest(t, ts, key, ep.ID)
 	d := waitDelivery(t, ts, key, ep.ID, eventID, "completed")
 	require.Equal(t, 2, d.Attempt)
-	require.NotNil(t, d.LastError)
-	require.Contains(t, *d.LastError, "HTTP 500")
+	require.Nil(t, d.LastError, "a delivered row shows no earlier error")
+	var det deliveryDetail
+	getJSON(t, ts, key, fmt.Sprintf("/api/admin/webhooks/%s/deliveries/%d", ep.ID, jobID), http.StatusOK, &det)
+	require.Len(t, det.Attempts, 2)
+	require.Contains(t, *det.Attempts[0].Error, "HTTP 500", "the earlier error is in the attempts")
 	reqs := rc.requests()
 	require.Equal(t, 2, len(reqs))
 	sameMessage(t, reqs)
@@ -143,7 +147,7 @@ func TestWebhookEdge410DiscardsAtOnceAndRedeliverQueuesItAgain(t *testing.T) {
 	mu.Unlock()
 	status, resp := ts.do(t, http.MethodPost, "/api/admin/webhooks/"+ep.ID.String()+"/redeliver", key, "")
 	require.Equal(t, http.StatusOK, status, resp)
-	require.JSONEq(t, `{"count":1}`, resp)
+	require.JSONEq(t, `{"count":1,"states":["discarded","cancelled"],"by_state":{"discarded":0,"cancelled":1}}`, resp)
 	d = waitDelivery(t, ts, key, ep.ID, eventID, "completed")
 	require.Equal(t, jobID, d.JobID, "the same job is queued again")
 	reqs := rc.requests()
@@ -151,7 +155,7 @@ func TestWebhookEdge410DiscardsAtOnceAndRedeliverQueuesItAgain(t *testing.T) {
 	sameMessage(t, reqs)
 	status, resp = ts.do(t, http.MethodPost, "/api/admin/webhooks/"+ep.ID.String()+"/redeliver", key, "")
 	require.Equal(t, http.StatusOK, status, resp)
-	require.JSONEq(t, `{"count":0}`, resp, "nothing discarded is left")
+	require.JSONEq(t, `{"count":0,"states":["discarded","cancelled"],"by_state":{"discarded":0,"cancelled":0}}`, resp, "nothing discarded is left")
 }
 
 func TestWebhookEdge429RetryAfterSnoozesWithoutSpendingAnAttempt(t *testing.T) {

@@ -6,8 +6,11 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -139,6 +142,42 @@ WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(targ
 		"POST /api/admin/webhooks/:id/redeliver": {
 			Target: endpointPath("/redeliver"), WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
+		"GET /api/admin/webhooks/:id/deliveries/:job_id": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id, job, event := fx.deliveryOfA(t)
+				return isolationTarget{Path: "/api/admin/webhooks/" + id + "/deliveries/" + job, Hidden: []string{event, "/isolation"}}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
+		"POST /api/admin/webhooks/:id/deliveries/:job_id/retry": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id, job, _ := fx.deliveryOfA(t)
+				return isolationTarget{Path: "/api/admin/webhooks/" + id + "/deliveries/" + job + "/retry"}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK, After: unchangedJobForA,
+		},
+		"POST /api/admin/webhooks/:id/deliveries/:job_id/resend": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				id, job, _ := fx.deliveryOfA(t)
+				return isolationTarget{Path: "/api/admin/webhooks/" + id + "/deliveries/" + job + "/resend"}
+			},
+			// A's delivery waits for its retry: A's own resend is refused
+			// as the wrong state.
+			WantB: http.StatusNotFound, WantA: http.StatusConflict, After: unchangedJobForA,
+		},
+		"POST /api/admin/webhooks/:id/recover": {
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t) + "/recover", Body: `{"since":"2000-01-01T00:00:00Z"}`}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusAccepted,
+			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
+				unchangedForA(t, fx, target)
+				var n int
+				require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
+WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(target.Path)).Scan(&n))
+				require.Zero(t, n, "B queued a recovered delivery to A's endpoint")
+			},
+		},
 		"GET /api/admin/events/:id/deliveries": {
 			// A's test event and its delivery to A's endpoint: B must not
 			// learn the endpoint or its URL.
@@ -166,4 +205,53 @@ WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(targ
 			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
 	}
+}
+
+// jobSnapshots holds, by job id, the River row of a delivery of A's as
+// deliveryOfA left it.
+var jobSnapshots sync.Map
+
+// jobSnapshot reads what a retry or resend would change on a job.
+func jobSnapshot(t *testing.T, fx *isolationFixture, job string) string {
+	t.Helper()
+	var snap string
+	require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT state::text || ' ' || attempt || ' ' || scheduled_at::text
+FROM river_job WHERE id = $1`, job).Scan(&snap))
+	return snap
+}
+
+// deliveryOfA sends a test to a new endpoint of A's and waits until its
+// first attempt is over (the loopback discard port refuses the connection:
+// the delivery waits for its retry), returning the endpoint id, the job id
+// and the event id.
+func (fx *isolationFixture) deliveryOfA(t *testing.T) (id, job, event string) {
+	t.Helper()
+	id = fx.endpointOfA(t)
+	status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks/"+id+"/test", fx.A.Key, "")
+	require.Equal(t, http.StatusAccepted, status, body)
+	var out struct {
+		EventID string `json:"event_id"`
+		JobID   int64  `json:"job_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	job = strconv.FormatInt(out.JobID, 10)
+	require.Eventually(t, func() bool {
+		var state string
+		require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT state::text FROM river_job WHERE id = $1`, out.JobID).Scan(&state))
+		return state != "available" && state != "running" && state != "pending"
+	}, 30*time.Second, 20*time.Millisecond, "A's test delivery was never attempted")
+	jobSnapshots.Store(job, jobSnapshot(t, fx, job))
+	return id, job, out.EventID
+}
+
+// unchangedJobForA requires that B's request left A's endpoint and its
+// delivery job as they were.
+func unchangedJobForA(t *testing.T, fx *isolationFixture, target isolationTarget) {
+	t.Helper()
+	unchangedForA(t, fx, target)
+	parts := strings.Split(target.Path, "/")
+	job := parts[len(parts)-2]
+	before, ok := jobSnapshots.Load(job)
+	require.True(t, ok)
+	require.Equal(t, before, jobSnapshot(t, fx, job), "B moved A's delivery")
 }

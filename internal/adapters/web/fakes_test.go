@@ -337,11 +337,11 @@ func (w *world) ops() op.Set {
 			}
 			return op.NewPage(w.deliveries[in.ID], 50, func(d fakeDelivery) string { return itoa(d.JobID) }), nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.redeliver", Method: http.MethodPost, Path: base + "/{id}/redeliver"}, func(c op.Caller, in idIn) (map[string]int, error) {
+		declare(w, op.Meta{Name: "webhooks.redeliver", Method: http.MethodPost, Path: base + "/{id}/redeliver"}, func(c op.Caller, in idIn) (map[string]any, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return nil, err
 			}
-			return map[string]int{"count": 3}, nil
+			return map[string]any{"count": 3, "by_state": map[string]int{"discarded": 2, "cancelled": 1}}, nil
 		}),
 		declare(w, op.Meta{Name: "events.poisoned", Method: http.MethodGet, Path: "/api/admin/events/poisoned"}, func(_ op.Caller, _ op.PageInput) (op.Page[fakeEvent], error) {
 			return op.NewPage(append([]fakeEvent(nil), w.poisoned...), 50, func(e fakeEvent) string { return e.ID.String() }), nil

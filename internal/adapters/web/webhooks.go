@@ -80,13 +80,94 @@ type delivery struct {
 	EventID     string     `json:"event_id"`
 	EventType   string     `json:"event_type"`
 	State       string     `json:"state"`
+	Status      string     `json:"status"`
+	WaitingFor  string     `json:"waiting_for"`
 	Attempt     int        `json:"attempt"`
 	MaxAttempts int        `json:"max_attempts"`
 	StatusCode  *int       `json:"status_code"`
+	LatencyMS   *int       `json:"latency_ms"`
+	Response    *string    `json:"response"`
 	LastError   *string    `json:"last_error"`
 	AttemptedAt *time.Time `json:"attempted_at"`
 	CreatedAt   time.Time  `json:"created_at"`
+	ScheduledAt time.Time  `json:"scheduled_at"`
 	TaskURL     string     `json:"task_url"`
+}
+
+// StatusLabel is the owner's name of the delivery's state, with why a
+// waiting one waits.
+func (d delivery) StatusLabel() string {
+	switch {
+	case d.Status == "waiting" && d.WaitingFor == "schedule":
+		return "waiting (endpoint cooldown or Retry-After)"
+	case d.Status == "waiting" && d.WaitingFor == "window":
+		return "waiting (behind the endpoint's deliveries in flight)"
+	case d.Status == "waiting":
+		return "waiting (in queue)"
+	case d.Status == "cancelled":
+		return "cancelled (4xx, 410 or not deliverable)"
+	case d.Status == "":
+		return d.State
+	}
+	return d.Status
+}
+
+// Next is when a waiting or retrying delivery runs next, nil otherwise.
+func (d delivery) Next() *time.Time {
+	switch d.State {
+	case "scheduled", "retryable", "available":
+		t := d.ScheduledAt
+		return &t
+	}
+	return nil
+}
+
+// CanRetryNow and CanSendAgain say which steering a delivery takes.
+func (d delivery) CanRetryNow() bool {
+	return d.State == "retryable" || d.State == "scheduled" || d.State == "pending"
+}
+
+// CanSendAgain tells whether the delivery is finished (send again).
+func (d delivery) CanSendAgain() bool { return d.Final() }
+
+// Path is the delivery's page under endpoint id.
+func (d delivery) Path(id uuid.UUID) string {
+	return fmt.Sprintf("/admin/webhooks/%s/deliveries/%d", id, d.JobID)
+}
+
+// deliveryDetail is webhooks.delivery's answer.
+type deliveryDetail struct {
+	delivery
+	Attempts []deliveryAttempt `json:"attempts"`
+	Request  *struct {
+		URL     string            `json:"url"`
+		Body    string            `json:"body"`
+		Headers map[string]string `json:"headers"`
+	} `json:"request"`
+}
+
+// HeaderLines are the sent headers sorted by name.
+func (d deliveryDetail) HeaderLines() []string {
+	if d.Request == nil {
+		return nil
+	}
+	var out []string
+	for k, v := range d.Request.Headers {
+		out = append(out, k+": "+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+type deliveryAttempt struct {
+	Attempt    int       `json:"attempt"`
+	Outcome    string    `json:"outcome"`
+	StatusCode *int      `json:"status_code"`
+	LatencyMS  *int      `json:"latency_ms"`
+	Response   *string   `json:"response"`
+	Error      *string   `json:"error"`
+	Location   *string   `json:"location"`
+	At         time.Time `json:"attempted_at"`
 }
 
 // Link is the delivery's page in River's UI.
@@ -246,8 +327,57 @@ type webhookShowData struct {
 	Endpoint   endpoint
 	Deliveries []delivery
 	Next       string
+	Newer      string
 	Refresh    bool
 	CSRF       string
+	Filter     deliveryFilter
+	Statuses   []string
+	Types      []domain.EventType
+	// Steer says whether the per-delivery buttons are offered.
+	Steer bool
+}
+
+// deliveryFilter is the delivery log's filter as the page's query has it.
+type deliveryFilter struct {
+	State, EventType, Since, Until string
+}
+
+// Active tells whether any filter is set.
+func (f deliveryFilter) Active() bool {
+	return f.State != "" || f.EventType != "" || f.Since != "" || f.Until != ""
+}
+
+// Query is the filter as a query string prefix ("state=…&" or "").
+func (f deliveryFilter) Query() string {
+	v := url.Values{}
+	for k, x := range map[string]string{"state": f.State, "event_type": f.EventType, "since": f.Since, "until": f.Until} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return v.Encode() + "&"
+}
+
+// formTime turns a datetime-local value (read as UTC) into RFC 3339; other
+// text is passed on for the op to judge.
+func formTime(v string) string {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	}
+	return v
+}
+
+// deliveryPage is webhooks.deliveries' answer.
+type deliveryPage struct {
+	Data       []delivery `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+	PrevCursor *string    `json:"prev_cursor"`
 }
 
 type secretData struct {
@@ -360,17 +490,24 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var p page[delivery]
+	var p deliveryPage
+	f := deliveryFilter{State: c.QueryParam("state"), EventType: c.QueryParam("event_type"),
+		Since: formTime(c.QueryParam("since")), Until: formTime(c.QueryParam("until"))}
 	args := map[string]any{"id": id, "limit": 50}
-	if cur := c.QueryParam("cursor"); cur != "" {
-		args["cursor"] = cur
+	for k, v := range map[string]string{"state": f.State, "event_type": f.EventType, "since": f.Since, "until": f.Until,
+		"cursor": c.QueryParam("cursor"), "before": c.QueryParam("before")} {
+		if v != "" {
+			args[k] = v
+		}
 	}
 	if err := h.call(c.Request().Context(), s, "webhooks.deliveries", args, &p); err != nil {
 		return h.fail(c, s, err)
 	}
 	// The log refreshes itself while a delivery is in flight, or while the
 	// test just sent has not shown up yet.
-	d := webhookShowData{Endpoint: e, Deliveries: p.Data, CSRF: s.CSRFToken}
+	d := webhookShowData{Endpoint: e, Deliveries: p.Data, CSRF: s.CSRFToken, Filter: f,
+		Statuses: []string{"delivered", "sending", "waiting", "retrying", "failed", "cancelled"},
+		Types:    domain.WebhookEventTypes(), Steer: h.has("webhooks.retry_delivery") && h.has("webhooks.resend_delivery")}
 	testJob, waiting := int64(-1), false
 	if c.QueryParam("notice") == "test_sent" {
 		if n, err := strconv.ParseInt(c.QueryParam("job"), 10, 64); err == nil {
@@ -387,8 +524,13 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 	}
 	d.Refresh = d.Refresh || waiting
 	if p.NextCursor != nil {
-		d.Next = "/admin/webhooks/" + id.String() + "?cursor=" + url.QueryEscape(*p.NextCursor)
+		d.Next = "/admin/webhooks/" + id.String() + "?" + f.Query() + "cursor=" + url.QueryEscape(*p.NextCursor)
 	}
+	if p.PrevCursor != nil {
+		d.Newer = "/admin/webhooks/" + id.String() + "?" + f.Query() + "before=" + url.QueryEscape(*p.PrevCursor)
+	}
+	// Only the newest page refreshes: an older page's rows stay put.
+	d.Refresh = d.Refresh && p.PrevCursor == nil
 	return h.render(c, http.StatusOK, "webhook", view{Title: e.URL, Section: "webhooks", Session: s, Notice: notice(c), Data: d})
 }
 
@@ -418,7 +560,76 @@ func (h *Handler) webhookTest(c echo.Context, s *Session) error {
 
 func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
 	return h.endpointAction(c, s, "webhooks.redeliver", nil, func(res map[string]any) string {
-		return "notice=redelivered&count=" + number(res["count"])
+		by, _ := res["by_state"].(map[string]any)
+		return "notice=redelivered&count=" + number(res["count"]) + "&discarded=" + number(by["discarded"]) +
+			"&cancelled=" + number(by["cancelled"])
+	})
+}
+
+// deliveryRef reads the route's endpoint id and job id.
+func deliveryRef(c echo.Context) (uuid.UUID, int64, error) {
+	id, err := routeID(c)
+	if err != nil {
+		return id, 0, err
+	}
+	job, err := strconv.ParseInt(c.Param("job"), 10, 64)
+	if err != nil || job <= 0 {
+		return id, 0, domain.ErrNotFound
+	}
+	return id, job, nil
+}
+
+func (h *Handler) deliveryShow(c echo.Context, s *Session) error {
+	id, job, err := deliveryRef(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	e, err := h.getEndpoint(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	var d deliveryDetail
+	if err := h.call(c.Request().Context(), s, "webhooks.delivery", map[string]any{"id": id, "job_id": job}, &d); err != nil {
+		return h.fail(c, s, err)
+	}
+	return h.render(c, http.StatusOK, "delivery", view{Title: fmt.Sprintf("Delivery %d", job), Section: "webhooks", Session: s,
+		Notice: notice(c), Data: deliveryData{Endpoint: e, Delivery: d, CSRF: s.CSRFToken, Refresh: !d.Final()}})
+}
+
+type deliveryData struct {
+	Endpoint endpoint
+	Delivery deliveryDetail
+	CSRF     string
+	Refresh  bool
+}
+
+// deliverySteer runs retry now or send again and goes back to the page the
+// form names (the log or the delivery's page).
+func (h *Handler) deliverySteer(opName, noticeName string) func(c echo.Context, s *Session) error {
+	return func(c echo.Context, s *Session) error {
+		id, job, err := deliveryRef(c)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		var res map[string]any
+		if err := h.call(c.Request().Context(), s, opName, map[string]any{"id": id, "job_id": job}, &res); err != nil {
+			return h.fail(c, s, err)
+		}
+		back := "/admin/webhooks/" + id.String()
+		if c.FormValue("back") == "delivery" {
+			back += "/deliveries/" + strconv.FormatInt(job, 10)
+		}
+		return c.Redirect(http.StatusSeeOther, back+"?notice="+noticeName+"&job="+strconv.FormatInt(job, 10))
+	}
+}
+
+func (h *Handler) webhookRecover(c echo.Context, s *Session) error {
+	extra := map[string]any{"since": formTime(c.FormValue("since"))}
+	if u := formTime(c.FormValue("until")); u != "" {
+		extra["until"] = u
+	}
+	return h.endpointAction(c, s, "webhooks.recover", extra, func(res map[string]any) string {
+		return "notice=recovered&events=" + number(res["events"]) + "&count=" + number(res["queued"]) + "&existing=" + number(res["existing"])
 	})
 }
 
@@ -602,7 +813,15 @@ func notice(c echo.Context) string {
 	case "test_sent":
 		return "Test event queued as job " + digits("job") + ". Its delivery appears below."
 	case "redelivered":
-		return digits("count") + " failed deliveries queued again."
+		return digits("count") + " deliveries queued again: " + digits("discarded") + " failed (River: discarded) and " +
+			digits("cancelled") + " cancelled. Retrying and waiting ones are not taken: use Retry now on one."
+	case "retried":
+		return "Delivery " + digits("job") + " runs now."
+	case "resent":
+		return "Delivery " + digits("job") + " is sent again (same webhook-id)."
+	case "recovered":
+		return digits("events") + " events in the range: " + digits("count") + " new deliveries queued, " + digits("existing") +
+			" already had a delivery and were left alone."
 	case "enabled":
 		return "Endpoint enabled; its failure state was cleared."
 	case "disabled":

@@ -198,9 +198,22 @@ type Delivery struct {
 	// State is River's job state: available, scheduled, running,
 	// retryable, completed, discarded or cancelled (a delivery discarded
 	// at once: 4xx, blocked, endpoint disabled, event pruned).
-	State       string     `json:"state"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
+	State string `json:"state"`
+	// Status is what State means to an owner: delivered, sending,
+	// waiting, retrying, failed or cancelled (see StatusOf).
+	Status string `json:"status"`
+	// WaitingFor says why a waiting delivery waits: "queue" (River will
+	// run it), "window" (behind the endpoint's deliveries in flight) or
+	// "schedule" (the endpoint's cooldown or a receiver's Retry-After);
+	// empty otherwise.
+	WaitingFor string `json:"waiting_for,omitempty"`
+	// FailedBefore says whether an attempt of it failed already (a
+	// scheduled job is then a retry, not a wait).
+	FailedBefore bool `json:"-"`
+	Attempt      int  `json:"attempt"`
+	MaxAttempts  int  `json:"max_attempts"`
+	// LastError is the latest attempt's error (null once delivered: an
+	// earlier error stays in the delivery's attempts).
 	LastError   *string    `json:"last_error"`
 	AttemptedAt *time.Time `json:"attempted_at"`
 	CreatedAt   time.Time  `json:"created_at"`
@@ -311,15 +324,32 @@ type DeliveryStore interface {
 	// Enqueue queues a delivery of eventID to endpointID now and returns
 	// its job id.
 	Enqueue(ctx context.Context, endpointID, eventID uuid.UUID) (int64, error)
-	// List returns up to limit deliveries of endpointID, newest job first,
-	// with job ids below before (0: from the newest).
-	List(ctx context.Context, endpointID uuid.UUID, before int64, limit int) ([]Delivery, error)
+	// List returns up to q.Limit deliveries of endpointID that pass q's
+	// filters: newest job first below q.Before, or, with q.After, the
+	// oldest above it, oldest first.
+	List(ctx context.Context, endpointID uuid.UUID, q DeliveryQuery) ([]Delivery, error)
+	// Get returns one delivery of endpointID with its attempts, oldest
+	// first, and its event (nil once pruned); NOT_FOUND when the job is
+	// not a delivery of endpointID.
+	Get(ctx context.Context, endpointID uuid.UUID, jobID int64) (Delivery, []Attempt, *LoggedEvent, error)
+	// Retry makes delivery jobID of endpointID available now with River's
+	// JobRetry when its River state is one of states, keeping the
+	// endpoint's chain counts right, and returns its state before and
+	// after ("" after when its state is not one of states; NOT_FOUND when
+	// it is not a delivery of endpointID).
+	Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (from, to string, err error)
+	// Recover queues, in endpointID's chain, a delivery of each event of
+	// ownerID of one of types that occurred in [since, until) and has no
+	// delivery to endpointID yet. It reads at most max+1 events and queues
+	// nothing when there are more; it returns how many events it found and
+	// how many deliveries it queued.
+	Recover(ctx context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (events, queued int, err error)
 	// ListByEvent returns up to limit deliveries of eventID to ownerID's
 	// endpoints, oldest job first, or an error wrapping domain.ErrNotFound
 	// when eventID is not one of ownerID's events (or was pruned).
 	ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
 	// Redeliver queues again every discarded or cancelled delivery of
 	// endpointID (River's JobRetry: same job, same webhook-id) and returns
-	// how many.
-	Redeliver(ctx context.Context, endpointID uuid.UUID) (int, error)
+	// how many of each River state.
+	Redeliver(ctx context.Context, endpointID uuid.UUID) (map[string]int, error)
 }

@@ -153,10 +153,15 @@ type ListInput struct {
 	Sort      string `json:"sort,omitempty" query:"sort" doc:"created (default, oldest first), -created, url or -url"`
 }
 
-// DeliveriesInput pages an endpoint's delivery log.
+// DeliveriesInput filters and pages an endpoint's delivery log.
 type DeliveriesInput struct {
 	ID uuid.UUID `json:"id" path:"id"`
 	op.PageInput
+	Before    string `json:"before,omitempty" query:"before" doc:"opaque cursor from prev_cursor: the page of newer deliveries"`
+	State     string `json:"state,omitempty" query:"state" doc:"delivered, sending, waiting, retrying, failed or cancelled"`
+	EventType string `json:"event_type,omitempty" query:"event_type" doc:"only deliveries of events of this type"`
+	Since     string `json:"since,omitempty" query:"since" doc:"RFC 3339: deliveries queued at or after it"`
+	Until     string `json:"until,omitempty" query:"until" doc:"RFC 3339: deliveries queued before it"`
 }
 
 // EventIDInput names one event.
@@ -178,9 +183,13 @@ type TestOutput struct {
 	JobID   int64     `json:"job_id"`
 }
 
-// RedeliverOutput counts the deliveries queued again.
+// RedeliverOutput counts the deliveries queued again, in all and by the
+// River state they were in.
 type RedeliverOutput struct {
 	Count int `json:"count"`
+	// States are the River states redeliver takes (RedeliverStates).
+	States  []string       `json:"states"`
+	ByState map[string]int `json:"by_state" doc:"how many deliveries of each taken state were queued again"`
 }
 
 // EventTypeView is one Webhook-exposed event type, documented: who

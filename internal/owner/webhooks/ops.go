@@ -61,16 +61,51 @@ func (s *Service) Ops() op.Set {
 			return s.SendTest(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
-			Name: "webhooks.deliveries", Summary: "The endpoint's delivery log: River job state, attempts and the last answer",
+			Name: "webhooks.deliveries", Summary: "The endpoint's delivery log, newest first: River's state and the owner's status, the latest attempt's outcome",
+			Description: "state: delivered, sending, waiting, retrying, failed or cancelled; event_type; since/until (RFC 3339, " +
+				"when the delivery was queued); cursor pages to older deliveries (next_cursor), before to newer ones (prev_cursor), as events.list does. " +
+				"Errors: INVALID_STATE, INVALID_EVENT_TYPE, INVALID_TIME, INVALID_CURSOR.",
 			Method: http.MethodGet, Path: base + "/{id}/deliveries",
-		}, func(ctx context.Context, c op.Caller, in DeliveriesInput) (op.Page[Delivery], error) {
+		}, func(ctx context.Context, c op.Caller, in DeliveriesInput) (DeliveryPage, error) {
 			return s.Deliveries(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
-			Name: "webhooks.redeliver", Summary: "Queue again every discarded delivery of the endpoint",
-			Method: http.MethodPost, Path: base + "/{id}/redeliver",
+			Name: "webhooks.delivery", Summary: "One delivery with every attempt (time, status, latency, answer or error) and the body and headers it sends",
+			Description: "The body is rebuilt from the event (it is a function of the event alone); custom header values are masked; " +
+				"webhook-timestamp and webhook-signature change with every attempt and are not stored. request is null once the event was pruned.",
+			Method: http.MethodGet, Path: base + "/{id}/deliveries/{job_id}",
+		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (DeliveryDetail, error) {
+			return s.Delivery(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
+			Name: "webhooks.retry_delivery", Summary: "Retry now: run a retrying or waiting delivery at once (River states retryable, scheduled, pending)",
+			Description: "DELIVERY_STATE (409) for any other state; ENDPOINT_DISABLED (409); ENDPOINT_DELETED (409).",
+			Method:      http.MethodPost, Path: base + "/{id}/deliveries/{job_id}/retry",
+		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (RetryOutput, error) {
+			return s.RetryNow(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
+			Name: "webhooks.resend_delivery", Summary: "Send again a finished delivery (River states completed, discarded, cancelled): the same job and webhook-id",
+			Description: "DELIVERY_STATE (409) for any other state; ENDPOINT_DISABLED (409); ENDPOINT_DELETED (409).",
+			Method:      http.MethodPost, Path: base + "/{id}/deliveries/{job_id}/resend",
+		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (RetryOutput, error) {
+			return s.SendAgain(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
+			Name: "webhooks.redeliver", Summary: "Redeliver failed: queue again every failed (River: discarded) and cancelled delivery of the endpoint",
+			Description: "Retrying and waiting deliveries are not taken (retry now runs one at once). The answer counts them by River state.",
+			Method:      http.MethodPost, Path: base + "/{id}/redeliver",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (RedeliverOutput, error) {
 			return s.Redeliver(ctx, c.OwnerID, in.ID)
+		}),
+		op.New(op.Meta{
+			Name: "webhooks.recover", Summary: "Recover: send the endpoint, as new deliveries, the events of [since, until) it subscribes to and has no delivery of",
+			Description: "Events still in retention only. An event the endpoint has a delivery of (in any state) is left alone, so a second " +
+				"recover of the same range queues nothing; redeliver sends failed ones again. At most 1000 events per call. " +
+				"Errors: INVALID_TIME, RANGE_TOO_LARGE, ENDPOINT_DISABLED (409), ENDPOINT_DELETED (409).",
+			Method: http.MethodPost, Path: base + "/{id}/recover", Status: http.StatusAccepted,
+		}, func(ctx context.Context, c op.Caller, in RecoverInput) (RecoverOutput, error) {
+			return s.Recover(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.event_deliveries", Summary: "The webhook deliveries of one event, each with its endpoint",

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -544,33 +545,61 @@ func (s *Service) SendTest(ctx context.Context, ownerID, id uuid.UUID) (TestOutp
 	return out, nil
 }
 
-// Deliveries returns a page of the endpoint's delivery log, newest first.
-func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID, in DeliveriesInput) (op.Page[Delivery], error) {
-	var before int64
-	if in.Cursor != "" {
-		n, err := strconv.ParseInt(in.Cursor, 10, 64)
-		if err != nil || n <= 0 {
-			return op.Page[Delivery]{}, badCursor()
-		}
-		before = n
+// Deliveries returns a page of the endpoint's delivery log, newest first,
+// filtered by status, event type and creation time, with cursors to older
+// (next_cursor) and newer (prev_cursor) pages.
+func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID, in DeliveriesInput) (DeliveryPage, error) {
+	q, err := deliveryQuery(in)
+	if err != nil {
+		return DeliveryPage{}, err
 	}
-	limit := in.NormalizedLimit()
+	limit := q.Limit
+	q.Limit = limit + 1
 	var rows []Delivery
-	err := s.uow.Do(ctx, func(tx Tx) error {
+	err = s.uow.Do(ctx, func(tx Tx) error {
 		if _, err := tx.Endpoints().Get(ctx, ownerID, in.ID, false); err != nil {
 			return err
 		}
 		var err error
-		rows, err = tx.Deliveries().List(ctx, in.ID, before, limit+1)
+		rows, err = tx.Deliveries().List(ctx, in.ID, q)
 		return err
 	})
 	if err != nil {
-		return op.Page[Delivery]{}, fmt.Errorf("list deliveries of endpoint %s: %w", in.ID, err)
+		return DeliveryPage{}, fmt.Errorf("list deliveries of endpoint %s: %w", in.ID, err)
+	}
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	if q.After > 0 {
+		slices.Reverse(rows)
 	}
 	for i := range rows {
-		rows[i].TaskURL = TaskURL(rows[i].JobID)
+		finishDelivery(&rows[i])
 	}
-	return op.NewPage(rows, limit, func(d Delivery) string { return strconv.FormatInt(d.JobID, 10) }), nil
+	page := DeliveryPage{Data: rows}
+	if page.Data == nil {
+		page.Data = []Delivery{}
+	}
+	cursor := func(d Delivery) *string { c := strconv.FormatInt(d.JobID, 10); return &c }
+	if len(rows) > 0 {
+		if q.After > 0 {
+			// Read upwards from the cursor: older rows exist (the cursor's
+			// own), newer ones when the read overflowed.
+			page.NextCursor = cursor(rows[len(rows)-1])
+			if more {
+				page.PrevCursor = cursor(rows[0])
+			}
+		} else {
+			if more {
+				page.NextCursor = cursor(rows[len(rows)-1])
+			}
+			if q.Before > 0 {
+				page.PrevCursor = cursor(rows[0])
+			}
+		}
+	}
+	return page, nil
 }
 
 // maxEventDeliveries bounds the deliveries listed for one event: one per
@@ -599,12 +628,13 @@ func (s *Service) EventDeliveries(ctx context.Context, ownerID, eventID uuid.UUI
 	return op.List[EventDelivery]{Data: rows}, nil
 }
 
-// Redeliver queues again every discarded delivery of the endpoint (River
-// states discarded and cancelled), after the receiver was fixed. Each keeps
+// Redeliver queues again every failed or cancelled delivery of the
+// endpoint (River states discarded and cancelled — not retrying ones: retry
+// now takes those), after the receiver was fixed. Each keeps
 // its job and its webhook-id, so a receiver that did get it dedupes it. A
 // disabled endpoint is refused (ENDPOINT_DISABLED): enable it first.
 func (s *Service) Redeliver(ctx context.Context, ownerID, id uuid.UUID) (RedeliverOutput, error) {
-	var n int
+	out := RedeliverOutput{States: RedeliverStates, ByState: map[string]int{}}
 	err := s.uow.Do(ctx, func(tx Tx) error {
 		e, err := getLive(ctx, tx, ownerID, id, false)
 		if err != nil {
@@ -613,13 +643,20 @@ func (s *Service) Redeliver(ctx context.Context, ownerID, id uuid.UUID) (Redeliv
 		if !e.Enabled {
 			return domain.Conflict(CodeEndpointDisabled, "the endpoint is disabled; enable it before redelivering")
 		}
-		n, err = tx.Deliveries().Redeliver(ctx, id)
-		return err
+		by, err := tx.Deliveries().Redeliver(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, st := range RedeliverStates {
+			out.ByState[st] = by[st]
+			out.Count += by[st]
+		}
+		return nil
 	})
 	if err != nil {
 		return RedeliverOutput{}, fmt.Errorf("redeliver to endpoint %s: %w", id, err)
 	}
-	return RedeliverOutput{Count: n}, nil
+	return out, nil
 }
 
 // EventTypes lists the types whose Exposure is Webhook.

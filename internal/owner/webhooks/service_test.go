@@ -28,8 +28,11 @@ type memStore struct {
 	queued    []queuedDelivery
 	nextJob   int64
 	// DeliveriesFunc and RedeliverFunc answer the delivery log calls.
-	DeliveriesFunc func(endpointID uuid.UUID, before int64, limit int) ([]Delivery, error)
-	RedeliverFunc  func(endpointID uuid.UUID) (int, error)
+	DeliveriesFunc func(endpointID uuid.UUID, q DeliveryQuery) ([]Delivery, error)
+	RedeliverFunc  func(endpointID uuid.UUID) (map[string]int, error)
+	// RetryFunc and RecoverFunc answer Retry and Recover.
+	RetryFunc   func(endpointID uuid.UUID, jobID int64, states []string) (string, string, error)
+	RecoverFunc func(ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error)
 	// EventDeliveriesFunc answers ListByEvent.
 	EventDeliveriesFunc func(ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
 }
@@ -161,11 +164,29 @@ func (d memDeliveries) Enqueue(_ context.Context, endpointID, eventID uuid.UUID)
 	return d.t.m.nextJob, nil
 }
 
-func (d memDeliveries) List(_ context.Context, endpointID uuid.UUID, before int64, limit int) ([]Delivery, error) {
+func (d memDeliveries) List(_ context.Context, endpointID uuid.UUID, q DeliveryQuery) ([]Delivery, error) {
 	if d.t.m.DeliveriesFunc == nil {
 		return nil, nil
 	}
-	return d.t.m.DeliveriesFunc(endpointID, before, limit)
+	return d.t.m.DeliveriesFunc(endpointID, q)
+}
+
+func (d memDeliveries) Get(context.Context, uuid.UUID, int64) (Delivery, []Attempt, *LoggedEvent, error) {
+	return Delivery{}, nil, nil, domain.NotFound(CodeDeliveryNotFound, "delivery not found")
+}
+
+func (d memDeliveries) Retry(_ context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
+	if d.t.m.RetryFunc == nil {
+		return "", "", domain.NotFound(CodeDeliveryNotFound, "delivery not found")
+	}
+	return d.t.m.RetryFunc(endpointID, jobID, states)
+}
+
+func (d memDeliveries) Recover(_ context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {
+	if d.t.m.RecoverFunc == nil {
+		return 0, 0, nil
+	}
+	return d.t.m.RecoverFunc(ownerID, endpointID, types, since, until, max)
 }
 
 func (d memDeliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error) {
@@ -175,9 +196,9 @@ func (d memDeliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID
 	return d.t.m.EventDeliveriesFunc(ownerID, eventID, limit)
 }
 
-func (d memDeliveries) Redeliver(_ context.Context, endpointID uuid.UUID) (int, error) {
+func (d memDeliveries) Redeliver(_ context.Context, endpointID uuid.UUID) (map[string]int, error) {
 	if d.t.m.RedeliverFunc == nil {
-		return 0, nil
+		return nil, nil
 	}
 	return d.t.m.RedeliverFunc(endpointID)
 }
@@ -414,10 +435,16 @@ func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 	b := setupService(t)
 	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
-	b.store.DeliveriesFunc = func(_ uuid.UUID, before int64, limit int) ([]Delivery, error) {
+	b.store.DeliveriesFunc = func(_ uuid.UUID, q DeliveryQuery) ([]Delivery, error) {
 		var out []Delivery
-		for id := int64(10); id > 0 && len(out) < limit; id-- {
-			if before == 0 || id < before {
+		if q.After > 0 {
+			for id := q.After + 1; id <= 10 && len(out) < q.Limit; id++ {
+				out = append(out, Delivery{JobID: id, State: "completed"})
+			}
+			return out, nil
+		}
+		for id := int64(10); id > 0 && len(out) < q.Limit; id-- {
+			if q.Before == 0 || id < q.Before {
 				out = append(out, Delivery{JobID: id, State: "completed"})
 			}
 		}
@@ -428,9 +455,34 @@ func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 	require.Len(t, page.Data, 4)
 	require.Equal(t, "/admin/tasks?job=10", page.Data[0].TaskURL)
 	require.Equal(t, "7", *page.NextCursor)
+	require.Nil(t, page.PrevCursor, "the newest page has no newer page")
+	require.Equal(t, StatusDelivered, page.Data[0].Status)
 	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4, Cursor: *page.NextCursor}})
 	require.NoError(t, err)
 	require.Equal(t, int64(6), page.Data[0].JobID)
+	require.Equal(t, "6", *page.PrevCursor)
+	// Back up: the page newer than job 6 is 10…7 again, newest first.
+	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}, Before: *page.PrevCursor})
+	require.NoError(t, err)
+	require.Equal(t, []int64{10, 9, 8, 7}, []int64{page.Data[0].JobID, page.Data[1].JobID, page.Data[2].JobID, page.Data[3].JobID})
+	require.Nil(t, page.PrevCursor)
+	require.Equal(t, "7", *page.NextCursor)
+	for _, bad := range []struct {
+		in   DeliveriesInput
+		code string
+	}{
+		{DeliveriesInput{State: "bogus"}, CodeInvalidState},
+		{DeliveriesInput{State: "completed"}, CodeInvalidState},
+		{DeliveriesInput{EventType: "no.such"}, CodeInvalidEventType},
+		{DeliveriesInput{Since: "yesterday"}, CodeInvalidTime},
+		{DeliveriesInput{Since: "2026-01-02T00:00:00Z", Until: "2026-01-01T00:00:00Z"}, CodeInvalidTime},
+		{DeliveriesInput{Before: "0"}, "INVALID_CURSOR"},
+		{DeliveriesInput{Before: "5", PageInput: op.PageInput{Cursor: "6"}}, "INVALID_CURSOR"},
+	} {
+		bad.in.ID = created.ID
+		_, err = b.svc.Deliveries(context.Background(), b.owner, bad.in)
+		requireCode(t, err, bad.code)
+	}
 	_, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Cursor: "x"}})
 	requireCode(t, err, "INVALID_CURSOR")
 	_, err = b.svc.Deliveries(context.Background(), uuid.New(), DeliveriesInput{ID: created.ID})
@@ -449,6 +501,10 @@ func TestOpsAreDeclaredOnTheContractsRoutes(t *testing.T) {
 		"webhooks.send_test":        "POST /api/admin/webhooks/{id}/test",
 		"webhooks.deliveries":       "GET /api/admin/webhooks/{id}/deliveries",
 		"webhooks.redeliver":        "POST /api/admin/webhooks/{id}/redeliver",
+		"webhooks.delivery":         "GET /api/admin/webhooks/{id}/deliveries/{job_id}",
+		"webhooks.retry_delivery":   "POST /api/admin/webhooks/{id}/deliveries/{job_id}/retry",
+		"webhooks.resend_delivery":  "POST /api/admin/webhooks/{id}/deliveries/{job_id}/resend",
+		"webhooks.recover":          "POST /api/admin/webhooks/{id}/recover",
 		"webhooks.event_types":      "GET /api/admin/webhooks/event-types",
 		"webhooks.event_deliveries": "GET /api/admin/events/{id}/deliveries",
 		"webhooks.event_fanout":     "GET /api/admin/events/{id}/fanout",
@@ -496,7 +552,7 @@ func TestStoreErrorsKeepTheirKind(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
 	boom := errors.New("database down")
-	b.store.RedeliverFunc = func(uuid.UUID) (int, error) { return 0, boom }
+	b.store.RedeliverFunc = func(uuid.UUID) (map[string]int, error) { return nil, boom }
 	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
 	_, err = b.svc.Redeliver(context.Background(), b.owner, created.ID)

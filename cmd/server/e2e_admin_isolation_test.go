@@ -230,6 +230,22 @@ func adminUIIsolationRows() map[string]uiRow {
 		require.Equal(t, "a-endpoint", now["description"])
 		require.Equal(t, true, now["enabled"])
 	}
+	// delivery is one of A's attempted deliveries, its job snapshotted so
+	// deliveryUnchanged can tell B moved nothing.
+	delivery := func(suffix string) func(t *testing.T, fx *isolationFixture) uiTarget {
+		return func(t *testing.T, fx *isolationFixture) uiTarget {
+			id, job, event := fx.deliveryOfA(t)
+			return uiTarget{Path: "/admin/webhooks/" + id + "/deliveries/" + job + suffix, Hidden: []string{event}}
+		}
+	}
+	deliveryUnchanged := func(t *testing.T, fx *isolationFixture, target uiTarget) {
+		endpointUnchanged(t, fx, target)
+		parts := strings.Split(target.Path, "/")
+		job := parts[len(parts)-2]
+		before, ok := jobSnapshots.Load(job)
+		require.True(t, ok)
+		require.Equal(t, before, jobSnapshot(t, fx, job), "B moved A's delivery")
+	}
 	source := func(suffix string) func(t *testing.T, fx *isolationFixture) uiTarget {
 		return func(t *testing.T, fx *isolationFixture) uiTarget {
 			return uiTarget{Path: "/admin/inbound/" + fx.sourceOfA(t) + suffix, Hidden: []string{"a-source"}}
@@ -378,7 +394,22 @@ func adminUIIsolationRows() map[string]uiRow {
 			tg.Form = url.Values{"url": {"http://127.0.0.1:9/taken"}, "description": {"taken over"}, "event_types": {"code.issued"}}
 			return tg
 		}, WantB: http.StatusNotFound, After: endpointUnchanged},
-		"POST /admin/webhooks/:id/delete":                         {Target: endpoint("/delete"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"POST /admin/webhooks/:id/delete":                 {Target: endpoint("/delete"), WantB: http.StatusNotFound, After: endpointUnchanged},
+		"GET /admin/webhooks/:id/deliveries/:job":         {Target: delivery(""), WantB: http.StatusNotFound},
+		"POST /admin/webhooks/:id/deliveries/:job/retry":  {Target: delivery("/retry"), WantB: http.StatusNotFound, After: deliveryUnchanged},
+		"POST /admin/webhooks/:id/deliveries/:job/resend": {Target: delivery("/resend"), WantB: http.StatusNotFound, After: deliveryUnchanged},
+		"POST /admin/webhooks/:id/recover": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			tg := endpoint("/recover")(t, fx)
+			tg.Form = url.Values{"since": {"2000-01-01T00:00"}}
+			return tg
+		}, WantB: http.StatusNotFound, After: func(t *testing.T, fx *isolationFixture, target uiTarget) {
+			endpointUnchanged(t, fx, target)
+			id := strings.Split(strings.TrimPrefix(target.Path, "/admin/webhooks/"), "/")[0]
+			var n int
+			require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(),
+				`SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, id).Scan(&n))
+			require.Zero(t, n, "B's recover queued deliveries to A's endpoint")
+		}},
 		"GET /admin/inbound/:id":                                  {Target: source(""), WantB: http.StatusNotFound},
 		"GET /admin/inbound/:id/edit":                             {Target: source("/edit"), WantB: http.StatusNotFound},
 		"POST /admin/inbound/:id/edit":                            {Target: source("/edit"), WantB: http.StatusNotFound, After: sourceOfAUnchanged},

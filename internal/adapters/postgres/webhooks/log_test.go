@@ -18,7 +18,7 @@ func TestRetryNowOfAPendingDeliveryMovesItIntoTheChain(t *testing.T) {
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	var ids []int64
 	for range subscriber.ChainWindow + 2 {
-		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}})
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, subscriber.Summary{})
 		require.NoError(t, err)
 		ids = append(ids, res[0].JobID)
 	}
@@ -51,7 +51,7 @@ func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
 	since := time.Now().Add(-time.Second)
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.issued"]}`)
 	delivered := b.event(t, "code.issued")
-	res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: delivered}})
+	res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: delivered}}, subscriber.Summary{})
 	require.NoError(t, err)
 	require.False(t, res[0].Duplicate)
 	b.event(t, "code.issued")
@@ -101,7 +101,7 @@ func TestStatusFilterMatchesStatusOf(t *testing.T) {
 	}
 	want := map[string]map[int64]bool{}
 	for _, c := range cases {
-		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued")}})
+		res, err := b.store.Enqueue(ctx, []subscriber.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued")}}, subscriber.Summary{})
 		require.NoError(t, err)
 		_, err = b.pool.Exec(ctx, `UPDATE river_job SET `+c.set+` WHERE id = $1`, res[0].JobID)
 		require.NoError(t, err)

@@ -15,7 +15,7 @@ const (
 	// More than one lets a run of an endpoint's deliveries arrive in one
 	// River fetch and pass the lease among themselves in process, so one
 	// endpoint is not paced by River's fetch interval.
-	ChainWindow = 64
+	ChainWindow = 128
 	// ChainRefill is the low-water mark: a delivery of the chain that
 	// finishes leaving fewer than this many makes the next pending ones
 	// available, up to ChainWindow, while the rest of the window (three

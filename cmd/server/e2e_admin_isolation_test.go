@@ -14,7 +14,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,25 +106,9 @@ var uiNotIsolatedHere = map[string]string{
 }
 
 // adminUIRoutes returns "METHOD path" of every route the server registered
-// under /admin.
+// under /admin, but those uiNotIsolatedHere leaves to others.
 func adminUIRoutes(ts *testServer) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range ts.App.Server.Echo().Routes() {
-		if r.Path != "/admin" && !strings.HasPrefix(r.Path, "/admin/") {
-			continue
-		}
-		if r.Method == "echo_route_not_found" || uiNotIsolatedHere[r.Path] != "" {
-			continue
-		}
-		k := r.Method + " " + r.Path
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return routesUnder(ts, "/admin", uiNotIsolatedHere)
 }
 
 // TestOwnerIsolationOnEveryAdminPage: for every /admin route, owner B's

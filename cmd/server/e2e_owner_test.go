@@ -383,13 +383,19 @@ func mergeIsolationRows(t *testing.T) map[string]isolationRow {
 // isolationAdminRoutes returns "METHOD path" of every route the server registered
 // under /api/admin.
 func isolationAdminRoutes(ts *testServer) []string {
+	return routesUnder(ts, "/api/admin", nil)
+}
+
+// routesUnder returns "METHOD path" of every route the server registered
+// at prefix or below it, sorted, but the paths skip names.
+func routesUnder(ts *testServer, prefix string, skip map[string]string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range ts.App.Server.Echo().Routes() {
-		if r.Path != "/api/admin" && !strings.HasPrefix(r.Path, "/api/admin/") {
+		if r.Path != prefix && !strings.HasPrefix(r.Path, prefix+"/") {
 			continue
 		}
-		if r.Method == "echo_route_not_found" {
+		if r.Method == "echo_route_not_found" || skip[r.Path] != "" {
 			continue
 		}
 		k := r.Method + " " + r.Path

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
@@ -616,20 +617,11 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 	if err != nil {
 		return err
 	}
-	queues, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
+	queue, err := b.pauseQueue(ctx, "webhooks")
 	if err != nil {
-		return fmt.Errorf("river client: %w", err)
+		return err
 	}
-	const queue = "webhooks"
-	if err := queues.QueuePause(ctx, queue, nil); err != nil {
-		return fmt.Errorf("pause %s: %w", queue, err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = queues.QueueResume(context.WithoutCancel(ctx), queue, nil)
-		}
-	}()
+	defer queue.Close(ctx)
 	n := b.o.scale(5000)
 	commits := newCommits()
 	want := wantMore(eps, int64(n))
@@ -655,10 +647,9 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 	var out Outcome
 	if err := b.MeasureWork(ctx, "w1_drain", "delivery", func() (int64, error) {
 		start = time.Now()
-		if err := queues.QueueResume(ctx, queue, nil); err != nil {
-			return 0, fmt.Errorf("resume %s: %w", queue, err)
+		if err := queue.Resume(ctx); err != nil {
+			return 0, err
 		}
-		resumed = true
 		b.wait(ctx, "W1 drain", eps, want)
 		out = Tally(eps, commits)
 		return int64(out.Delivered), nil
@@ -873,20 +864,11 @@ func (b *ServerBench) runW4(ctx context.Context) error {
 // resumes the queue and counts the processing of the same messages
 // (w4_processing_*).
 func (b *ServerBench) runW4Split(ctx context.Context, sourceID string, key []byte) error {
-	queues, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
+	queue, err := b.pauseQueue(ctx, "inbound")
 	if err != nil {
-		return fmt.Errorf("river client: %w", err)
+		return err
 	}
-	const queue = "inbound"
-	if err := queues.QueuePause(ctx, queue, nil); err != nil {
-		return fmt.Errorf("pause %s: %w", queue, err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = queues.QueueResume(context.WithoutCancel(ctx), queue, nil)
-		}
-	}()
+	defer queue.Close(ctx)
 	before, ok, err := b.WorkSnapshot(ctx)
 	if err != nil {
 		return err
@@ -897,10 +879,9 @@ func (b *ServerBench) runW4Split(ctx context.Context, sourceID string, key []byt
 	if err != nil {
 		return err
 	}
-	if err := queues.QueueResume(ctx, queue, nil); err != nil {
-		return fmt.Errorf("resume %s: %w", queue, err)
+	if err := queue.Resume(ctx); err != nil {
+		return err
 	}
-	resumed = true
 	if err := b.waitInboxDone(ctx, sourceID, -1); err != nil {
 		return err
 	}
@@ -1069,4 +1050,45 @@ func (b *ServerBench) runReplicas(ctx context.Context, n int) error {
 		n, rate, Ratio(rate, b.w2Rate), Ms(out.Latency.Percentile(99)), out.Duplicates, out.MaxInFlight)
 	b.checkClean(fmt.Sprintf("W2 on %d processes", n), out)
 	return nil
+}
+
+// pausedQueue is a River queue the bench paused (River's queue pause, as
+// an operator would from River UI) so that work waits as a backlog.
+type pausedQueue struct {
+	b       *ServerBench
+	client  *river.Client[pgx.Tx]
+	name    string
+	resumed bool
+}
+
+// pauseQueue pauses the named queue for every server process.
+func (b *ServerBench) pauseQueue(ctx context.Context, name string) (*pausedQueue, error) {
+	client, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	if err := client.QueuePause(ctx, name, nil); err != nil {
+		return nil, fmt.Errorf("pause %s: %w", name, err)
+	}
+	return &pausedQueue{b: b, client: client, name: name}, nil
+}
+
+// Resume starts the queue again.
+func (q *pausedQueue) Resume(ctx context.Context) error {
+	if err := q.client.QueueResume(ctx, q.name, nil); err != nil {
+		return fmt.Errorf("resume %s: %w", q.name, err)
+	}
+	q.resumed = true
+	return nil
+}
+
+// Close resumes the queue if Resume never ran, so a failed step leaves no
+// queue paused for the next; a failure to resume is a problem of the run.
+func (q *pausedQueue) Close(ctx context.Context) {
+	if q.resumed {
+		return
+	}
+	if err := q.Resume(context.WithoutCancel(ctx)); err != nil {
+		q.b.Problem("%v", err)
+	}
 }

@@ -1115,3 +1115,9 @@ CREATE TABLE webhook_fanouts (
     recorded_at timestamptz NOT NULL DEFAULT now()
 );
 -- ==== end webhook fan-out summaries ====
+-- ==== webhook attempt signatures (0140) ====
+-- The webhook-timestamp and webhook-signature each attempt sent.
+ALTER TABLE webhook_attempts
+    ADD COLUMN webhook_timestamp text,
+    ADD COLUMN webhook_signature text;
+-- ==== end webhook attempt signatures ====

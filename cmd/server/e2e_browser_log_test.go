@@ -98,6 +98,23 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 	reqs := rc.requests()
 	require.Equal(t, string(reqs[len(reqs)-1].Body), strings.TrimSpace(sentBody), "the page shows the exact body sent")
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#sent-headers"))), "Webhook-Id: ")
+	// Each attempt shows the headers it sent: its own timestamp and
+	// signature, exactly as the receiver got them, never the secret.
+	sentHeaders := value(b, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("tr.attempt pre.attempt-headers")).map(p => p.innerText)`))
+	require.Len(t, sentHeaders, 3)
+	var tried []received
+	for _, r := range reqs {
+		if r.Header.Get("webhook-id") == reqs[len(reqs)-1].Header.Get("webhook-id") {
+			tried = append(tried, r)
+		}
+	}
+	require.Len(t, tried, 3)
+	for i, h := range sentHeaders {
+		require.Contains(t, h, "Webhook-Signature: "+tried[i].Header.Get("webhook-signature"), "attempt %d", i+1)
+		require.Contains(t, h, "Webhook-Timestamp: "+tried[i].Header.Get("webhook-timestamp"), "attempt %d", i+1)
+		require.Contains(t, h, "Webhook-Id: "+tried[i].Header.Get("webhook-id"), "attempt %d", i+1)
+		require.NotContains(t, h, "whsec_", "never the secret")
+	}
 	require.Empty(t, b.unlabelled())
 	b.snap("delivery-page")
 

@@ -41,6 +41,10 @@ type deliveryDetail struct {
 		LatencyMS  *int    `json:"latency_ms"`
 		Response   *string `json:"response"`
 		Error      *string `json:"error"`
+		Timestamp  *string `json:"webhook_timestamp"`
+		Signature  *string `json:"webhook_signature"`
+		// Headers are what the attempt sent.
+		Headers map[string]string `json:"headers"`
 	} `json:"attempts"`
 	Request *struct {
 		URL     string            `json:"url"`
@@ -200,6 +204,19 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Equal(t, string(sent.Body), det.Request.Body, "the log shows the exact body sent")
 	require.Equal(t, evs[0].String(), det.Request.Headers["Webhook-Id"])
 	require.NotContains(t, strings.ToLower(fmt.Sprint(det.Request.Headers)), "whsec_", "never the secret")
+	// The attempt's stored timestamp and signature are exactly those the
+	// receiver got, and its headers are the request's with them.
+	require.NotNil(t, det.Attempts[0].Timestamp)
+	require.NotNil(t, det.Attempts[0].Signature)
+	require.Equal(t, sent.Header.Get("webhook-timestamp"), *det.Attempts[0].Timestamp)
+	require.Equal(t, sent.Header.Get("webhook-signature"), *det.Attempts[0].Signature)
+	require.True(t, strings.HasPrefix(*det.Attempts[0].Signature, "v1,"))
+	h := det.Attempts[0].Headers
+	require.Equal(t, sent.Header.Get("webhook-signature"), h["Webhook-Signature"])
+	require.Equal(t, sent.Header.Get("webhook-timestamp"), h["Webhook-Timestamp"])
+	require.Equal(t, evs[0].String(), h["Webhook-Id"])
+	require.Equal(t, "application/json", h["Content-Type"])
+	require.NotContains(t, strings.ToLower(fmt.Sprint(h)), "whsec_", "never the secret")
 	for _, path := range []string{"/deliveries/999999999", "/deliveries/0"} {
 		getJSON(t, ts, key, base+path, http.StatusNotFound, nil)
 	}
@@ -241,6 +258,21 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Equal(t, "upstream broke: trace-7f3a", *det.Attempts[0].Response)
 	require.Equal(t, 500, *det.Attempts[1].StatusCode)
 	require.Equal(t, 200, *det.Attempts[2].StatusCode)
+	// Each attempt shows the signature it sent, request by request.
+	var sentTest []received
+	for _, r := range rc.requests() {
+		if r.Header.Get("webhook-id") == test.EventID.String() {
+			sentTest = append(sentTest, r)
+		}
+	}
+	require.Len(t, sentTest, 3)
+	for i, a := range det.Attempts {
+		require.NotNil(t, a.Signature, "attempt %d", i+1)
+		require.Equal(t, sentTest[i].Header.Get("webhook-signature"), *a.Signature, "attempt %d", i+1)
+		require.Equal(t, sentTest[i].Header.Get("webhook-timestamp"), *a.Timestamp, "attempt %d", i+1)
+		require.Equal(t, *a.Signature, a.Headers["Webhook-Signature"], "attempt %d", i+1)
+	}
+	require.NotEqual(t, *det.Attempts[0].Timestamp, *det.Attempts[2].Timestamp, "a later attempt signs afresh")
 
 	// Send again: a delivered one goes once more, same webhook-id.
 	body = postJSON(t, ts, key, job+"/retry", "", http.StatusConflict, nil)

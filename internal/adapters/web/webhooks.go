@@ -168,6 +168,19 @@ type deliveryAttempt struct {
 	Error      *string   `json:"error"`
 	Location   *string   `json:"location"`
 	At         time.Time `json:"attempted_at"`
+	// Headers are the headers the attempt sent, with its own timestamp
+	// and signature; nil when not recorded.
+	Headers map[string]string `json:"headers"`
+}
+
+// HeaderLines are the headers the attempt sent, sorted by name.
+func (a deliveryAttempt) HeaderLines() []string {
+	var out []string
+	for k, v := range a.Headers {
+		out = append(out, k+": "+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Link is the delivery's page in River's UI.

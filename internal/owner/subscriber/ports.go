@@ -242,7 +242,12 @@ type Attempt struct {
 	Error string
 	// Location is the Location header of a 3xx.
 	Location string
-	At       time.Time
+	// Timestamp and Signature are the webhook-timestamp and
+	// webhook-signature header values the attempt sent (the signatures,
+	// never the secret); "" when no request was sent.
+	Timestamp string
+	Signature string
+	At        time.Time
 }
 
 // Settle says what a run does to the endpoint's failure state.

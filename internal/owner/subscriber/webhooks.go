@@ -385,6 +385,8 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	a.Latency = resp.Latency
 	a.Response = excerpt(resp.Body)
 	a.Location = v.location
+	a.Timestamp = req.Header.Get(standardwebhooks.HeaderTimestamp)
+	a.Signature = req.Header.Get(standardwebhooks.HeaderSignature)
 	f := Finish{Attempt: a, Now: now}
 	switch {
 	case v.failure:

@@ -854,6 +854,11 @@ func TestDeliverHonoursTheEndpointsTimeoutAndAttemptsAndReportsEachPost(t *testi
 			require.Equal(t, c.wantTimeout, posts[0].Timeout)
 			finishes, _ := b.recorded()
 			require.Equal(t, c.want, finishes[0].Attempt.Outcome)
+			// The attempt records the signature headers it sent, even
+			// when nothing answered.
+			require.Equal(t, posts[0].Header.Get("webhook-timestamp"), finishes[0].Attempt.Timestamp)
+			require.Equal(t, posts[0].Header.Get("webhook-signature"), finishes[0].Attempt.Signature)
+			require.NotEmpty(t, finishes[0].Attempt.Signature)
 			if c.want == OutcomeDiscarded && c.code != 410 {
 				require.Contains(t, finishes[0].Attempt.Error, fmt.Sprintf("attempt %d of %d, the last", c.attempt, b.ep.Attempts()))
 			}

@@ -89,13 +89,23 @@ type Attempt struct {
 	Error      *string   `json:"error"`
 	Location   *string   `json:"location"`
 	At         time.Time `json:"attempted_at"`
+	// Timestamp and Signature are the webhook-timestamp and
+	// webhook-signature values the attempt sent (the signatures, never
+	// the secret); null when it sent nothing or was recorded before they
+	// were kept.
+	Timestamp *string `json:"webhook_timestamp" doc:"the webhook-timestamp header the attempt sent"`
+	Signature *string `json:"webhook_signature" doc:"the webhook-signature header the attempt sent (signatures, never the secret)"`
+	// Headers are the headers the attempt sent: the request's, with its
+	// own timestamp and signature; null when Signature is, or once the
+	// event was pruned.
+	Headers map[string]string `json:"headers" doc:"the headers the attempt sent; custom header values masked"`
 }
 
 // SentRequest is what a delivery POSTs: the exact body, and the headers.
 // The body is a function of the event alone, so it is rebuilt from the
 // event; custom header values are masked; the signature and timestamp
-// change with every attempt and are not stored, so they are named, not
-// shown.
+// change with every attempt, so here they are described and each
+// attempt's Headers carry the values it sent.
 type SentRequest struct {
 	URL     string            `json:"url"`
 	Body    string            `json:"body"`
@@ -250,6 +260,21 @@ func finishDelivery(d *Delivery) {
 	}
 }
 
+// attemptHeaders are the headers attempt a sent with r: r's, with a's
+// timestamp and signature; nil when a recorded no signature.
+func attemptHeaders(r *SentRequest, a Attempt) map[string]string {
+	if a.Signature == nil || a.Timestamp == nil {
+		return nil
+	}
+	h := make(map[string]string, len(r.Headers))
+	for k, v := range r.Headers {
+		h[k] = v
+	}
+	h[standardwebhooks.HeaderTimestamp] = *a.Timestamp
+	h[standardwebhooks.HeaderSignature] = *a.Signature
+	return h
+}
+
 // sentRequest rebuilds what a delivery of ev to e sends.
 func sentRequest(e Endpoint, ev LoggedEvent) (*SentRequest, error) {
 	data := ev.Data
@@ -273,8 +298,8 @@ func sentRequest(e Endpoint, ev LoggedEvent) (*SentRequest, error) {
 	h["Content-Type"] = "application/json"
 	h["User-Agent"] = "StandMeet-Webhooks/<server version>"
 	h[standardwebhooks.HeaderID] = ev.ID.String()
-	h[standardwebhooks.HeaderTimestamp] = "(the attempt's time, Unix seconds; not stored)"
-	h[standardwebhooks.HeaderSignature] = "(v1,HMAC-SHA256 of id.timestamp.body with the endpoint's secret, and the previous one during a rotation; not stored)"
+	h[standardwebhooks.HeaderTimestamp] = "(the attempt's time, Unix seconds; each attempt's value is in its headers)"
+	h[standardwebhooks.HeaderSignature] = "(v1,HMAC-SHA256 of id.timestamp.body with the endpoint's secret, and the previous one during a rotation; each attempt's value is in its headers)"
 	return &SentRequest{URL: e.URL, Body: string(body), Headers: h}, nil
 }
 
@@ -299,6 +324,9 @@ func (s *Service) Delivery(ctx context.Context, ownerID uuid.UUID, in DeliveryID
 		if ev != nil {
 			if out.Request, err = sentRequest(e, *ev); err != nil {
 				return err
+			}
+			for i, a := range out.Attempts {
+				out.Attempts[i].Headers = attemptHeaders(out.Request, a)
 			}
 		}
 		return nil

@@ -350,7 +350,7 @@ func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Dur
 }
 
 // finishRun is the one statement that ends a run: it records the attempt
-// ($13), releases the lease slot by token ($14..$16) — notifying
+// ($13) with the signature headers it sent ($22, $23), releases the lease slot by token ($14..$16) — notifying
 // LeaseChannel when another process waits for it — or, for a lease passed
 // on in process ($21), reads whether another process waits for it, settles
 // the endpoint ($17: 1 success, 2 failure) and counts the run out of its
@@ -359,8 +359,8 @@ func (s *Store) RenewLease(ctx context.Context, l subscriber.Lease, ttl time.Dur
 // failure only when it is the first or the one that disables it.
 const finishRun = `WITH attempt AS (
   INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
-    response, error, location, attempted_at)
-  SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now())
+    response, error, location, attempted_at, webhook_timestamp, webhook_signature)
+  SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now()), $22, $23
   WHERE $13 AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
 ), released AS (
   UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
@@ -422,7 +422,8 @@ func (s *Store) Finish(ctx context.Context, f subscriber.Finish) (subscriber.Set
 	err := s.pool.QueryRow(ctx, finishRun, f.EndpointID, a.JobID, a.EventID, a.Attempt, string(a.Outcome),
 		nullInt(a.StatusCode), latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location),
 		timePtr(a.At), f.Now, f.Attempt != nil, f.Lease != nil, slot, token, int(f.Settle),
-		f.DisableAfter.Seconds(), f.DisableReason, f.Chain, f.Lease == nil && f.Passed != nil).
+		f.DisableAfter.Seconds(), f.DisableReason, f.Chain, f.Lease == nil && f.Passed != nil,
+		nullString(a.Timestamp), nullString(a.Signature)).
 		Scan(&settled.Disabled, &settled.Running, &pending, &settled.Wanted, &notified)
 	if err != nil {
 		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", f.EndpointID, err)

@@ -258,6 +258,35 @@ func TestFinishSettlesTheEndpointsFailureState(t *testing.T) {
 	require.EqualValues(t, 6, pruned)
 }
 
+func TestFinishStoresTheSignatureHeadersSent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	const (
+		ts  = "1764609600"
+		sig = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= v1,3x9Qn0bFv2fE1hQ1m3hQd2pSpS0H9b4QXNwv3pVvC8o="
+	)
+	for _, a := range []subscriber.Attempt{
+		{JobID: 7, Attempt: 1, Outcome: subscriber.OutcomeRetryable, StatusCode: 500, Error: "HTTP 500", Timestamp: ts, Signature: sig},
+		{JobID: 7, Attempt: 2, Outcome: subscriber.OutcomeDiscarded, Error: "endpoint disabled"},
+	} {
+		a.EndpointID, a.EventID, a.At = ep.ID, uuid.New(), time.Now()
+		_, err := b.store.Finish(ctx, subscriber.Finish{Attempt: &a, Now: time.Now()})
+		require.NoError(t, err)
+	}
+	rows, err := b.pool.Query(ctx, `SELECT webhook_timestamp, webhook_signature FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id`, ep.ID)
+	require.NoError(t, err)
+	type sent struct{ Timestamp, Signature *string }
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[sent])
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, ts, *got[0].Timestamp)
+	require.Equal(t, sig, *got[0].Signature)
+	require.Nil(t, got[1].Timestamp, "an attempt that sent nothing stores none")
+	require.Nil(t, got[1].Signature)
+}
+
 func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -176,7 +176,8 @@ WHERE `+endpointJobs+` AND j.id = $2`, endpointID, jobID), &d, &id, &ev.Subject,
 	if err != nil {
 		return d, nil, nil, fmt.Errorf("read delivery %d: %w", jobID, err)
 	}
-	rows, err := s.tx.Query(ctx, `SELECT attempt, outcome, status_code, latency_ms, response, error, location, attempted_at
+	rows, err := s.tx.Query(ctx, `SELECT attempt, outcome, status_code, latency_ms, response, error, location, attempted_at,
+  webhook_timestamp, webhook_signature
 FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID, endpointID)
 	if err != nil {
 		return d, nil, nil, fmt.Errorf("read attempts of delivery %d: %w", jobID, err)
@@ -184,7 +185,7 @@ FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID
 	var attempts []webhooks.Attempt
 	var a webhooks.Attempt
 	if _, err := pgx.ForEachRow(rows, []any{&a.Attempt, &a.Outcome, &a.StatusCode, &a.LatencyMS, &a.Response, &a.Error,
-		&a.Location, &a.At}, func() error {
+		&a.Location, &a.At, &a.Timestamp, &a.Signature}, func() error {
 		attempts = append(attempts, a)
 		return nil
 	}); err != nil {

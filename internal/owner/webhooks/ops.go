@@ -72,7 +72,8 @@ func (s *Service) Ops() op.Set {
 		op.New(op.Meta{
 			Name: "webhooks.delivery", Summary: "One delivery with every attempt (time, status, latency, answer or error) and the body and headers it sends",
 			Description: "The body is rebuilt from the event (it is a function of the event alone); custom header values are masked; " +
-				"webhook-timestamp and webhook-signature change with every attempt and are not stored. request is null once the event was pruned.",
+				"webhook-timestamp and webhook-signature change with every attempt: each attempt carries the values it sent (the signatures, never the secret) and its headers. " +
+				"request, and the attempts' headers, are null once the event was pruned.",
 			Method: http.MethodGet, Path: base + "/{id}/deliveries/{job_id}",
 		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (DeliveryDetail, error) {
 			return s.Delivery(ctx, c.OwnerID, in)

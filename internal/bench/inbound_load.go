@@ -36,7 +36,7 @@ type InboundLoadOptions struct {
 	Pool *pgxpool.Pool
 }
 
-// InboundLoadResult is what InboundLoad measured.
+// InboundLoadResult holds InboundLoad's request counts, statuses and latencies.
 type InboundLoadResult struct {
 	Requests    int
 	Concurrency int
@@ -116,8 +116,8 @@ func InboundLoad(ctx context.Context, o InboundLoadOptions) (InboundLoadResult, 
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err == nil {
-					// Draining lets the connection be reused; the status has
-					// arrived already, so a drain error changes nothing measured.
+					// Draining lets the connection be reused; the status is
+					// already read, so a drain error does not change the result.
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					codes[i] = resp.StatusCode

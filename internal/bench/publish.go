@@ -122,8 +122,8 @@ WHERE type = 'booking.created' AND subject LIKE $1 AND fanned_out_at IS NOT NULL
 	}
 }
 
-// relayCeiling is the relay figure of this run, measured now on a fresh
-// database when the relay step did not run.
+// relayCeiling is the relay figure of this run; when the relay step did not
+// run, it runs the relay on a fresh database for it.
 func (b *ServerBench) relayCeiling(ctx context.Context) (float64, error) {
 	for _, f := range b.r.Figures {
 		if f.Key == "relay_events_per_s" {

@@ -30,7 +30,7 @@ const (
 	relayBenchWriters = 8
 )
 
-// relayBenchResult is what relayBench measured.
+// relayBenchResult holds relayBench's counts and rates.
 type relayBenchResult struct {
 	// Events is how many events were recorded and fanned out.
 	Events int

@@ -37,8 +37,8 @@ const (
 	MinLocalRun = 100 * time.Millisecond
 	// BusySnooze is the shortest snooze of a delivery that waited
 	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
-	// In between, the snooze is the wait still ahead of it as its own wait
-	// measured it: the deliveries still ahead × the time it waited ÷ those
+	// In between, the snooze is the wait still ahead of it, estimated from
+	// its own wait: the deliveries still ahead × the time it waited ÷ those
 	// that went ahead meanwhile.
 	BusySnooze    = time.Second
 	MaxBusySnooze = 5 * time.Minute

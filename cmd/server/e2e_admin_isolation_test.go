@@ -388,10 +388,7 @@ func adminUIIsolationRows() map[string]uiRow {
 		}, WantB: http.StatusNotFound, After: func(t *testing.T, fx *isolationFixture, target uiTarget) {
 			endpointUnchanged(t, fx, target)
 			id := strings.Split(strings.TrimPrefix(target.Path, "/admin/webhooks/"), "/")[0]
-			var n int
-			require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(),
-				`SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, id).Scan(&n))
-			require.Zero(t, n, "B's recover queued deliveries to A's endpoint")
+			require.Zero(t, fx.deliveriesTo(t, id), "B's recover queued deliveries to A's endpoint")
 		}},
 		"GET /admin/inbound/:id":                                  {Target: source(""), WantB: http.StatusNotFound},
 		"GET /admin/inbound/:id/edit":                             {Target: source("/edit"), WantB: http.StatusNotFound},

@@ -119,23 +119,14 @@ func webhooksIsolationRows() map[string]isolationRow {
 		"POST /api/admin/webhooks/:id/test": {
 			Target: endpointPath("/test"), WantB: http.StatusNotFound, WantA: http.StatusAccepted,
 			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
-				var n int
-				require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
-WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(target.Path)).Scan(&n))
-				require.Zero(t, n, "B queued a test delivery to A's endpoint")
+				require.Zero(t, fx.deliveriesTo(t, endpointIDOf(target.Path)), "B queued a test delivery to A's endpoint")
 			},
 		},
 		"GET /api/admin/webhooks/:id/deliveries": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				id := fx.endpointOfA(t)
 				// A delivery of A's, to look for in B's answer.
-				status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks/"+id+"/test", fx.A.Key, "")
-				require.Equal(t, http.StatusAccepted, status, body)
-				var out struct {
-					EventID string `json:"event_id"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(body), &out))
-				return isolationTarget{Path: "/api/admin/webhooks/" + id + "/deliveries", Hidden: []string{out.EventID}}
+				id, event := fx.testEventOfA(t)
+				return isolationTarget{Path: "/api/admin/webhooks/" + id + "/deliveries", Hidden: []string{event}}
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
@@ -172,24 +163,15 @@ WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(targ
 			WantB: http.StatusNotFound, WantA: http.StatusAccepted,
 			After: func(t *testing.T, fx *isolationFixture, target isolationTarget) {
 				unchangedForA(t, fx, target)
-				var n int
-				require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
-WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointIDOf(target.Path)).Scan(&n))
-				require.Zero(t, n, "B queued a recovered delivery to A's endpoint")
+				require.Zero(t, fx.deliveriesTo(t, endpointIDOf(target.Path)), "B queued a recovered delivery to A's endpoint")
 			},
 		},
 		"GET /api/admin/events/:id/deliveries": {
 			// A's test event and its delivery to A's endpoint: B must not
 			// learn the endpoint or its URL.
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				id := fx.endpointOfA(t)
-				status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks/"+id+"/test", fx.A.Key, "")
-				require.Equal(t, http.StatusAccepted, status, body)
-				var out struct {
-					EventID string `json:"event_id"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(body), &out))
-				return isolationTarget{Path: "/api/admin/events/" + out.EventID + "/deliveries", Hidden: []string{id, "/isolation"}}
+				id, event := fx.testEventOfA(t)
+				return isolationTarget{Path: "/api/admin/events/" + event + "/deliveries", Hidden: []string{id, "/isolation"}}
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
@@ -254,4 +236,27 @@ func unchangedJobForA(t *testing.T, fx *isolationFixture, target isolationTarget
 	before, ok := jobSnapshots.Load(job)
 	require.True(t, ok)
 	require.Equal(t, before, jobSnapshot(t, fx, job), "B moved A's delivery")
+}
+
+// testEventOfA sends a test event to a new endpoint of A's and returns the
+// endpoint's and the event's ids.
+func (fx *isolationFixture) testEventOfA(t *testing.T) (endpoint, event string) {
+	t.Helper()
+	endpoint = fx.endpointOfA(t)
+	status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks/"+endpoint+"/test", fx.A.Key, "")
+	require.Equal(t, http.StatusAccepted, status, body)
+	var out struct {
+		EventID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	return endpoint, out.EventID
+}
+
+// deliveriesTo counts the delivery jobs queued to an endpoint.
+func (fx *isolationFixture) deliveriesTo(t *testing.T, endpointID string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
+WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointID).Scan(&n))
+	return n
 }

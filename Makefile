@@ -72,9 +72,9 @@ test-go:
 # RACE_PKGS are the concurrent packages: webhook delivery, the event relay,
 # inbound processing and publishing. test-race runs their tests again under
 # the race detector, on the same database as test-go.
-RACE_PKGS := ./internal/owner/subscriber ./internal/adapters/riverjobs ./internal/infra/events \
-	./internal/owner/inbound/... ./internal/adapters/postgres/inbound ./internal/owner/publish/... \
-	./internal/adapters/postgres/publish
+RACE_PKGS := ./internal/owner/webhook/delivery ./internal/adapters/riverjob ./internal/infra/events \
+	./internal/owner/inbound/... ./internal/adapters/postgres/inbounddb ./internal/owner/publish/... \
+	./internal/adapters/postgres/publishdb
 
 test-race:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
@@ -39,7 +39,7 @@ type App struct {
 	// Ops are every declared op, as REST, MCP, OpenAPI and the UI project
 	// them (the surfaces' tests enumerate them).
 	Ops        op.Set
-	Worker     *riverjobs.Worker
+	Worker     *riverjob.Worker
 	Background []Background
 	Commands   Commands
 }

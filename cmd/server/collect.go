@@ -10,16 +10,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
-	"github.com/standmeet/standmeet/internal/adapters/eventsops"
+	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
-	"github.com/standmeet/standmeet/internal/adapters/httpapi/hooks"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/hook"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/public"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
 	"github.com/standmeet/standmeet/internal/adapters/mcp"
 	"github.com/standmeet/standmeet/internal/adapters/openapi"
-	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -29,20 +29,20 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
-func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.InboundProcessWorker, inboundPurge *riverjobs.InboundPurgeWorker,
-	webhookFanout *riverjobs.WebhookFanoutWorker, webhookDeliver *riverjobs.WebhookDeliverWorker, webhookPrune *riverjobs.WebhookPruneWorker,
-	webhookSweep *riverjobs.WebhookSweepWorker, corpusIndex *riverjobs.CorpusIndexWorker) (*river.Workers, error) {
+func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjob.InboundProcessWorker, inboundPurge *riverjob.InboundPurgeWorker,
+	webhookFanout *riverjob.WebhookFanoutWorker, webhookDeliver *riverjob.WebhookDeliverWorker, webhookPrune *riverjob.WebhookPruneWorker,
+	webhookSweep *riverjob.WebhookSweepWorker, corpusIndex *riverjob.CorpusIndexWorker) (*river.Workers, error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, prune); err != nil {
 		return nil, err
 	}
-	if err := riverjobs.RegisterInbound(workers, inboundProcess, inboundPurge); err != nil {
+	if err := riverjob.RegisterInbound(workers, inboundProcess, inboundPurge); err != nil {
 		return nil, err
 	}
-	if err := riverjobs.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune, webhookSweep); err != nil {
+	if err := riverjob.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune, webhookSweep); err != nil {
 		return nil, err
 	}
-	if err := riverjobs.RegisterCorpus(workers, corpusIndex); err != nil {
+	if err := riverjob.RegisterCorpus(workers, corpusIndex); err != nil {
 		return nil, err
 	}
 	return workers, nil
@@ -51,9 +51,9 @@ func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjobs.Inbound
 func providePeriodicJobs(cfg config.Config) []*river.PeriodicJob {
 	var jobs []*river.PeriodicJob
 	jobs = append(jobs, events.PeriodicJobs(cfg.EventRetention)...)
-	jobs = append(jobs, riverjobs.InboundPeriodicJobs()...)
-	jobs = append(jobs, riverjobs.WebhookPrunePeriodic(cfg.EventRetention))
-	jobs = append(jobs, riverjobs.WebhookSweepPeriodic())
+	jobs = append(jobs, riverjob.InboundPeriodicJobs()...)
+	jobs = append(jobs, riverjob.WebhookPrunePeriodic(cfg.EventRetention))
+	jobs = append(jobs, riverjob.WebhookSweepPeriodic())
 	return jobs
 }
 
@@ -70,7 +70,7 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	var ops op.Set
 	ops = append(ops, jobs...)
 	ops = append(ops, owners.Ops()...)
-	ops = append(ops, eventsops.Ops(eventStore)...)
+	ops = append(ops, eventop.Ops(eventStore)...)
 	ops = append(ops, inbound...)
 	ops = append(ops, webhookOps...)
 	ops = append(ops, corpusSvc.Ops()...)
@@ -79,7 +79,7 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	return ops
 }
 
-func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools *mcp.Handler, openAPI *openapi.Handler, adminUI *web.Handler,
+func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *mcp.Handler, openAPI *openapi.Handler, adminUI *web.Handler,
 	publicAPI *public.Mounter, vaultImport *vaultimport.Mounter) []httpapi.Mounter {
 	var ms []httpapi.Mounter
 	ms = append(ms, authGate)
@@ -89,7 +89,7 @@ func provideMounters(hooksGateway *hooks.Mounter, authGate *auth.Gate, mcpTools 
 	return ms
 }
 
-func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *pgwebhooks.LeaseListener,
+func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *webhookdb.LeaseListener,
 	sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
 	var bs []Background
 	bs = append(bs, sealHeaders)

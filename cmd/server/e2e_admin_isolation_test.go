@@ -215,7 +215,7 @@ func adminUIIsolationRows() map[string]uiRow {
 	}
 	// delivery is one of A's attempted deliveries, its job snapshotted so
 	// deliveryUnchanged can tell B moved nothing.
-	delivery := func(suffix string) func(t *testing.T, fx *isolationFixture) uiTarget {
+	deliveryTarget := func(suffix string) func(t *testing.T, fx *isolationFixture) uiTarget {
 		return func(t *testing.T, fx *isolationFixture) uiTarget {
 			id, job, event := fx.deliveryOfA(t)
 			return uiTarget{Path: "/admin/webhooks/" + id + "/deliveries/" + job + suffix, Hidden: []string{event}}
@@ -378,9 +378,9 @@ func adminUIIsolationRows() map[string]uiRow {
 			return tg
 		}, WantB: http.StatusNotFound, After: endpointUnchanged},
 		"POST /admin/webhooks/:id/delete":                 {Target: endpoint("/delete"), WantB: http.StatusNotFound, After: endpointUnchanged},
-		"GET /admin/webhooks/:id/deliveries/:job":         {Target: delivery(""), WantB: http.StatusNotFound},
-		"POST /admin/webhooks/:id/deliveries/:job/retry":  {Target: delivery("/retry"), WantB: http.StatusNotFound, After: deliveryUnchanged},
-		"POST /admin/webhooks/:id/deliveries/:job/resend": {Target: delivery("/resend"), WantB: http.StatusNotFound, After: deliveryUnchanged},
+		"GET /admin/webhooks/:id/deliveries/:job":         {Target: deliveryTarget(""), WantB: http.StatusNotFound},
+		"POST /admin/webhooks/:id/deliveries/:job/retry":  {Target: deliveryTarget("/retry"), WantB: http.StatusNotFound, After: deliveryUnchanged},
+		"POST /admin/webhooks/:id/deliveries/:job/resend": {Target: deliveryTarget("/resend"), WantB: http.StatusNotFound, After: deliveryUnchanged},
 		"POST /admin/webhooks/:id/recover": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			tg := endpoint("/recover")(t, fx)
 			tg.Form = url.Values{"since": {"2000-01-01T00:00"}}

@@ -20,7 +20,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/bench"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
@@ -245,7 +245,7 @@ func TestInboundConcurrentDeliveriesAreProcessedOnce(t *testing.T) {
 	for runs < messages {
 		select {
 		case ev := <-completed:
-			if ev.Job.Kind != riverjobs.InboundProcessKind {
+			if ev.Job.Kind != riverjob.InboundProcessKind {
 				continue
 			}
 			require.Equal(t, river.EventKindJobCompleted, ev.Kind, "no processing job failed")
@@ -255,7 +255,7 @@ func TestInboundConcurrentDeliveriesAreProcessedOnce(t *testing.T) {
 		}
 	}
 	var jobs int
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1`, riverjobs.InboundProcessKind).Scan(&jobs))
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1`, riverjob.InboundProcessKind).Scan(&jobs))
 	require.Equal(t, messages, jobs, "one processing job per message, none for duplicates")
 }
 
@@ -312,7 +312,7 @@ func TestInboundSupplierConnectionLifecycle(t *testing.T) {
 // through the real worker to done. The dead rows are written directly: the
 // real server's only handler does not fail on demand (the retry schedule
 // with a failing handler double is tested against River in
-// internal/adapters/riverjobs).
+// internal/adapters/riverjob).
 func TestInboundDeadLetterReplayOnTheRealServer(t *testing.T) {
 	t.Parallel()
 	ts := startTestServer(t, testServerOptions{})
@@ -356,7 +356,7 @@ func TestInboundDeadLetterReplayOnTheRealServer(t *testing.T) {
 	require.Equal(t, map[string]int{"done": 3}, states)
 	require.Equal(t, 6+2, attempts, "5+1 kept for the first, 1 each for the two reset")
 	var maxAttempts []int
-	rows, err := ts.App.Pool.Query(context.Background(), `SELECT max_attempts FROM river_job WHERE kind = $1 ORDER BY max_attempts`, riverjobs.InboundProcessKind)
+	rows, err := ts.App.Pool.Query(context.Background(), `SELECT max_attempts FROM river_job WHERE kind = $1 ORDER BY max_attempts`, riverjob.InboundProcessKind)
 	require.NoError(t, err)
 	for rows.Next() {
 		var n int
@@ -441,7 +441,7 @@ func TestInboundBench(t *testing.T) {
 	// come in, to see the intake alone, then times the drain.
 	paused := os.Getenv("STANDMEET_INBOUND_BENCH_PAUSED") != ""
 	if paused {
-		require.NoError(t, ts.App.Worker.QueuePause(context.Background(), riverjobs.QueueInbound, nil))
+		require.NoError(t, ts.App.Worker.QueuePause(context.Background(), riverjob.QueueInbound, nil))
 	}
 	res, err := bench.InboundLoad(context.Background(), bench.InboundLoadOptions{
 		BaseURL: ts.URL, SourceID: src.ID, Secret: src.Secret, Requests: 20000, Concurrency: 32, Pool: ts.App.Pool,
@@ -455,7 +455,7 @@ func TestInboundBench(t *testing.T) {
 		res.InsertConcurrency, res.InsertPerSec, res.AcceptedPerSec/res.InsertPerSec)
 	if paused {
 		start := time.Now()
-		require.NoError(t, ts.App.Worker.QueueResume(context.Background(), riverjobs.QueueInbound, nil))
+		require.NoError(t, ts.App.Worker.QueueResume(context.Background(), riverjob.QueueInbound, nil))
 		waitAllDone(t, ts, src.ID, res.Requests)
 		t.Logf("processing drained %d messages at %.0f/s", res.Requests, float64(res.Requests)/time.Since(start).Seconds())
 	}

@@ -639,7 +639,7 @@ func ownerIsolationRows() map[string]isolationRow {
 }
 
 // eventsIsolationRows covers the event bus's admin ops
-// (internal/adapters/eventsops).
+// (internal/adapters/eventop).
 func eventsIsolationRows() map[string]isolationRow {
 	return map[string]isolationRow{
 		"GET /api/admin/events": {

@@ -21,7 +21,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
@@ -91,7 +91,7 @@ func newTasksFixture(t *testing.T) *tasksFixture {
 	require.NoError(t, json.Unmarshal([]byte(body), &ep))
 	fx.Endpoint = ep.ID
 	res, err := ts.App.Worker.Insert(context.Background(),
-		riverjobs.WebhookDeliverArgs{EndpointID: uuid.MustParse(ep.ID), EventID: event},
+		riverjob.WebhookDeliverArgs{EndpointID: uuid.MustParse(ep.ID), EventID: event},
 		&river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	require.False(t, res.UniqueSkippedAsDuplicate)
@@ -259,7 +259,7 @@ func TestTaskLinkLeadsEachOwnerToTheirJob(t *testing.T) {
 	// The same through the API: jobs.get.
 	status, body = ts.do(t, http.MethodGet, fmt.Sprintf("/api/admin/jobs/%d", fx.Job), fx.A.Key, "")
 	require.Equal(t, http.StatusOK, status, body)
-	var j riverjobs.Job
+	var j riverjob.Job
 	require.NoError(t, json.Unmarshal([]byte(body), &j))
 	require.Equal(t, "scheduled", j.State)
 	require.Equal(t, "webhook.deliver", j.Kind)
@@ -267,7 +267,7 @@ func TestTaskLinkLeadsEachOwnerToTheirJob(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status, body)
 	// A housekeeping job names no owner: nobody's through this op.
 	var prune int64
-	res, err := ts.App.Worker.Insert(context.Background(), riverjobs.WebhookPruneArgs{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	res, err := ts.App.Worker.Insert(context.Background(), riverjob.WebhookPruneArgs{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	prune = res.Job.ID
 	status, body = ts.do(t, http.MethodGet, fmt.Sprintf("/api/admin/jobs/%d", prune), fx.A.Key, "")
@@ -365,7 +365,7 @@ func jobsIsolationRows() map[string]isolationRow {
 	return map[string]isolationRow{
 		"GET /api/admin/jobs/:id": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				res, err := fx.ts.App.Worker.Insert(context.Background(), riverjobs.CorpusIndexArgs{EventJobArgs: events.EventJobArgs{EventID: fx.eventOfA(t, false)}},
+				res, err := fx.ts.App.Worker.Insert(context.Background(), riverjob.CorpusIndexArgs{EventJobArgs: events.EventJobArgs{EventID: fx.eventOfA(t, false)}},
 					&river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 				require.NoError(t, err)
 				return isolationTarget{Path: fmt.Sprintf("/api/admin/jobs/%d", res.Job.ID), Hidden: []string{"corpus.index"}}

@@ -54,7 +54,7 @@ func producers(t *testing.T) map[string]bool {
 			}
 			switch {
 			case strings.HasSuffix(path, "_test.go"), strings.Contains(path, "/internal/domain/"),
-				strings.Contains(path, "/internal/owner/subscriber/"), strings.Contains(path, "test/"),
+				strings.Contains(path, "/internal/owner/webhook/delivery/"), strings.Contains(path, "test/"),
 				strings.Contains(path, "/internal/bench/"),
 				filepath.Base(path) == "memory.go", filepath.Base(path) == "schema.sql":
 				return nil

@@ -137,8 +137,8 @@ func getEndpoint(t *testing.T, ts *testServer, key string, id uuid.UUID) created
 	return ep
 }
 
-// delivery is a row of webhooks.deliveries.
-type delivery struct {
+// deliveryRow is a row of webhooks.deliveries.
+type deliveryRow struct {
 	JobID       int64     `json:"job_id"`
 	EventID     uuid.UUID `json:"event_id"`
 	EventType   string    `json:"event_type"`
@@ -156,12 +156,12 @@ type delivery struct {
 }
 
 // deliveries reads the endpoint's delivery log (first page of 200).
-func deliveries(t *testing.T, ts *testServer, key string, id uuid.UUID) []delivery {
+func deliveries(t *testing.T, ts *testServer, key string, id uuid.UUID) []deliveryRow {
 	t.Helper()
 	status, resp := ts.do(t, http.MethodGet, "/api/admin/webhooks/"+id.String()+"/deliveries?limit=200", key, "")
 	require.Equal(t, http.StatusOK, status, resp)
 	var page struct {
-		Data []delivery `json:"data"`
+		Data []deliveryRow `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(resp), &page))
 	return page.Data
@@ -169,9 +169,9 @@ func deliveries(t *testing.T, ts *testServer, key string, id uuid.UUID) []delive
 
 // waitDelivery waits until the delivery of eventID to the endpoint is in
 // one of states, and returns it.
-func waitDelivery(t *testing.T, ts *testServer, key string, endpointID, eventID uuid.UUID, states ...string) delivery {
+func waitDelivery(t *testing.T, ts *testServer, key string, endpointID, eventID uuid.UUID, states ...string) deliveryRow {
 	t.Helper()
-	var got delivery
+	var got deliveryRow
 	require.Eventually(t, func() bool {
 		for _, d := range deliveries(t, ts, key, endpointID) {
 			if d.EventID == eventID {

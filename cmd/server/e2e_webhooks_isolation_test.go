@@ -48,7 +48,7 @@ func unchangedForA(t *testing.T, fx *isolationFixture, target isolationTarget) {
 }
 
 // webhooksIsolationRows covers the outbound webhook endpoints
-// (internal/owner/webhooks): B gets 404 on every route naming A's endpoint,
+// (internal/owner/webhook): B gets 404 on every route naming A's endpoint,
 // and A's endpoint is left as it was.
 func webhooksIsolationRows() map[string]isolationRow {
 	endpointPath := func(suffix string) func(*testing.T, *isolationFixture) isolationTarget {

@@ -23,7 +23,7 @@ import (
 // logPage is webhooks.deliveries' answer.
 type logPage struct {
 	Data []struct {
-		delivery
+		deliveryRow
 		Status string `json:"status"`
 	} `json:"data"`
 	NextCursor *string `json:"next_cursor"`
@@ -32,7 +32,7 @@ type logPage struct {
 
 // deliveryDetail is webhooks.delivery's answer.
 type deliveryDetail struct {
-	delivery
+	deliveryRow
 	Status   string `json:"status"`
 	Attempts []struct {
 		Attempt    int     `json:"attempt"`

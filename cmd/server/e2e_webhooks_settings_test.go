@@ -14,8 +14,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
-	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 )
 
 func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
@@ -152,8 +152,8 @@ func TestWebhookPrunePurgesEndpointsDeletedBeforeTheRetention(t *testing.T) {
 	_, err := ts.App.Pool.Exec(t.Context(), `UPDATE webhook_endpoints SET deleted_at = now() - interval '2 hours' WHERE id = $1`, old)
 	require.NoError(t, err)
 
-	w := provideWebhookPruneWorker(pgwebhooks.NewStore(ts.App.Pool, nil), ts.App.Pool)
-	require.NoError(t, w.Work(t.Context(), &river.Job[riverjobs.WebhookPruneArgs]{Args: riverjobs.WebhookPruneArgs{Retention: time.Hour}}))
+	w := provideWebhookPruneWorker(webhookdb.NewStore(ts.App.Pool, nil), ts.App.Pool)
+	require.NoError(t, w.Work(t.Context(), &river.Job[riverjob.WebhookPruneArgs]{Args: riverjob.WebhookPruneArgs{Retention: time.Hour}}))
 	status, resp := ts.do(t, http.MethodGet, "/api/admin/webhooks/"+old, o.Key, "")
 	require.Equal(t, http.StatusNotFound, status, resp)
 	status, resp = ts.do(t, http.MethodGet, "/api/admin/webhooks/"+recent, o.Key, "")

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"riverqueue.com/riverui"
 
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
@@ -65,8 +65,8 @@ func provideMetricsHandler(reg *prometheus.Registry) metricsHandler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
-func provideRiverConfig(cfg config.Config) riverjobs.Config {
-	return riverjobs.Config{
+func provideRiverConfig(cfg config.Config) riverjob.Config {
+	return riverjob.Config{
 		MaxWorkers:        cfg.RiverMaxWorkers,
 		FetchCooldown:     cfg.RiverFetchCooldown,
 		FetchPollInterval: cfg.RiverFetchPollInterval,
@@ -76,17 +76,17 @@ func provideRiverConfig(cfg config.Config) riverjobs.Config {
 	}
 }
 
-func provideWorker(pool *pgxpool.Pool, cfg riverjobs.Config, workers *river.Workers, periodic []*river.PeriodicJob, logger *zap.Logger) (*riverjobs.Worker, error) {
-	return riverjobs.NewWorker(pool, cfg, workers, periodic, logger)
+func provideWorker(pool *pgxpool.Pool, cfg riverjob.Config, workers *river.Workers, periodic []*river.PeriodicJob, logger *zap.Logger) (*riverjob.Worker, error) {
+	return riverjob.NewWorker(pool, cfg, workers, periodic, logger)
 }
 
 // tasksHandler serves River's UI.
 type tasksHandler http.Handler
 
-func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.Logger) (tasksHandler, error) {
+func provideTasksHandler(ctx context.Context, w *riverjob.Worker, logger *zap.Logger) (tasksHandler, error) {
 	h, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(w.Client, nil),
-		Logger:    riverjobsLogger(logger),
+		Logger:    riverjobLogger(logger),
 		Prefix:    "/admin/tasks",
 	})
 	if err != nil {
@@ -103,11 +103,11 @@ func provideTasksHandler(ctx context.Context, w *riverjobs.Worker, logger *zap.L
 // the operator's).
 type jobOps op.Set
 
-func provideJobOps(w *riverjobs.Worker, pool *pgxpool.Pool) jobOps {
-	return jobOps(riverjobs.JobOps(w.Client, pool))
+func provideJobOps(w *riverjob.Worker, pool *pgxpool.Pool) jobOps {
+	return jobOps(riverjob.JobOps(w.Client, pool))
 }
 
-func riverjobsLogger(l *zap.Logger) *slog.Logger {
+func riverjobLogger(l *zap.Logger) *slog.Logger {
 	core, err := zapcore.NewIncreaseLevelCore(l.Named("riverui").Core(), zapcore.WarnLevel)
 	if err != nil {
 		core = l.Core()

@@ -19,8 +19,8 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/cryptobox"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
-	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
-	"github.com/standmeet/standmeet/internal/owner/webhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // provideBox builds the cryptobox from the master key, with the previous
@@ -54,11 +54,11 @@ func provideInboundUnseal(box *cryptobox.Box) inbound.UnsealFunc { return box.Op
 
 // provideWebhookSeal seals webhook endpoint secrets (associated data: the
 // endpoint id's bytes).
-func provideWebhookSeal(box *cryptobox.Box) webhooks.SealFunc { return box.Seal }
+func provideWebhookSeal(box *cryptobox.Box) webhook.SealFunc { return box.Seal }
 
 // provideWebhookUnseal opens webhook endpoint secrets for the delivery
 // worker, which signs with them.
-func provideWebhookUnseal(box *cryptobox.Box) whsub.UnsealFunc { return box.Open }
+func provideWebhookUnseal(box *cryptobox.Box) delivery.UnsealFunc { return box.Open }
 
 // sealedColumn names a column holding cryptobox-sealed values whose
 // associated data is the row's uuid id.

@@ -11,26 +11,26 @@ import (
 	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/public"
-	pgaccess "github.com/standmeet/standmeet/internal/adapters/postgres/access"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/accessdb"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
-func provideAccessUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pgaccess.UnitOfWork {
-	return pgaccess.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideAccessUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *accessdb.UnitOfWork {
+	return accessdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
 }
 
-func provideAccessService(uow *pgaccess.UnitOfWork) *access.Service {
+func provideAccessService(uow *accessdb.UnitOfWork) *access.Service {
 	return access.New(access.Deps{UoW: uow, Clock: domain.SystemClock{}})
 }
 
-func provideOwnerDirectory(pool *pgxpool.Pool) *pgaccess.Owners { return pgaccess.NewOwners(pool) }
+func provideOwnerDirectory(pool *pgxpool.Pool) *accessdb.Owners { return accessdb.NewOwners(pool) }
 
 // providePublicAPI serves the routes anyone may call; client addresses for
 // the access-request rate limit come from the auth gate, which knows the
 // trusted proxies.
-func providePublicAPI(owners *pgaccess.Owners, corpusSvc *corpus.Service, accessSvc *access.Service, gate *auth.Gate, logger *zap.Logger) *public.Mounter {
+func providePublicAPI(owners *accessdb.Owners, corpusSvc *corpus.Service, accessSvc *access.Service, gate *auth.Gate, logger *zap.Logger) *public.Mounter {
 	return public.New(public.Deps{
 		ResolveOwner:  owners.Resolve,
 		Search:        corpusSvc.SearchPublished,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
-	pgcorpus "github.com/standmeet/standmeet/internal/adapters/postgres/corpus"
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/corpusdb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/events"
@@ -20,17 +20,17 @@ import (
 // corpusIndexSubscriber subscribes corpus.index to corpus.note.changed, as
 // the corpus domain declares it.
 func corpusIndexSubscriber() subscriber {
-	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs(), Queue: riverjobs.QueueCorpus}
+	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs(), Queue: riverjob.QueueCorpus}
 }
 
-func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pgcorpus.UnitOfWork {
-	return pgcorpus.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *corpusdb.UnitOfWork {
+	return corpusdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
 }
 
-func provideCorpusService(uow *pgcorpus.UnitOfWork) *corpus.Service { return corpus.NewService(uow) }
+func provideCorpusService(uow *corpusdb.UnitOfWork) *corpus.Service { return corpus.NewService(uow) }
 
-func provideCorpusIndexWorker(uow *pgcorpus.UnitOfWork) *riverjobs.CorpusIndexWorker {
-	return &riverjobs.CorpusIndexWorker{Indexer: corpus.NewIndexer(uow)}
+func provideCorpusIndexWorker(uow *corpusdb.UnitOfWork) *riverjob.CorpusIndexWorker {
+	return &riverjob.CorpusIndexWorker{Indexer: corpus.NewIndexer(uow)}
 }
 
 func provideVaultImport(svc *corpus.Service, auth httpapi.Authenticator, logger *zap.Logger) *vaultimport.Mounter {

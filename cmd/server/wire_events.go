@@ -6,14 +6,14 @@ import (
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
-func provideInserter(pool *pgxpool.Pool, cfg config.Config, logger *zap.Logger) (*riverjobs.Inserter, error) {
-	return riverjobs.NewInserter(pool, cfg.RiverFetchCooldown, logger)
+func provideInserter(pool *pgxpool.Pool, cfg config.Config, logger *zap.Logger) (*riverjob.Inserter, error) {
+	return riverjob.NewInserter(pool, cfg.RiverFetchCooldown, logger)
 }
 
 func provideEventMetrics(reg *prometheus.Registry) (*events.Metrics, error) {
@@ -29,7 +29,7 @@ func provideRecorder(m *events.Metrics) *events.Recorder {
 	}, m)
 }
 
-func provideRelay(pool *pgxpool.Pool, ins *riverjobs.Inserter, subs []events.Subscription, m *events.Metrics, logger *zap.Logger) (*events.Relay, error) {
+func provideRelay(pool *pgxpool.Pool, ins *riverjob.Inserter, subs []events.Subscription, m *events.Metrics, logger *zap.Logger) (*events.Relay, error) {
 	return events.NewRelay(pool, ins.Client, subs, events.RelayOptions{Logger: logger.Named("relay"), Metrics: m})
 }
 

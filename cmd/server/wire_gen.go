@@ -54,30 +54,30 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	supplierService := provideSupplierService(supplierUnitOfWork)
 	mainInboundOps := provideInboundOps(service, supplierService)
 	recoveryMailer := provideRecoveryMailer(cfg, logger)
-	ownersUnitOfWork := provideOwnerUnitOfWork(pool, recorder, recoveryMailer)
-	ownerService, err := provideOwnerService(ownersUnitOfWork)
+	ownerdbUnitOfWork := provideOwnerUnitOfWork(pool, recorder, recoveryMailer)
+	ownerService, err := provideOwnerService(ownerdbUnitOfWork)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	webhooksUnitOfWork := provideWebhookUnitOfWork(pool, recorder, inserter)
-	webhooksSealFunc := provideWebhookSeal(box)
-	accessUnitOfWork := provideAccessUnitOfWork(pool, recorder)
-	accessService := provideAccessService(accessUnitOfWork)
+	webhookdbUnitOfWork := provideWebhookUnitOfWork(pool, recorder, inserter)
+	webhookSealFunc := provideWebhookSeal(box)
+	accessdbUnitOfWork := provideAccessUnitOfWork(pool, recorder)
+	accessService := provideAccessService(accessdbUnitOfWork)
 	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
 	healthReader, err := provideWebhookHealth(pool, prometheusRegistry, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	webhooksService := provideWebhookService(webhooksUnitOfWork, webhooksSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
-	mainWebhookOps := provideWebhookOps(webhooksService)
-	corpusUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
-	corpusService := provideCorpusService(corpusUnitOfWork)
+	webhookService := provideWebhookService(webhookdbUnitOfWork, webhookSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
+	mainWebhookOps := provideWebhookOps(webhookService)
+	corpusdbUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
+	corpusService := provideCorpusService(corpusdbUnitOfWork)
 	limiter := providePublishLimiter(cfg)
 	publishService := providePublishService(pool, recorder, limiter)
 	mainPublishOps := providePublishOps(publishService)
-	riverjobsConfig := provideRiverConfig(cfg)
+	riverjobConfig := provideRiverConfig(cfg)
 	pruneWorker := providePruneWorker(pool, logger, metrics)
 	router, err := provideInboundRouter(supplierService)
 	if err != nil {
@@ -87,28 +87,28 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	processor := provideInboundProcessor(unitOfWork, router)
 	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhooksStore := provideWebhookStore(pool, inserter)
+	webhookdbStore := provideWebhookStore(pool, inserter)
 	embedAdmitsFunc := provideEmbedAdmits(accessService)
-	fanouter := provideWebhookFanouter(webhooksStore, embedAdmitsFunc, cfg)
+	fanouter := provideWebhookFanouter(webhookdbStore, embedAdmitsFunc, cfg)
 	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
 	poster := provideWebhookPoster(cfg)
 	unsealFunc := provideWebhookUnseal(box)
-	deliverer, err := provideWebhookDeliverer(webhooksStore, poster, unsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
+	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
-	webhookPruneWorker := provideWebhookPruneWorker(webhooksStore, pool)
-	webhookSweepWorker := provideWebhookSweepWorker(webhooksStore, logger)
-	corpusIndexWorker := provideCorpusIndexWorker(corpusUnitOfWork)
+	webhookPruneWorker := provideWebhookPruneWorker(webhookdbStore, pool)
+	webhookSweepWorker := provideWebhookSweepWorker(webhookdbStore, logger)
+	corpusIndexWorker := provideCorpusIndexWorker(corpusdbUnitOfWork)
 	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, webhookSweepWorker, corpusIndexWorker)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	v2 := providePeriodicJobs(cfg)
-	worker, err := provideWorker(pool, riverjobsConfig, workers, v2, logger)
+	worker, err := provideWorker(pool, riverjobConfig, workers, v2, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -160,7 +160,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	mainOwnerHint := provideOwnerHint(ownerService, logger)
-	leaseListener := provideWebhookLeaseListener(webhooksStore, deliverer, logger)
+	leaseListener := provideWebhookLeaseListener(webhookdbStore, deliverer, logger)
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
 	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, mainHeaderSealer, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)

@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/standmeet/standmeet/internal/adapters/httpapi/hooks"
-	pginbound "github.com/standmeet/standmeet/internal/adapters/postgres/inbound"
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/hook"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
@@ -28,19 +28,19 @@ type inboundOps op.Set
 
 func provideVerifierRegistry() *verifier.Registry { return verifier.NewDefaultRegistry() }
 
-func provideInboundJobs(ins *riverjobs.Inserter) *riverjobs.InboundJobs {
-	return riverjobs.NewInboundJobs(ins)
+func provideInboundJobs(ins *riverjob.Inserter) *riverjob.InboundJobs {
+	return riverjob.NewInboundJobs(ins)
 }
 
-func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjobs.InboundJobs) *pginbound.UnitOfWork {
-	return pginbound.New(pool, jobs.With)
+func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjob.InboundJobs) *inbounddb.UnitOfWork {
+	return inbounddb.New(pool, jobs.With)
 }
 
-func provideSupplierUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *pginbound.SupplierUnitOfWork {
-	return pginbound.NewSupplier(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideSupplierUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *inbounddb.SupplierUnitOfWork {
+	return inbounddb.NewSupplier(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
 }
 
-func provideSupplierService(uow *pginbound.SupplierUnitOfWork) *supplier.Service {
+func provideSupplierService(uow *inbounddb.SupplierUnitOfWork) *supplier.Service {
 	return supplier.NewService(uow, domain.SystemClock{})
 }
 
@@ -58,36 +58,36 @@ func provideSourceCache() *inbound.SourceCache { return inbound.NewSourceCache(i
 
 // provideInboundRefusals keeps the requests the gateway refuses, written in
 // the background (a Background of the server).
-func provideInboundRefusals(uow *pginbound.UnitOfWork, logger *zap.Logger) *inbound.RefusalLog {
+func provideInboundRefusals(uow *inbounddb.UnitOfWork, logger *zap.Logger) *inbound.RefusalLog {
 	log := logger.Named("inbound")
 	return inbound.NewRefusalLog(uow, func(err error) { log.Warn("inbound refusals not recorded", zap.Error(err)) })
 }
 
-func provideInboundService(uow *pginbound.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config, cache *inbound.SourceCache) *inbound.Service {
+func provideInboundService(uow *inbounddb.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config, cache *inbound.SourceCache) *inbound.Service {
 	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{},
 		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention, Cache: cache, Refusals: uow})
 }
 
-func provideInboundGateway(uow *pginbound.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc, cache *inbound.SourceCache,
+func provideInboundGateway(uow *inbounddb.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc, cache *inbound.SourceCache,
 	refusals *inbound.RefusalLog) *inbound.Gateway {
 	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, Inbox: uow, Cache: cache, Verifiers: reg, Unseal: unseal,
 		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(), Refused: refusals.Add})
 }
 
-func provideInboundProcessor(uow *pginbound.UnitOfWork, router *inbound.Router) *inbound.Processor {
+func provideInboundProcessor(uow *inbounddb.UnitOfWork, router *inbound.Router) *inbound.Processor {
 	return inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
 }
 
-func provideInboundProcessWorker(proc *inbound.Processor, logger *zap.Logger) *riverjobs.InboundProcessWorker {
-	return riverjobs.NewInboundProcessWorker(proc, logger.Named("inbound"))
+func provideInboundProcessWorker(proc *inbound.Processor, logger *zap.Logger) *riverjob.InboundProcessWorker {
+	return riverjob.NewInboundProcessWorker(proc, logger.Named("inbound"))
 }
 
-func provideInboundPurgeWorker(svc *inbound.Service, logger *zap.Logger) *riverjobs.InboundPurgeWorker {
-	return riverjobs.NewInboundPurgeWorker(svc.Maintain, logger.Named("inbound"))
+func provideInboundPurgeWorker(svc *inbound.Service, logger *zap.Logger) *riverjob.InboundPurgeWorker {
+	return riverjob.NewInboundPurgeWorker(svc.Maintain, logger.Named("inbound"))
 }
 
-func provideHooksMounter(gw *inbound.Gateway, logger *zap.Logger, reg *prometheus.Registry) (*hooks.Mounter, error) {
-	return hooks.New(gw, logger.Named("hooks"), reg)
+func provideHooksMounter(gw *inbound.Gateway, logger *zap.Logger, reg *prometheus.Registry) (*hook.Mounter, error) {
+	return hook.New(gw, logger.Named("hooks"), reg)
 }
 
 func provideInboundOps(svc *inbound.Service, sup *supplier.Service) inboundOps {

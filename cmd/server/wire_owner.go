@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
-	"github.com/standmeet/standmeet/internal/adapters/postgres/owners"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/ownerdb"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
@@ -22,11 +22,11 @@ func provideRecoveryMailer(cfg config.Config, logger *zap.Logger) owner.Recovery
 	return auth.LogMailer{Logger: logger.Named("recovery"), Dev: cfg.LogFormat == "console"}
 }
 
-func provideOwnerUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, mailer owner.RecoveryMailer) *owners.UnitOfWork {
-	return owners.New(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, mailer)
+func provideOwnerUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, mailer owner.RecoveryMailer) *ownerdb.UnitOfWork {
+	return ownerdb.New(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, mailer)
 }
 
-func provideOwnerService(uow *owners.UnitOfWork) (*owner.Service, error) {
+func provideOwnerService(uow *ownerdb.UnitOfWork) (*owner.Service, error) {
 	return owner.New(owner.Deps{
 		UoW:    uow,
 		Clock:  domain.SystemClock{},

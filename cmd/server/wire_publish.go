@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	pgpublish "github.com/standmeet/standmeet/internal/adapters/postgres/publish"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/publishdb"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
@@ -32,7 +32,7 @@ func providePublishLimiter(cfg config.Config) *ratelimit.Limiter {
 }
 
 func providePublishService(pool *pgxpool.Pool, rec *events.Recorder, limiter *ratelimit.Limiter) *publish.Service {
-	uow := pgpublish.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+	uow := publishdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
 	return publish.NewService(uow, limiter)
 }
 

@@ -18,16 +18,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
-	pgwebhooks "github.com/standmeet/standmeet/internal/adapters/postgres/webhooks"
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/adapters/webhookhttp"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/infra/httpx"
-	whsub "github.com/standmeet/standmeet/internal/owner/subscriber"
-	"github.com/standmeet/standmeet/internal/owner/webhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // webhookOps are the webhooks.* ops (a named type so Wire tells the op
@@ -38,41 +38,41 @@ type webhookOps op.Set
 // type; subscriptionsOf expands the glob against the catalog.
 func webhookFanoutSubscriber() subscriber {
 	exposure := domain.Webhook
-	return subscriber{Kind: whsub.KindFanout, Globs: []string{"*"}, Exposure: &exposure}
+	return subscriber{Kind: delivery.KindFanout, Globs: []string{"*"}, Exposure: &exposure}
 }
 
-func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riverjobs.Inserter) *pgwebhooks.UnitOfWork {
-	return pgwebhooks.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
+func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riverjob.Inserter) *webhookdb.UnitOfWork {
+	return webhookdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
 }
 
-func provideWebhookService(uow *pgwebhooks.UnitOfWork, seal webhooks.SealFunc, belongs webhooks.EmbedBelongsToFunc, cfg config.Config,
-	health *pgwebhooks.HealthReader, pool *pgxpool.Pool) *webhooks.Service {
-	return webhooks.NewService(webhooks.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
-		Health: health, Egress: webhookEgressCheck(cfg), Fanouts: pgwebhooks.NewFanoutReader(pool)})
+func provideWebhookService(uow *webhookdb.UnitOfWork, seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, cfg config.Config,
+	health *webhookdb.HealthReader, pool *pgxpool.Pool) *webhook.Service {
+	return webhook.NewService(webhook.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
+		Health: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool)})
 }
 
 // provideWebhookHealth reads the endpoints' recent outcomes for the list,
 // and registers on /metrics the endpoint and delivery state gauges, read
 // from the database at each scrape.
-func provideWebhookHealth(pool *pgxpool.Pool, reg *prometheus.Registry, logger *zap.Logger) (*pgwebhooks.HealthReader, error) {
-	if err := reg.Register(pgwebhooks.NewStateCollector(pool, logger.Named("webhooks"))); err != nil {
+func provideWebhookHealth(pool *pgxpool.Pool, reg *prometheus.Registry, logger *zap.Logger) (*webhookdb.HealthReader, error) {
+	if err := reg.Register(webhookdb.NewStateCollector(pool, logger.Named("webhooks"))); err != nil {
 		return nil, fmt.Errorf("register webhook state metrics: %w", err)
 	}
-	return pgwebhooks.NewHealthReader(pool), nil
+	return webhookdb.NewHealthReader(pool), nil
 }
 
-func provideWebhookOps(svc *webhooks.Service) webhookOps { return webhookOps(svc.Ops()) }
+func provideWebhookOps(svc *webhook.Service) webhookOps { return webhookOps(svc.Ops()) }
 
-func provideWebhookStore(pool *pgxpool.Pool, ins *riverjobs.Inserter) *pgwebhooks.Store {
-	return pgwebhooks.NewStore(pool, ins)
+func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) *webhookdb.Store {
+	return webhookdb.NewStore(pool, ins)
 }
 
 func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
 	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow, Concurrency: cfg.RiverMaxWorkers})
 }
 
-func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFunc, cfg config.Config) *whsub.Fanouter {
-	return whsub.NewFanouter(whsub.FanoutDeps{Store: store, EmbedAdmits: admits, BackoffScale: cfg.WebhookBackoffScale})
+func provideWebhookFanouter(store *webhookdb.Store, admits delivery.EmbedAdmitsFunc, cfg config.Config) *delivery.Fanouter {
+	return delivery.NewFanouter(delivery.FanoutDeps{Store: store, EmbedAdmits: admits, BackoffScale: cfg.WebhookBackoffScale})
 }
 
 // provideWebhookDeliverer builds the deliverer, exports its attempts
@@ -81,15 +81,15 @@ func provideWebhookFanouter(store *pgwebhooks.Store, admits whsub.EmbedAdmitsFun
 // in_flight and waiting (this process), and the chains' running ("pulled":
 // made available, not finished) and pending ("parked") deliveries over
 // all processes, read from PostgreSQL at each scrape.
-func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster, unseal whsub.UnsealFunc,
-	admits whsub.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*whsub.Deliverer, error) {
+func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster, unseal delivery.UnsealFunc,
+	admits delivery.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*delivery.Deliverer, error) {
 	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
 	// per-endpoint delivery settings (timeout, attempts) reach it.
 	signals, err := webhookhttp.NewSignals(reg, logger.Named("webhooks"))
 	if err != nil {
 		return nil, err
 	}
-	d := whsub.NewDeliverer(whsub.DeliverDeps{
+	d := delivery.NewDeliverer(delivery.DeliverDeps{
 		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(), Observe: signals.Observe,
 	})
 	opts := func(name, help string) prometheus.Opts {
@@ -128,45 +128,45 @@ func provideWebhookDeliverer(store *pgwebhooks.Store, poster *webhookhttp.Poster
 	return d, nil
 }
 
-func provideWebhookFanoutWorker(f *whsub.Fanouter) *riverjobs.WebhookFanoutWorker {
-	return &riverjobs.WebhookFanoutWorker{Fanouter: f}
+func provideWebhookFanoutWorker(f *delivery.Fanouter) *riverjob.WebhookFanoutWorker {
+	return &riverjob.WebhookFanoutWorker{Fanouter: f}
 }
 
-func provideWebhookDeliverWorker(d *whsub.Deliverer, cfg config.Config, logger *zap.Logger) *riverjobs.WebhookDeliverWorker {
-	return &riverjobs.WebhookDeliverWorker{Deliverer: d, BackoffScale: cfg.WebhookBackoffScale, Logger: logger.Named("webhooks")}
+func provideWebhookDeliverWorker(d *delivery.Deliverer, cfg config.Config, logger *zap.Logger) *riverjob.WebhookDeliverWorker {
+	return &riverjob.WebhookDeliverWorker{Deliverer: d, BackoffScale: cfg.WebhookBackoffScale, Logger: logger.Named("webhooks")}
 }
 
 // provideWebhookPruneWorker prunes the delivery log and purges the endpoints
 // deleted before the retention's cutoff (with their remaining log).
-func provideWebhookPruneWorker(store *pgwebhooks.Store, pool *pgxpool.Pool) *riverjobs.WebhookPruneWorker {
-	return &riverjobs.WebhookPruneWorker{PruneFunc: func(ctx context.Context, before time.Time) (int64, error) {
+func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *riverjob.WebhookPruneWorker {
+	return &riverjob.WebhookPruneWorker{PruneFunc: func(ctx context.Context, before time.Time) (int64, error) {
 		n, err := store.PruneAttempts(ctx, before)
 		if err != nil {
 			return n, err
 		}
-		m, err := pgwebhooks.PurgeDeletedEndpoints(ctx, pool, before)
+		m, err := webhookdb.PurgeDeletedEndpoints(ctx, pool, before)
 		return n + m, err
 	}}
 }
 
 // provideWebhookLeaseListener wakes the deliveries of this process that
 // wait for a lease released in another.
-func provideWebhookLeaseListener(store *pgwebhooks.Store, d *whsub.Deliverer, logger *zap.Logger) *pgwebhooks.LeaseListener {
-	return pgwebhooks.NewLeaseListener(store, d.Wake, logger.Named("webhooks"))
+func provideWebhookLeaseListener(store *webhookdb.Store, d *delivery.Deliverer, logger *zap.Logger) *webhookdb.LeaseListener {
+	return webhookdb.NewLeaseListener(store, d.Wake, logger.Named("webhooks"))
 }
 
 // provideWebhookSweepWorker is the delivery chains' safety net.
-func provideWebhookSweepWorker(store *pgwebhooks.Store, logger *zap.Logger) *riverjobs.WebhookSweepWorker {
-	return &riverjobs.WebhookSweepWorker{SweepFunc: store.SweepChains, Logger: logger.Named("webhooks")}
+func provideWebhookSweepWorker(store *webhookdb.Store, logger *zap.Logger) *riverjob.WebhookSweepWorker {
+	return &riverjob.WebhookSweepWorker{SweepFunc: store.SweepChains, Logger: logger.Named("webhooks")}
 }
 
 // provideEmbedAdmits hands the subscriber the access domain's scope check,
 // asked afresh for every event.
-func provideEmbedAdmits(s *access.Service) whsub.EmbedAdmitsFunc { return s.EmbedAdmits }
+func provideEmbedAdmits(s *access.Service) delivery.EmbedAdmitsFunc { return s.EmbedAdmits }
 
 // provideEmbedBelongsTo hands the endpoint ops the access domain's
 // ownership check of embeds.
-func provideEmbedBelongsTo(s *access.Service) webhooks.EmbedBelongsToFunc { return s.EmbedBelongsTo }
+func provideEmbedBelongsTo(s *access.Service) webhook.EmbedBelongsToFunc { return s.EmbedBelongsTo }
 
 // version is set at link time by `make build` (-X main.version=, from git
 // describe); empty for `go build`, `go run` and tests.
@@ -188,7 +188,7 @@ func buildVersion() string {
 // webhookEgressCheck hands the webhooks domain the delivery client's egress
 // policy (httpx.CheckAddr with STANDMEET_EGRESS_ALLOW), so a URL the client
 // would refuse to dial is refused when it is registered.
-func webhookEgressCheck(cfg config.Config) webhooks.EgressCheckFunc {
+func webhookEgressCheck(cfg config.Config) webhook.EgressCheckFunc {
 	return func(ip netip.Addr) error {
 		var blocked *httpx.BlockedError
 		if err := httpx.CheckAddr(ip, cfg.EgressAllow); errors.As(err, &blocked) {

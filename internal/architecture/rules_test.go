@@ -138,26 +138,26 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		{"infra/events imports a domain", []Package{{ImportPath: m("internal/infra/events"), Imports: []string{m("internal/owner")}}}, "(infra) imports domain package internal/owner"},
 		{"infra/events imports the kernel", []Package{{ImportPath: m("internal/infra/events"), Imports: []string{m("internal/domain")}}}, "(infra) imports kernel package internal/domain"},
 		{"infra imports an adapter", []Package{{ImportPath: m("internal/infra/ratelimit"), Imports: []string{m("internal/adapters/httpapi")}}}, "(infra) imports adapter package internal/adapters/httpapi"},
-		{"domain imports an adapter", []Package{{ImportPath: m("internal/owner/webhooks"), Imports: []string{m("internal/adapters/postgres/webhooks")}}}, "reach it through a port"},
+		{"domain imports an adapter", []Package{{ImportPath: m("internal/owner/webhook"), Imports: []string{m("internal/adapters/postgres/webhookdb")}}}, "reach it through a port"},
 		{"domain imports infra", []Package{{ImportPath: m("internal/corpus"), Files: []string{"ports.go"}, Imports: []string{m("internal/infra/httpx")}}}, "reach it through a port"},
 		{"domain imports pgx", []Package{{ImportPath: m("internal/access"), Files: []string{"ports.go"}, Imports: []string{"github.com/jackc/pgx/v5"}}}, "imports github.com/jackc/pgx/v5"},
-		{"owner imports access", []Package{{ImportPath: m("internal/owner/subscriber"), Imports: []string{m("internal/access")}}}, "another domain's package internal/access"},
+		{"owner imports access", []Package{{ImportPath: m("internal/owner/webhook/delivery"), Imports: []string{m("internal/access")}}}, "another domain's package internal/access"},
 		{"test double imports pgx", []Package{{ImportPath: m("internal/owner/publish/publishtest"), Imports: []string{"github.com/jackc/pgx/v5"}}}, "(test double) imports github.com/jackc/pgx/v5"},
 		{"production code imports a test double", []Package{{ImportPath: m("internal/adapters/httpapi"), Imports: []string{m("internal/access/accesstest")}}}, "test doubles and test databases belong in tests"},
 		{"production code imports testdb", []Package{{ImportPath: m("cmd/server"), Imports: []string{m("internal/testdb")}}}, "test doubles and test databases belong in tests"},
-		{"production code imports bench", []Package{{ImportPath: m("internal/adapters/httpapi/hooks"), Imports: []string{m("internal/bench")}}}, "measurement code is only for cmd/bench"},
+		{"production code imports bench", []Package{{ImportPath: m("internal/adapters/httpapi/hook"), Imports: []string{m("internal/bench")}}}, "measurement code is only for cmd/bench"},
 		{"new domain imports pgx", bookings("github.com/jackc/pgx/v5"), "internal/bookings (domain) imports github.com/jackc/pgx/v5"},
 		{"new domain imports infra", bookings(m("internal/infra/events")), "internal/bookings (domain) imports internal/infra/events"},
 		{"new domain imports another domain", bookings(m("internal/owner")), "internal/bookings imports another domain's package internal/owner"},
-		{"new domain's subpackage imports an adapter", append(bookings(), Package{ImportPath: m("internal/bookings/calendar"), Imports: []string{m("internal/adapters/postgres/owners")}}), "internal/bookings/calendar (domain subpackage) imports internal/adapters/postgres/owners"},
+		{"new domain's subpackage imports an adapter", append(bookings(), Package{ImportPath: m("internal/bookings/calendar"), Imports: []string{m("internal/adapters/postgres/ownerdb")}}), "internal/bookings/calendar (domain subpackage) imports internal/adapters/postgres/ownerdb"},
 		{"unclassified package", []Package{{ImportPath: m("internal/scratch"), Files: []string{"scratch.go"}}}, "internal/scratch is not classified"},
 		{"unclassified package under a fixed room", []Package{{ImportPath: m("internal/bench/loadgen")}}, "internal/bench/loadgen is not classified"},
 		{"unclassified top-level package", []Package{{ImportPath: m("tools")}}, "tools is not classified"},
-		{"an adapter updates river_job", []Package{{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {"UPDATE river_job j SET state = 'available'"}}}}, "writes River's table"},
+		{"an adapter updates river_job", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileStrings: map[string][]string{"delivery.go": {"UPDATE river_job j SET state = 'available'"}}}}, "writes River's table"},
 		{"bench deletes River's rows", []Package{{ImportPath: m("internal/bench"), FileStrings: map[string][]string{"w.go": {"DELETE FROM public.river_job WHERE kind = $1"}}}}, "writes River's table"},
-		{"an adapter notifies river_insert", []Package{{ImportPath: m("internal/adapters/postgres/webhooks"), FileStrings: map[string][]string{"delivery.go": {"SELECT pg_notify('river_insert', $1)"}}}}, "notifies on River's channel"},
+		{"an adapter notifies river_insert", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileStrings: map[string][]string{"delivery.go": {"SELECT pg_notify('river_insert', $1)"}}}}, "notifies on River's channel"},
 		{"a NOTIFY statement on River's channel", []Package{{ImportPath: m("internal/infra/events"), FileStrings: map[string][]string{"relay.go": {"NOTIFY river_insert, '{}'"}}}}, "notifies on River's channel"},
-		{"adapter opens secrets", []Package{{ImportPath: m("internal/adapters/postgres/webhooks"), FileImports: map[string][]string{"store.go": {m("internal/infra/cryptobox")}}}}, "only cmd/server/unseal.go"},
+		{"adapter opens secrets", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileImports: map[string][]string{"store.go": {m("internal/infra/cryptobox")}}}}, "only cmd/server/unseal.go"},
 		{"cmd/server elsewhere than unseal.go", []Package{{ImportPath: m("cmd/server"), FileImports: map[string][]string{"main.go": {m("internal/infra/cryptobox")}}}}, "cmd/server/main.go imports cryptobox"},
 	}
 	for _, c := range cases {
@@ -169,9 +169,9 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		})
 	}
 	ok := world(
-		Package{ImportPath: m("internal/owner/webhooks"), Imports: []string{m("internal/domain"), m("internal/domain/op"), "github.com/google/uuid"}},
+		Package{ImportPath: m("internal/owner/webhook"), Imports: []string{m("internal/domain"), m("internal/domain/op"), "github.com/google/uuid"}},
 		Package{ImportPath: m("internal/owner/publish/publishtest"), Imports: []string{m("internal/owner/publish"), "github.com/stretchr/testify/require"}},
-		Package{ImportPath: m("internal/adapters/postgres/webhooks"), Imports: []string{m("internal/owner/webhooks"), "github.com/jackc/pgx/v5"}, FileStrings: map[string][]string{"delivery.go": {
+		Package{ImportPath: m("internal/adapters/postgres/webhookdb"), Imports: []string{m("internal/owner/webhook"), "github.com/jackc/pgx/v5"}, FileStrings: map[string][]string{"delivery.go": {
 			"SELECT id FROM river_job WHERE state = 'pending'", "UPDATE webhook_endpoint_leases SET holder = NULL",
 			"SELECT pg_notify('standmeet_events', '')",
 		}}},
@@ -191,7 +191,7 @@ func TestRiverWriteFixtureFails(t *testing.T) {
 	t.Parallel()
 	parsed, err := parser.ParseFile(token.NewFileSet(), filepath.Join("testdata", "riverwrite", "wake.go.txt"), nil, 0)
 	require.NoError(t, err)
-	v := Check([]Package{{ImportPath: Module + "/internal/adapters/postgres/webhooks", FileStrings: map[string][]string{"wake.go": stringsOf(parsed)}}})
+	v := Check([]Package{{ImportPath: Module + "/internal/adapters/postgres/webhookdb", FileStrings: map[string][]string{"wake.go": stringsOf(parsed)}}})
 	require.Len(t, v, 2, "%v", v)
 	require.Contains(t, v[0], "notifies on River's channel")
 	require.Contains(t, v[1], "writes River's table")
@@ -208,9 +208,9 @@ func TestKinds(t *testing.T) {
 		"internal/owner/publish":             DomainSub,
 		"internal/owner/publish/publishtest": Double,
 		"internal/access/accesstest":         Double,
-		"internal/adapters/openapi/opstest":  Double,
+		"internal/adapters/openapi/optest":   Double,
 		"internal/domain/op":                 Kernel,
-		"internal/adapters/postgres/owners":  Adapter,
+		"internal/adapters/postgres/ownerdb": Adapter,
 		"internal/infra/ratelimit":           Infra,
 		"internal/bench":                     Bench,
 		"internal/testdb":                    TestDB,

@@ -17,7 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"go.uber.org/zap"
 
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 )
 
@@ -71,7 +71,7 @@ func (w *noopWorker) Work(_ context.Context, j *river.Job[noopArgs]) error {
 	return nil
 }
 
-func newNoopClient(pool *pgxpool.Pool, cfg riverjobs.Config, w *noopWorker) (*river.Client[pgx.Tx], error) {
+func newNoopClient(pool *pgxpool.Pool, cfg riverjob.Config, w *noopWorker) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
 	return river.NewClient(riverpgxv5.New(pool), &river.Config{
@@ -86,7 +86,7 @@ func newNoopClient(pool *pgxpool.Pool, cfg riverjobs.Config, w *noopWorker) (*ri
 // RiverNoop measures River's raw throughput with the server's settings:
 // n no-op jobs inserted in batches of 1,000 and worked, per second from the
 // first insert to the last completion.
-func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjobs.Config, n int) (float64, error) {
+func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, n int) (float64, error) {
 	var done int64
 	client, err := newNoopClient(pool, cfg, &noopWorker{done: &done})
 	if err != nil {
@@ -114,7 +114,7 @@ func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjobs.Config, n 
 
 // RiverPickup measures River's own insert-to-work-start latency with the
 // server's settings, inserting one job at a time at rate per second for d.
-func RiverPickup(ctx context.Context, pool *pgxpool.Pool, cfg riverjobs.Config, rate int, d time.Duration) (*Latencies, error) {
+func RiverPickup(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, rate int, d time.Duration) (*Latencies, error) {
 	var done int64
 	lat := &Latencies{}
 	client, err := newNoopClient(pool, cfg, &noopWorker{done: &done, pickup: lat})
@@ -294,7 +294,7 @@ func ServeEcho(handler echo.HandlerFunc) (string, func(), error) {
 // EchoRiverHandler is the W4 ceiling handler: reads the body and commits one
 // River job per request.
 func EchoRiverHandler(pool *pgxpool.Pool, logger *zap.Logger) (echo.HandlerFunc, func(), error) {
-	ins, err := riverjobs.NewInserter(pool, 0, logger)
+	ins, err := riverjob.NewInserter(pool, 0, logger)
 	if err != nil {
 		return nil, nil, err
 	}

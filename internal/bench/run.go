@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/standmeet/standmeet/internal/adapters/riverjobs"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
@@ -38,12 +38,12 @@ type Options struct {
 
 // RiverSettings are the River settings the server runs with by default;
 // every ceiling is measured with them.
-var RiverSettings = riverjobs.Config{MaxWorkers: 200, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}
+var RiverSettings = riverjob.Config{MaxWorkers: 200, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}
 
 // DefaultRiverSettings are the River settings a server started without
 // STANDMEET_RIVER_* variables runs with, read from internal/infra/config's
 // defaults so the ceilings follow the server when its defaults change.
-func DefaultRiverSettings() riverjobs.Config {
+func DefaultRiverSettings() riverjob.Config {
 	// Load insists on a master key; any valid one does for the defaults.
 	cfg, err := config.Load(func(k string) string {
 		if k == "STANDMEET_MASTER_KEY" {
@@ -54,7 +54,7 @@ func DefaultRiverSettings() riverjobs.Config {
 	if err != nil {
 		return RiverSettings
 	}
-	return riverjobs.Config{
+	return riverjob.Config{
 		MaxWorkers:        cfg.RiverMaxWorkers,
 		FetchCooldown:     cfg.RiverFetchCooldown,
 		FetchPollInterval: cfg.RiverFetchPollInterval,

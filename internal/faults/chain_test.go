@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -93,7 +93,7 @@ func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 			waitQueued(t, f, ep.ServerID, n, 2*time.Minute)
 			states := jobStates(t, f.Pool)
 			t.Logf("queued: %v", states)
-			require.GreaterOrEqual(t, states["pending"], n-subscriber.ChainWindow, "the backlog waits in River's pending state")
+			require.GreaterOrEqual(t, states["pending"], n-delivery.ChainWindow, "the backlog waits in River's pending state")
 			start := time.Now()
 			resume()
 			tl := waitDelivered(t, f.Pool, []*tenant{a}, n, 5*time.Minute)
@@ -256,7 +256,7 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	once.Do(func() { close(released) })
 
 	// Delivering again: a receipt after the kill.
-	limit := subscriber.LeaseTTL + rescue + time.Minute
+	limit := delivery.LeaseTTL + rescue + time.Minute
 	require.Eventually(t, func() bool { return ep.Requests() > before }, limit, 20*time.Millisecond,
 		"the endpoint did not deliver again within %s of killing its lease holder", limit)
 	resumedAfter := time.Since(killedAt)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -122,7 +122,7 @@ func TestFaultFlakyReceivers(t *testing.T) {
 					prev := arrivals[i-1]
 					least := time.Second // after a 429 with Retry-After: 1
 					if prev.Status != http.StatusTooManyRequests {
-						least = subscriber.RetryDelay(attempts, backoffScale, 0)
+						least = delivery.RetryDelay(attempts, backoffScale, 0)
 					}
 					// The scheduler may be late, never early. The sink notes
 					// Done before its answer is flushed, so Done precedes the

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // full reports whether the full fault tests run (make test-faults sets
@@ -399,7 +399,7 @@ func senderInFlight(ars []bench.Arrival) int64 {
 		end := a.Done
 		if a.Status == 0 {
 			end = end.Add(-hangupLag)
-			if gaveUp := a.At.Add(subscriber.HTTPTimeout); end.After(gaveUp) {
+			if gaveUp := a.At.Add(delivery.HTTPTimeout); end.After(gaveUp) {
 				end = gaveUp
 			}
 			if end.Before(a.At) {
@@ -647,14 +647,14 @@ func TestSenderInFlightEndsAnAbandonedRequestAtTheSendersTimeout(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 10, 25, 50, 0, time.UTC)
 	// The sink noticed the hang-up 165 ms after the sender's timeout.
-	abandoned := bench.Arrival{ID: "a", At: t0, Done: t0.Add(subscriber.HTTPTimeout + 165*time.Millisecond)}
+	abandoned := bench.Arrival{ID: "a", At: t0, Done: t0.Add(delivery.HTTPTimeout + 165*time.Millisecond)}
 	cases := []struct {
 		name string
 		next time.Duration
 		want int64
 	}{
-		{"next request after the sender gave up", subscriber.HTTPTimeout + 105*time.Millisecond, 1},
-		{"next request while the first was really in flight", subscriber.HTTPTimeout / 2, 2},
+		{"next request after the sender gave up", delivery.HTTPTimeout + 105*time.Millisecond, 1},
+		{"next request while the first was really in flight", delivery.HTTPTimeout / 2, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

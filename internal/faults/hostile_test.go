@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -167,7 +167,7 @@ func TestFaultHostileReceivers(t *testing.T) {
 			longest = max(longest, ar.Done.Sub(ar.At))
 		}
 		// The POST's own timeout, within the job's timeout.
-		require.LessOrEqual(t, longest, subscriber.JobTimeout+2*time.Second, "%s held the worker %s", name, longest)
+		require.LessOrEqual(t, longest, delivery.JobTimeout+2*time.Second, "%s held the worker %s", name, longest)
 		t.Logf("%s: %d requests, answered %d, longest held %s", name, len(ars), ars[0].Status, longest.Round(10*time.Millisecond))
 	}
 	require.Zero(t, landing.Requests(), "a redirect was followed to loopback")

@@ -7,7 +7,7 @@
 // whose Tx hands out the stores and the Recorder bound to that transaction, a
 // Clock, a PasswordHasher, a TokenGenerator and a RecoveryMailer reached
 // through a transactional outbox. Adapters implement them: PostgreSQL in
-// internal/adapters/postgres/owners, argon2id and the HTTP authenticator in
+// internal/adapters/postgres/ownerdb, argon2id and the HTTP authenticator in
 // internal/adapters/httpapi/auth. Memory implements the storage ports in
 // memory for unit tests; the adapter's contract suite runs against both so
 // the two cannot drift.

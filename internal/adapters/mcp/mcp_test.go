@@ -17,7 +17,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/mcp"
-	"github.com/standmeet/standmeet/internal/adapters/openapi/opstest"
+	"github.com/standmeet/standmeet/internal/adapters/openapi/optest"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
@@ -40,7 +40,7 @@ func setup(t *testing.T) bundle {
 		}
 		return op.Caller{}, domain.Unauthorized("UNAUTHORIZED", "no or bad credentials")
 	})
-	ops := opstest.Ops()
+	ops := optest.Ops()
 	h, err := mcp.New(ops, auth, zap.NewNop(), mcp.Options{Version: "test"})
 	require.NoError(t, err)
 	e := echo.New()
@@ -148,25 +148,25 @@ func TestToolsCallTheOpsAsTheCaller(t *testing.T) {
 	other, err := connect(t, b.url, "key-b")
 	require.NoError(t, err)
 
-	created := decode[opstest.Thing](t, call(t, a, "things_create", map[string]any{"name": "alpha", "labels": map[string]string{"k": "v"}}))
+	created := decode[optest.Thing](t, call(t, a, "things_create", map[string]any{"name": "alpha", "labels": map[string]string{"k": "v"}}))
 	require.Equal(t, "alpha", created.Name)
 	require.Equal(t, map[string]string{"k": "v"}, created.Labels)
 
 	res := call(t, a, "things_get", map[string]any{"id": created.ID})
 	require.NotNil(t, res.StructuredContent)
-	require.Equal(t, created.ID, decode[opstest.Thing](t, res).ID)
+	require.Equal(t, created.ID, decode[optest.Thing](t, res).ID)
 
-	page := decode[op.Page[opstest.Thing]](t, call(t, a, "things_list", map[string]any{"limit": 10}))
+	page := decode[op.Page[optest.Thing]](t, call(t, a, "things_list", map[string]any{"limit": 10}))
 	require.Len(t, page.Data, 1)
 
 	// The other owner's key sees nothing of it: the caller is the one
 	// authenticated on the request.
-	require.Empty(t, decode[op.Page[opstest.Thing]](t, call(t, other, "things_list", nil)).Data)
+	require.Empty(t, decode[op.Page[optest.Thing]](t, call(t, other, "things_list", nil)).Data)
 	e := mcp.ErrorOf(call(t, other, "things_get", map[string]any{"id": created.ID}))
 	require.NotNil(t, e)
 	require.Equal(t, "THING_NOT_FOUND", e.Code)
 
-	renamed := decode[opstest.Thing](t, call(t, a, "things_update", map[string]any{"id": created.ID, "name": "beta"}))
+	renamed := decode[optest.Thing](t, call(t, a, "things_update", map[string]any{"id": created.ID, "name": "beta"}))
 	require.Equal(t, "beta", renamed.Name)
 	require.False(t, call(t, a, "things_delete", map[string]any{"id": created.ID}).IsError)
 }

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/standmeet/standmeet/internal/adapters/httpapi/hooks"
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/hook"
 	"github.com/standmeet/standmeet/internal/adapters/openapi/schema"
 )
 
@@ -57,7 +57,7 @@ func servers(origin string) []any {
 // sender's own, its answers the gateway's.
 func hooksPath() map[string]any {
 	errRef := map[string]any{"$ref": "#/components/responses/Error"}
-	answer := map[string]any{"application/json": map[string]any{"schema": schema.For(reflect.TypeFor[hooks.Answer](), schema.Options{})}}
+	answer := map[string]any{"application/json": map[string]any{"schema": schema.For(reflect.TypeFor[hook.Answer](), schema.Options{})}}
 	return map[string]any{
 		"post": map[string]any{
 			"operationId": "hooks.receive",

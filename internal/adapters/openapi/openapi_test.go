@@ -20,7 +20,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/openapi"
-	"github.com/standmeet/standmeet/internal/adapters/openapi/opstest"
+	"github.com/standmeet/standmeet/internal/adapters/openapi/optest"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/publish"
@@ -40,7 +40,7 @@ func loadDoc(t *testing.T, ops op.Set) *openapi3.T {
 
 func TestDocumentIsValidOpenAPI31(t *testing.T) {
 	t.Parallel()
-	doc := loadDoc(t, opstest.Ops())
+	doc := loadDoc(t, optest.Ops())
 	require.Equal(t, "3.1.0", doc.OpenAPI)
 	require.Contains(t, doc.Components.SecuritySchemes, "bearerAuth")
 	require.Contains(t, doc.Components.Schemas, "Error")
@@ -48,7 +48,7 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 
 func TestEveryOpIsAnOperation(t *testing.T) {
 	t.Parallel()
-	ops := opstest.Ops()
+	ops := optest.Ops()
 	doc := loadDoc(t, ops)
 	count := 0
 	for _, item := range doc.Paths.Map() {
@@ -116,7 +116,7 @@ func TestDocumentRefusesInconsistentOps(t *testing.T) {
 // with kin-openapi's validator: the document says what the server does.
 func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 	t.Parallel()
-	ops := opstest.Ops()
+	ops := optest.Ops()
 	doc := loadDoc(t, ops)
 	doc.Servers = openapi3.Servers{{URL: "http://example.test"}}
 	router, err := legacy.NewRouter(doc)
@@ -176,7 +176,7 @@ func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 
 	send(http.MethodGet, "/api/admin/things?limit=5", "", http.StatusOK)
 	created := send(http.MethodPost, "/api/admin/things", `{"name":"a","tags":["x"],"labels":{"k":"v"}}`, http.StatusCreated)
-	var th opstest.Thing
+	var th optest.Thing
 	require.NoError(t, json.Unmarshal([]byte(created), &th))
 	send(http.MethodPost, "/api/admin/things", `{"name":"b"}`, http.StatusCreated)
 	send(http.MethodPost, "/api/admin/things", `{"name":""}`, http.StatusBadRequest)
@@ -207,7 +207,7 @@ func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 
 func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) {
 	t.Parallel()
-	h, err := openapi.NewHandler(opstest.Ops(), openapi.Options{Webhooks: domain.WebhookEventTypes()})
+	h, err := openapi.NewHandler(optest.Ops(), openapi.Options{Webhooks: domain.WebhookEventTypes()})
 	require.NoError(t, err)
 	doc, err := openapi3.NewLoader().LoadFromData(h.Bytes())
 	require.NoError(t, err)
@@ -237,7 +237,7 @@ func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) 
 	require.NoError(t, json.Unmarshal(h.Bytes(), &raw))
 	require.Contains(t, raw, "webhooks")
 	// Without types the section is left out.
-	plain, err := openapi.NewHandler(opstest.Ops(), openapi.Options{})
+	plain, err := openapi.NewHandler(optest.Ops(), openapi.Options{})
 	require.NoError(t, err)
 	require.NotContains(t, string(plain.Bytes()), `"webhooks"`)
 }

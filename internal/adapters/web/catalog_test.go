@@ -10,12 +10,12 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
-	"github.com/standmeet/standmeet/internal/owner/webhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 // withCatalog adds the real webhooks.event_types op to the fake world's.
 func withCatalog(w *world) op.Set {
-	svc := &webhooks.Service{}
+	svc := &webhook.Service{}
 	for _, d := range svc.Ops() {
 		if d.Meta().Name == "webhooks.event_types" {
 			return append(w.ops(), d)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/standmeet/standmeet/internal/owner/webhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 type rotatedData struct {
@@ -30,7 +30,7 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	grace := webhooks.SecretGrace
+	grace := webhook.SecretGrace
 	if !confirmed(c) {
 		return h.confirm(c, s, "webhooks", confirmData{
 			Heading: "Rotate the signing secret?", Action: "/admin/webhooks/" + id.String() + "/rotate", Button: "Rotate secret", Back: "/admin/webhooks/" + id.String(),

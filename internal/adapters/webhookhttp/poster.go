@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/standmeet/standmeet/internal/infra/httpx"
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // Poster sends deliveries. It is safe for concurrent use.
@@ -22,7 +22,7 @@ type Poster struct {
 	client *httpx.Client
 }
 
-var _ subscriber.Poster = (*Poster)(nil)
+var _ delivery.Poster = (*Poster)(nil)
 
 // Options configure a Poster.
 type Options struct {
@@ -47,7 +47,7 @@ type Options struct {
 // subscriber.MaxResponseBytes of a body.
 func New(o Options) *Poster {
 	if o.Timeout <= 0 {
-		o.Timeout = subscriber.HTTPTimeout
+		o.Timeout = delivery.HTTPTimeout
 	}
 	return &Poster{client: httpx.NewClient(httpx.Options{
 		BlockInternalEgress: true,
@@ -55,7 +55,7 @@ func New(o Options) *Poster {
 		Timeout:             o.Timeout,
 		FollowRedirects:     false,
 		Allow:               o.Allow,
-		MaxResponseBytes:    subscriber.MaxResponseBytes,
+		MaxResponseBytes:    delivery.MaxResponseBytes,
 		Resolver:            o.Resolver,
 		MaxIdleConnsPerHost: o.Concurrency,
 	})}
@@ -65,7 +65,7 @@ func New(o Options) *Poster {
 // the latency covers the whole answer. Errors wrap subscriber.ErrBlocked
 // for a refused target and subscriber.ErrTimeout for a receiver that did
 // not answer in time; any other error is a connection failure.
-func (p *Poster) Post(ctx context.Context, req subscriber.PostRequest) (subscriber.PostResponse, error) {
+func (p *Poster) Post(ctx context.Context, req delivery.PostRequest) (delivery.PostResponse, error) {
 	if req.Timeout > 0 {
 		// The endpoint's own deadline, under the client's.
 		var cancel context.CancelFunc
@@ -76,26 +76,26 @@ func (p *Poster) Post(ctx context.Context, req subscriber.PostRequest) (subscrib
 	if err != nil {
 		// A URL that validation let through but net/http refuses will never
 		// work: treat it like a refused target.
-		return subscriber.PostResponse{}, fmt.Errorf("%w: %w", subscriber.ErrBlocked, err)
+		return delivery.PostResponse{}, fmt.Errorf("%w: %w", delivery.ErrBlocked, err)
 	}
 	hreq.Header = req.Header.Clone()
 	start := time.Now()
 	resp, err := p.client.Do(hreq)
 	if err != nil {
-		return subscriber.PostResponse{Latency: time.Since(start)}, mapError(err)
+		return delivery.PostResponse{Latency: time.Since(start)}, mapError(err)
 	}
 	// A body that fails half-way (timeout, reset) does not change the
 	// outcome: the receiver answered, so its status decides.
 	body, _, _ := p.client.ReadBody(resp)
-	return subscriber.PostResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Latency: time.Since(start)}, nil
+	return delivery.PostResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Latency: time.Since(start)}, nil
 }
 
 func mapError(err error) error {
 	switch {
 	case errors.Is(err, httpx.ErrBlocked):
-		return fmt.Errorf("%w: %w", subscriber.ErrBlocked, err)
+		return fmt.Errorf("%w: %w", delivery.ErrBlocked, err)
 	case isTimeout(err):
-		return fmt.Errorf("%w: %w", subscriber.ErrTimeout, err)
+		return fmt.Errorf("%w: %w", delivery.ErrTimeout, err)
 	default:
 		return err
 	}

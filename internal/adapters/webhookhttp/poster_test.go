@@ -15,17 +15,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
-func post(t *testing.T, p *Poster, url string) (subscriber.PostResponse, error) {
+func post(t *testing.T, p *Poster, url string) (delivery.PostResponse, error) {
 	t.Helper()
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Custom", "v")
-	return p.Post(context.Background(), subscriber.PostRequest{URL: url, Header: h, Body: []byte(`{"id":"1"}`)})
+	return p.Post(context.Background(), delivery.PostRequest{URL: url, Header: h, Body: []byte(`{"id":"1"}`)})
 }
 
 func TestPosterSendsTheRequestAndCapsTheAnswer(t *testing.T) {
@@ -33,13 +33,13 @@ func TestPosterSendsTheRequestAndCapsTheAnswer(t *testing.T) {
 	var got atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Store(r.Header.Get("X-Custom") + " " + r.Method)
-		_, _ = w.Write(bytes.Repeat([]byte("x"), subscriber.MaxResponseBytes+1000))
+		_, _ = w.Write(bytes.Repeat([]byte("x"), delivery.MaxResponseBytes+1000))
 	}))
 	t.Cleanup(srv.Close)
 	resp, err := post(t, New(Options{Allow: loopback}), srv.URL)
 	require.NoError(t, err)
 	require.Equal(t, 200, resp.StatusCode)
-	require.Len(t, resp.Body, subscriber.MaxResponseBytes, "at most 64 KiB of the answer is read")
+	require.Len(t, resp.Body, delivery.MaxResponseBytes, "at most 64 KiB of the answer is read")
 	require.Equal(t, "v POST", got.Load())
 	require.Positive(t, resp.Latency)
 }
@@ -51,7 +51,7 @@ func TestPosterRefusesInternalTargetsAtDialTime(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, url := range []string{srv.URL, "http://u:p@" + strings.TrimPrefix(srv.URL, "http://")} {
 		_, err := post(t, New(Options{}), url)
-		require.ErrorIs(t, err, subscriber.ErrBlocked, url)
+		require.ErrorIs(t, err, delivery.ErrBlocked, url)
 	}
 	require.Zero(t, hits.Load(), "nothing reached the loopback receiver")
 }
@@ -85,7 +85,7 @@ func TestPosterTellsATimeoutFromARefusedConnection(t *testing.T) {
 	}))
 	t.Cleanup(func() { close(release); srv.Close() })
 	_, err := post(t, New(Options{Allow: loopback, Timeout: 100 * time.Millisecond}), srv.URL)
-	require.ErrorIs(t, err, subscriber.ErrTimeout)
+	require.ErrorIs(t, err, delivery.ErrTimeout)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -93,5 +93,5 @@ func TestPosterTellsATimeoutFromARefusedConnection(t *testing.T) {
 	require.NoError(t, ln.Close())
 	_, err = post(t, New(Options{Allow: loopback}), closed)
 	require.Error(t, err)
-	require.False(t, errors.Is(err, subscriber.ErrTimeout) || errors.Is(err, subscriber.ErrBlocked), "a refused connection is neither: %v", err)
+	require.False(t, errors.Is(err, delivery.ErrTimeout) || errors.Is(err, delivery.ErrBlocked), "a refused connection is neither: %v", err)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // nxdomainResolver answers every question NXDOMAIN, in process (no DNS
@@ -58,7 +58,7 @@ func TestPosterNameThatDoesNotResolveIsAConnectionFailure(t *testing.T) {
 	t.Parallel()
 	_, err := post(t, New(Options{Resolver: nxdomainResolver()}), "https://hooks.no-such-name.test/h")
 	require.Error(t, err)
-	require.False(t, errors.Is(err, subscriber.ErrBlocked), "not an egress refusal: %v", err)
-	require.False(t, errors.Is(err, subscriber.ErrTimeout), "not a timeout: %v", err)
+	require.False(t, errors.Is(err, delivery.ErrBlocked), "not an egress refusal: %v", err)
+	require.False(t, errors.Is(err, delivery.ErrTimeout), "not a timeout: %v", err)
 	require.ErrorContains(t, err, "no such host")
 }

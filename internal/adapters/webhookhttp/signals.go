@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // Signals turns delivery attempts into the operator's signals: on
@@ -49,14 +49,14 @@ func NewSignals(reg prometheus.Registerer, logger *zap.Logger) (*Signals, error)
 }
 
 // Observe is a subscriber.ObserveFunc.
-func (s *Signals) Observe(job subscriber.DeliverJob, res subscriber.Result) {
+func (s *Signals) Observe(job delivery.DeliverJob, res delivery.Result) {
 	a := res.Posted
 	if a == nil {
 		return
 	}
 	s.attempts.WithLabelValues(string(res.Outcome), res.Class).Inc()
 	s.latency.WithLabelValues(res.Class).Observe(a.Latency.Seconds())
-	if res.Outcome == subscriber.OutcomeCompleted {
+	if res.Outcome == delivery.OutcomeCompleted {
 		return
 	}
 	fields := []zap.Field{
@@ -68,7 +68,7 @@ func (s *Signals) Observe(job subscriber.DeliverJob, res subscriber.Result) {
 	if a.StatusCode != 0 {
 		fields = append(fields, zap.Int("status", a.StatusCode))
 	}
-	if res.Outcome == subscriber.OutcomeSnoozed {
+	if res.Outcome == delivery.OutcomeSnoozed {
 		fields = append(fields, zap.Duration("retry_after", res.Snooze))
 	}
 	s.logger.Warn("webhook delivery attempt failed", fields...)

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/standmeet/standmeet/internal/owner/subscriber"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 func TestSignalsCountEveryAttemptAndLogEachFailureWithoutSecrets(t *testing.T) {
@@ -22,18 +22,18 @@ func TestSignalsCountEveryAttemptAndLogEachFailureWithoutSecrets(t *testing.T) {
 	require.NoError(t, err)
 
 	ep := uuid.New()
-	job := func(n int) subscriber.DeliverJob {
-		return subscriber.DeliverJob{JobID: 7, EndpointID: ep, EventID: uuid.New(), Attempt: n}
+	job := func(n int) delivery.DeliverJob {
+		return delivery.DeliverJob{JobID: 7, EndpointID: ep, EventID: uuid.New(), Attempt: n}
 	}
-	posted := func(code int, ms int) *subscriber.Attempt {
-		return &subscriber.Attempt{StatusCode: code, Latency: time.Duration(ms) * time.Millisecond,
+	posted := func(code int, ms int) *delivery.Attempt {
+		return &delivery.Attempt{StatusCode: code, Latency: time.Duration(ms) * time.Millisecond,
 			Response: "receiver body", Error: `connection failed: Post "http://h/x?token=s3cret"`}
 	}
-	s.Observe(job(1), subscriber.Result{Outcome: subscriber.OutcomeCompleted, Posted: posted(204, 5), Of: 18, Class: "2xx"})
-	s.Observe(job(1), subscriber.Result{Outcome: subscriber.OutcomeRetryable, Posted: posted(500, 40), Of: 3, Class: "5xx"})
-	s.Observe(job(3), subscriber.Result{Outcome: subscriber.OutcomeDiscarded, Posted: posted(0, 1000), Of: 3, Class: subscriber.ClassTimeout})
+	s.Observe(job(1), delivery.Result{Outcome: delivery.OutcomeCompleted, Posted: posted(204, 5), Of: 18, Class: "2xx"})
+	s.Observe(job(1), delivery.Result{Outcome: delivery.OutcomeRetryable, Posted: posted(500, 40), Of: 3, Class: "5xx"})
+	s.Observe(job(3), delivery.Result{Outcome: delivery.OutcomeDiscarded, Posted: posted(0, 1000), Of: 3, Class: delivery.ClassTimeout})
 	// A run that never posted is no attempt.
-	s.Observe(job(1), subscriber.Result{Outcome: subscriber.OutcomeDiscarded, Of: 3})
+	s.Observe(job(1), delivery.Result{Outcome: delivery.OutcomeDiscarded, Of: 3})
 
 	fams, err := reg.Gather()
 	require.NoError(t, err)

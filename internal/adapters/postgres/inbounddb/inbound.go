@@ -1,0 +1,127 @@
+// Package inbounddb is the PostgreSQL adapter of the inbound webhook domain
+// and its supplier connections: units of work over pgx transactions that
+// hand out the sources, replay, inbox and connection stores, the processing
+// job queue and the event Recorder bound to the same transaction. Storage
+// errors are translated into the domain's: pgx.ErrNoRows becomes
+// domain.ErrNotFound, a source still in use inbound.ErrSourceInUse.
+package inbounddb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+)
+
+// querier runs statements: a pgx.Tx, or the pool for single statements.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// DB is what the adapter needs of PostgreSQL: a *pgxpool.Pool, or a pgx.Tx
+// (units of work then run in savepoints of the caller's transaction).
+type DB interface {
+	querier
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// BindJobsFunc returns the processing job queue bound to tx (the
+// composition root passes the River adapter's InboundJobs.With).
+type BindJobsFunc func(tx pgx.Tx) inbound.JobQueue
+
+// UnitOfWork implements inbound.UnitOfWork and inbound.SourceLookup.
+type UnitOfWork struct {
+	db   DB
+	jobs BindJobsFunc
+}
+
+var (
+	_ inbound.UnitOfWork   = (*UnitOfWork)(nil)
+	_ inbound.SourceLookup = (*UnitOfWork)(nil)
+)
+
+// New returns the inbound unit of work on db.
+func New(db DB, jobs BindJobsFunc) *UnitOfWork {
+	return &UnitOfWork{db: db, jobs: jobs}
+}
+
+// Do runs fn in one transaction: it commits when fn returns nil and rolls
+// back otherwise. fn's error is returned as is, so domain errors reach the
+// caller unchanged.
+func (u *UnitOfWork) Do(ctx context.Context, fn func(tx inbound.Tx) error) error {
+	return inTx(ctx, u.db, func(tx pgx.Tx) error {
+		return fn(&txn{tx: tx, jobs: u.jobs(tx)})
+	})
+}
+
+// States returns the inbox's state changes outside any transaction, each
+// one statement (inbound.ProcessorDeps.Inbox).
+func (u *UnitOfWork) States() inbound.InboxStates { return inboxStore{u.db} }
+
+// Lookup reads a source by id alone, outside any transaction (the gateway's
+// first step, before the body is read).
+func (u *UnitOfWork) Lookup(ctx context.Context, id uuid.UUID) (inbound.Source, error) {
+	s, err := scanSource(u.db.QueryRow(ctx, `SELECT `+sourceColumns+` FROM inbound_sources WHERE id = $1`, id))
+	if err != nil {
+		return inbound.Source{}, unavailable(notFound(err, "look up inbound source"))
+	}
+	return s, nil
+}
+
+type txn struct {
+	tx   pgx.Tx
+	jobs inbound.JobQueue
+}
+
+func (t *txn) Sources() inbound.SourceStore { return sourceStore{t.tx} }
+func (t *txn) Replays() inbound.ReplayStore { return replayStore{t.tx} }
+func (t *txn) Inbox() inbound.InboxStore    { return inboxStore{t.tx} }
+func (t *txn) Jobs() inbound.JobQueue       { return t.jobs }
+
+// inTx runs fn in a transaction of db.
+func inTx(ctx context.Context, db DB, fn func(tx pgx.Tx) error) (err error) {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	// After Commit, Rollback reports only that the transaction is closed.
+	defer func() {
+		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
+			err = errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// notFound translates pgx.ErrNoRows into the domain's not-found error.
+func notFound(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, domain.ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// unavailable marks err as inbound.ErrUnavailable when PostgreSQL could not
+// be reached or went away (connection refused or lost, the server shutting
+// down or starting up), so the gateway answers 503 instead of 500.
+func unavailable(err error) error {
+	if err == nil || !pgerr.Unreachable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", inbound.ErrUnavailable, err)
+}

@@ -1,0 +1,77 @@
+// Package publishdb is the PostgreSQL adapter of the owner domain's event
+// publishing: its unit of work and the idempotency keys
+// (event_publish_keys, whose rows go with their event when it is pruned).
+package publishdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/publish"
+)
+
+// RecorderFunc binds the event Recorder to a transaction
+// (events.Recorder.With).
+type RecorderFunc func(tx pgx.Tx) domain.Recorder
+
+// UnitOfWork implements publish.UnitOfWork over a pgx transaction.
+type UnitOfWork struct {
+	pool     *pgxpool.Pool
+	recorder RecorderFunc
+}
+
+var _ publish.UnitOfWork = (*UnitOfWork)(nil)
+
+// NewUnitOfWork returns a UnitOfWork.
+func NewUnitOfWork(pool *pgxpool.Pool, recorder RecorderFunc) *UnitOfWork {
+	return &UnitOfWork{pool: pool, recorder: recorder}
+}
+
+// Do runs fn in one transaction, committed when fn returns nil; fn's error
+// is returned as is (domain errors keep their kind).
+func (u *UnitOfWork) Do(ctx context.Context, fn func(tx publish.Tx) error) error {
+	return pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
+		return fn(&txn{tx: tx, rec: u.recorder(tx)})
+	})
+}
+
+type txn struct {
+	tx  pgx.Tx
+	rec domain.Recorder
+}
+
+func (t *txn) Recorder() domain.Recorder { return t.rec }
+func (t *txn) Keys() publish.KeyStore    { return keys{tx: t.tx} }
+
+// keys implements publish.KeyStore.
+type keys struct{ tx pgx.Tx }
+
+func (k keys) Find(ctx context.Context, ownerID uuid.UUID, key string) (uuid.UUID, bool, error) {
+	var id uuid.UUID
+	err := k.tx.QueryRow(ctx, `SELECT event_id FROM event_publish_keys WHERE owner_id = $1 AND key = $2`, ownerID, key).Scan(&id)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return uuid.Nil, false, nil
+	case err != nil:
+		return uuid.Nil, false, fmt.Errorf("find idempotency key: %w", err)
+	}
+	return id, true, nil
+}
+
+// Claim inserts the key; a concurrent transaction holding the same key
+// makes it wait for that one's outcome, so a committed winner is seen as a
+// conflict and an aborted one leaves the key to this transaction.
+func (k keys) Claim(ctx context.Context, ownerID uuid.UUID, key string, eventID uuid.UUID) (bool, error) {
+	tag, err := k.tx.Exec(ctx, `INSERT INTO event_publish_keys (owner_id, key, event_id) VALUES ($1, $2, $3)
+ON CONFLICT (owner_id, key) DO NOTHING`, ownerID, key, eventID)
+	if err != nil {
+		return false, fmt.Errorf("claim idempotency key: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

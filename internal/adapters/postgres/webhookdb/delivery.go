@@ -1,0 +1,665 @@
+package webhookdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+)
+
+// LeaseChannel is the NOTIFY channel on which a lease slot that a delivery
+// of another process waits for is announced released (payload: the
+// endpoint id). Only such releases notify.
+const LeaseChannel = "standmeet_webhook_lease"
+
+// Store is the storage of webhook.fanout and webhook.deliver.
+type Store struct {
+	pool  *pgxpool.Pool
+	river *riverjob.Inserter
+}
+
+var (
+	_ delivery.FanoutStore  = (*Store)(nil)
+	_ delivery.DeliverStore = (*Store)(nil)
+)
+
+// NewStore returns a Store; river (an insert-only client) inserts the
+// deliveries.
+func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) *Store {
+	return &Store{pool: pool, river: river}
+}
+
+// Event loads an event; subscriber.ErrGone when retention pruned it.
+func (s *Store) Event(ctx context.Context, id uuid.UUID) (delivery.Event, error) {
+	var ev delivery.Event
+	err := s.pool.QueryRow(ctx, `SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = $1`, id).
+		Scan(&ev.ID, &ev.OwnerID, &ev.Type, &ev.Subject, &ev.OccurredAt, &ev.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ev, fmt.Errorf("event %s: %w", id, delivery.ErrGone)
+	}
+	if err != nil {
+		return ev, fmt.Errorf("read event %s: %w", id, err)
+	}
+	return ev, nil
+}
+
+// Endpoints lists the owner's endpoints that are not deleted, enabled or
+// not, without secrets.
+func (s *Store) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since
+FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("list enabled endpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []delivery.Endpoint
+	for rows.Next() {
+		var (
+			e   delivery.Endpoint
+			mif int16
+		)
+		if err := rows.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince); err != nil {
+			return nil, fmt.Errorf("list enabled endpoints: %w", err)
+		}
+		e.MaxInFlight = int(mif)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list enabled endpoints: %w", err)
+	}
+	return out, nil
+}
+
+// chainMetadata marks a delivery inserted into its endpoint's chain; the
+// worker reads it to count the first run out of the chain. A chain
+// delivery inserted pending also says why it waits (pendingMetadata).
+var (
+	chainMetadata   = []byte(`{"` + riverjob.ChainMetadataKey + `":true}`)
+	pendingMetadata = []byte(`{"` + riverjob.ChainMetadataKey + `":true,"` + WaitMetadataKey + `":{"reason":"` +
+		string(delivery.ReasonChain) + `"}}`)
+)
+
+// WaitMetadataKey, in a delivery job's River metadata, says why a
+// delivery inserted scheduled or pending waits: {"reason": "cooling_down",
+// "until": <RFC 3339>} for a failing endpoint's cooldown, {"reason":
+// "chain_full"} for a delivery pending behind its endpoint's chain. It
+// describes the wait at insertion: it holds while the job is still
+// scheduled or pending.
+const WaitMetadataKey = "standmeet_wait"
+
+// waitMetadata is the metadata of a delivery d that waits for d.Wait.
+func waitMetadata(d delivery.Delivery) ([]byte, error) {
+	type wait struct {
+		Reason delivery.Reason `json:"reason"`
+		Until  time.Time       `json:"until"`
+	}
+	return json.Marshal(map[string]wait{WaitMetadataKey: {Reason: d.Wait, Until: d.ScheduledAt.UTC()}})
+}
+
+// recordSummary writes an event's fan-out summary: one row per event,
+// replaced when the fan-out runs again.
+const recordSummary = `INSERT INTO webhook_fanouts (event_id, reasons) VALUES ($1, $2)
+ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()`
+
+// joinChains locks the queue rows of the endpoints (in id order, so two
+// fan-outs never deadlock) and counts one delivery more for each: running
+// when its chain has room, pending otherwise, creating rows on first use.
+// It returns whether each endpoint's delivery goes in available.
+const joinChains = `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running)
+SELECT e, 1 FROM unnest($1::uuid[]) AS e ORDER BY e
+ON CONFLICT (endpoint_id) DO UPDATE SET
+  running = q.running + CASE WHEN q.running < $2 THEN 1 ELSE 0 END,
+  pending = q.pending + CASE WHEN q.running < $2 THEN 0 ELSE 1 END,
+  last_joined = q.running < $2
+RETURNING q.endpoint_id, q.last_joined`
+
+// Enqueue inserts the deliveries in one transaction; River skips those
+// whose (endpoint, event) job exists already. A chain delivery goes in
+// available when its endpoint's chain has room and pending otherwise; the
+// queue row's lock orders this against Promote, so a delivery inserted
+// pending is seen by the chain's next finishing delivery.
+func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
+	var summary []byte
+	if !sum.Empty() {
+		var err error
+		if summary, err = json.Marshal(sum); err != nil {
+			return nil, fmt.Errorf("encode fan-out summary of event %s: %w", sum.EventID, err)
+		}
+		if len(ds) == 0 {
+			// Nothing to queue: the summary alone, one statement.
+			if _, err := s.pool.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
+				return nil, fmt.Errorf("record fan-out summary of event %s: %w", sum.EventID, err)
+			}
+			return nil, nil
+		}
+	}
+	var chained []uuid.UUID
+	seen := map[uuid.UUID]bool{}
+	for _, d := range ds {
+		if d.Chain && d.ScheduledAt.IsZero() && !seen[d.EndpointID] {
+			seen[d.EndpointID] = true
+			chained = append(chained, d.EndpointID)
+		}
+	}
+	var out []delivery.Enqueued
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		room := map[uuid.UUID]bool{}
+		if len(chained) > 0 {
+			rows, err := tx.Query(ctx, joinChains, chained, delivery.ChainWindow)
+			if err != nil {
+				return err
+			}
+			var (
+				id     uuid.UUID
+				joined bool
+			)
+			if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
+				room[id] = joined
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		params := make([]river.InsertManyParams, len(ds))
+		for i, d := range ds {
+			p := river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: d.EndpointID, EventID: d.EventID}}
+			switch {
+			case !d.ScheduledAt.IsZero():
+				p.InsertOpts = &river.InsertOpts{ScheduledAt: d.ScheduledAt}
+				if d.Wait != "" {
+					md, err := waitMetadata(d)
+					if err != nil {
+						return err
+					}
+					p.InsertOpts.Metadata = md
+				}
+			case seen[d.EndpointID]:
+				md := chainMetadata
+				if !room[d.EndpointID] {
+					md = pendingMetadata
+				}
+				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID]}
+				// One delivery per endpoint joins the chain at a time.
+				delete(seen, d.EndpointID)
+			}
+			params[i] = p
+		}
+		res, err := s.river.InsertManyTx(ctx, tx, params)
+		if err != nil {
+			return err
+		}
+		out = make([]delivery.Enqueued, len(res))
+		var unjoin []uuid.UUID
+		for i, r := range res {
+			out[i] = delivery.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
+			if o := params[i].InsertOpts; o != nil && o.Metadata != nil && !o.Pending && r.UniqueSkippedAsDuplicate {
+				unjoin = append(unjoin, ds[i].EndpointID)
+			}
+		}
+		if len(unjoin) > 0 {
+			// Counted as running but not inserted: a fan-out run twice. A
+			// duplicate counted pending is corrected by Promote.
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
+WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
+				return err
+			}
+		}
+		if summary != nil {
+			if _, err := tx.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
+				return fmt.Errorf("record fan-out summary: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
+	}
+	return out, nil
+}
+
+// deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
+// scanDeliverEndpoint reads, in its order.
+const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
+  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts`
+
+// scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
+// row's remaining columns into extra.
+func scanDeliverEndpoint(row pgx.Row, ep *delivery.Endpoint, extra ...any) error {
+	var (
+		headers                []byte
+		mif, timeout, attempts int16
+	)
+	dest := append([]any{&ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
+		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return err
+	}
+	ep.MaxInFlight, ep.TimeoutSeconds, ep.MaxAttempts = int(mif), int(timeout), int(attempts)
+	if err := json.Unmarshal(headers, &ep.Headers); err != nil {
+		return fmt.Errorf("decode headers of endpoint %s: %w", ep.ID, err)
+	}
+	return nil
+}
+
+// takeLease reads the endpoint and the event and takes the endpoint's
+// first free slot among the first max_in_flight, in one statement: the
+// slot is locked with SKIP LOCKED (a concurrent taker moves on to another
+// slot or finds none), and PostgreSQL re-checks busy_until on the locked
+// row, so two takers never hold one slot. No lease is taken for a disabled
+// endpoint or a pruned event. A take clears wanted; a taker that finds no
+// slot and will wait ($5) marks the busy slots wanted (written only when
+// not marked yet).
+const takeLease = `WITH ep AS (
+  SELECT ` + deliverEndpointColumns + `
+  FROM webhook_endpoints e WHERE e.id = $1
+), ev AS (
+  SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = $4
+), free AS (
+  SELECT l.endpoint_id, l.slot
+  FROM webhook_endpoint_leases l JOIN ep ON ep.id = l.endpoint_id
+  WHERE l.endpoint_id = $1 AND ep.enabled AND l.slot < ep.max_in_flight AND l.busy_until < now()
+    AND EXISTS (SELECT 1 FROM ev)
+  ORDER BY l.slot
+  LIMIT 1
+  FOR UPDATE OF l SKIP LOCKED
+), taken AS (
+  UPDATE webhook_endpoint_leases l
+  SET busy_until = now() + make_interval(secs => $3::float8), holder = $2, taken_at = now(), wanted = false
+  FROM free WHERE l.endpoint_id = free.endpoint_id AND l.slot = free.slot
+  RETURNING l.slot
+), wanted AS (
+  UPDATE webhook_endpoint_leases l SET wanted = true
+  FROM ep
+  WHERE $5 AND l.endpoint_id = $1 AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
+    AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free) AND EXISTS (SELECT 1 FROM ev)
+  RETURNING 1
+)
+SELECT ep.*, (SELECT slot FROM taken), (SELECT count(*) FROM wanted),
+       ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
+FROM ep LEFT JOIN ev ON true`
+
+// TakeLease implements subscriber.DeliverStore.
+func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
+	var (
+		c       delivery.Claim
+		marked  int
+		slot    *int16
+		evID    *uuid.UUID
+		ev      delivery.Event
+		evOwner *uuid.UUID
+		evType  *string
+		evSubj  *string
+		evAt    *time.Time
+	)
+	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID, wait), &c.Endpoint,
+		&slot, &marked, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("endpoint %s: %w", endpointID, delivery.ErrGone)
+	}
+	if err != nil {
+		return c, fmt.Errorf("take lease of endpoint %s: %w", endpointID, err)
+	}
+	if evID != nil {
+		ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
+		c.Event = &ev
+	}
+	if slot != nil {
+		c.Lease = &delivery.Lease{EndpointID: endpointID, Slot: int(*slot), Token: token}
+	}
+	return c, nil
+}
+
+// renewLease extends a held slot and reads the endpoint in one statement.
+const renewLease = `WITH ep AS (
+  SELECT ` + deliverEndpointColumns + `
+  FROM webhook_endpoints e WHERE e.id = $1
+), renewed AS (
+  UPDATE webhook_endpoint_leases l SET busy_until = now() + make_interval(secs => $4::float8)
+  FROM ep
+  WHERE l.endpoint_id = $1 AND l.slot = $2 AND l.holder = $3 AND ep.enabled AND l.slot < ep.max_in_flight
+  RETURNING 1
+)
+SELECT ep.*, EXISTS (SELECT 1 FROM renewed) FROM ep`
+
+// RenewLease implements subscriber.DeliverStore.
+func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
+	var (
+		ep   delivery.Endpoint
+		held bool
+	)
+	row := s.pool.QueryRow(ctx, renewLease, l.EndpointID, l.Slot, l.Token, ttl.Seconds())
+	err := scanDeliverEndpoint(row, &ep, &held)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ep, false, fmt.Errorf("endpoint %s: %w", l.EndpointID, delivery.ErrGone)
+	}
+	if err != nil {
+		return ep, false, fmt.Errorf("renew lease of endpoint %s: %w", l.EndpointID, err)
+	}
+	return ep, held, nil
+}
+
+// finishRun is the one statement that ends a run: it records the attempt
+// ($13) with the signature headers it sent ($22, $23), releases the lease slot by token ($14..$16) — notifying
+// LeaseChannel when another process waits for it — or, for a lease passed
+// on in process ($21), reads whether another process waits for it, settles
+// the endpoint ($17: 1 success, 2 failure) and counts the run out of its
+// endpoint's chain ($20), returning the chain's counts. Parts not asked for
+// match no row. A success writes the endpoint only when it was failing; a
+// failure only when it is the first or the one that disables it.
+const finishRun = `WITH attempt AS (
+  INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
+    response, error, location, attempted_at, webhook_timestamp, webhook_signature)
+  SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now()), $22, $23
+  WHERE $13 AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
+), released AS (
+  UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
+  WHERE $14 AND endpoint_id = $1 AND slot = $15 AND holder = $16
+  RETURNING wanted
+), notified AS (
+  SELECT pg_notify('` + LeaseChannel + `', $1::text) FROM released WHERE wanted
+), kept AS (
+  SELECT wanted FROM webhook_endpoint_leases WHERE $21 AND endpoint_id = $1 AND slot = $15 AND holder = $16
+), cleared AS (
+  UPDATE webhook_endpoints SET failing_since = NULL, updated_at = $12::timestamptz
+  WHERE $17 = 1 AND id = $1 AND failing_since IS NOT NULL
+), failed AS (
+  UPDATE webhook_endpoints SET
+    failing_since = COALESCE(failing_since, $12::timestamptz),
+    enabled = failing_since IS NULL OR failing_since > $12::timestamptz - make_interval(secs => $18::float8),
+    disabled_reason = CASE WHEN failing_since <= $12::timestamptz - make_interval(secs => $18::float8) THEN $19 END,
+    updated_at = $12::timestamptz
+  WHERE $17 = 2 AND id = $1 AND enabled
+    AND (failing_since IS NULL OR failing_since <= $12::timestamptz - make_interval(secs => $18::float8))
+  RETURNING NOT enabled AS disabled
+), chain AS (
+  UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
+  WHERE $20 AND endpoint_id = $1
+  RETURNING running, pending
+)
+SELECT COALESCE((SELECT disabled FROM failed), false),
+       COALESCE((SELECT running FROM chain), 0), COALESCE((SELECT pending FROM chain), 0),
+       COALESCE((SELECT wanted FROM kept), false), (SELECT count(*) FROM notified)`
+
+// Finish implements subscriber.DeliverStore: the attempt, the release,
+// the settlement and the chain's count in one statement.
+func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
+	var settled delivery.Settled
+	if f.Attempt == nil && f.Lease == nil && f.Passed == nil && f.Settle == delivery.SettleNone && !f.Chain {
+		return settled, nil
+	}
+	a := f.Attempt
+	if a == nil {
+		a = &delivery.Attempt{}
+	}
+	if f.EndpointID == uuid.Nil {
+		f.EndpointID = a.EndpointID
+		if f.Lease != nil {
+			f.EndpointID = f.Lease.EndpointID
+		}
+	}
+	var (
+		slot  int
+		token uuid.UUID
+	)
+	switch {
+	case f.Lease != nil:
+		slot, token = f.Lease.Slot, f.Lease.Token
+	case f.Passed != nil:
+		slot, token = f.Passed.Slot, f.Passed.Token
+	}
+	var pending, notified int
+	err := s.pool.QueryRow(ctx, finishRun, f.EndpointID, a.JobID, a.EventID, a.Attempt, string(a.Outcome),
+		nullInt(a.StatusCode), latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location),
+		timePtr(a.At), f.Now, f.Attempt != nil, f.Lease != nil, slot, token, int(f.Settle),
+		f.DisableAfter.Seconds(), f.DisableReason, f.Chain, f.Lease == nil && f.Passed != nil,
+		nullString(a.Timestamp), nullString(a.Signature)).
+		Scan(&settled.Disabled, &settled.Running, &pending, &settled.Wanted, &notified)
+	if err != nil {
+		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", f.EndpointID, err)
+	}
+	settled.Pending = pending > 0
+	return settled, nil
+}
+
+// pendingDeliveries lists an endpoint's oldest pending deliveries.
+const pendingDeliveries = `SELECT id FROM river_job
+WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
+ORDER BY id LIMIT $2`
+
+// Promote implements subscriber.DeliverStore: under the endpoint's queue
+// lock it makes the oldest pending deliveries available with River's
+// JobRetryTx until the chain counts ChainWindow, in one transaction.
+func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
+	n, err := s.promote(ctx, endpointID, false)
+	if err != nil {
+		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, err)
+	}
+	return n, nil
+}
+
+// chainJobs is the condition on river_job j of the deliveries of endpoint
+// $1 still in its chain: queued in it, not finished, and no run has left
+// it (see riverjob.LeftChainOutputKey).
+const chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)
+  AND j.state IN ('available', 'running', 'scheduled', 'retryable')
+  AND j.metadata @> '{"` + riverjob.ChainMetadataKey + `": true}'
+  AND NOT j.metadata @> '{"output": {"` + riverjob.LeftChainOutputKey + `": true}}'`
+
+// promote is Promote; with restart it first recounts the chain from
+// River's jobs (a process died holding part of it). An endpoint that is
+// failing gets one delivery at a time, as new deliveries to it wait out a
+// cooldown.
+func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
+	var promoted int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var (
+			running, pending int
+			failing          bool
+		)
+		err := tx.QueryRow(ctx, `SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false)
+FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, &failing)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if restart {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM river_job j WHERE `+chainJobs, endpointID).Scan(&running); err != nil {
+				return err
+			}
+		}
+		window := delivery.ChainWindow
+		if failing {
+			window = 1
+		}
+		want := window - running
+		if pending <= 0 || want <= 0 {
+			if restart {
+				_, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2 WHERE endpoint_id = $1 AND running <> $2`,
+					endpointID, running)
+				return err
+			}
+			return nil
+		}
+		rows, err := tx.Query(ctx, pendingDeliveries, endpointID, want)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
+				return fmt.Errorf("make delivery %d available: %w", id, err)
+			}
+		}
+		promoted = len(ids)
+		left := max(pending-len(ids), 0)
+		if len(ids) < want {
+			// Fewer than asked: none is left (the count was high).
+			left = 0
+		}
+		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2, pending = $3 WHERE endpoint_id = $1`,
+			endpointID, running+len(ids), left)
+		return err
+	})
+	return promoted, err
+}
+
+// ChainTotals returns, over all endpoints, the chains' deliveries River may
+// run and those waiting pending (an upper bound), in one statement.
+func (s *Store) ChainTotals(ctx context.Context) (running, pending int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT COALESCE(sum(running), 0)::bigint, COALESCE(sum(pending), 0)::bigint
+FROM webhook_endpoint_queues`).Scan(&running, &pending)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count delivery chains: %w", err)
+	}
+	return running, pending, nil
+}
+
+// stalledChains lists the endpoints with deliveries pending and none in
+// their chain.
+var stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q
+WHERE q.pending > 0 AND NOT EXISTS (SELECT 1 FROM river_job j WHERE ` +
+	strings.ReplaceAll(chainJobs, "$1::text", "q.endpoint_id::text") + `)`
+
+// SweepChains restarts every stalled chain (see stalledChains): the safety
+// net for a chain whose deliveries were lost with a process. It returns how
+// many deliveries it made available.
+func (s *Store) SweepChains(ctx context.Context) (int, error) {
+	rows, err := s.pool.Query(ctx, stalledChains)
+	if err != nil {
+		return 0, fmt.Errorf("find stalled delivery chains: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, fmt.Errorf("find stalled delivery chains: %w", err)
+	}
+	total := 0
+	for _, id := range ids {
+		n, err := s.promote(ctx, id, true)
+		if err != nil {
+			return total, fmt.Errorf("restart delivery chain of endpoint %s: %w", id, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func nullInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func latencyMS(a *delivery.Attempt) *int64 {
+	if a.Latency <= 0 && a.StatusCode == 0 {
+		return nil
+	}
+	ms := a.Latency.Milliseconds()
+	return &ms
+}
+
+// PruneAttempts deletes delivery-log rows recorded before before, in
+// batches, and returns how many.
+func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_attempts WHERE id IN (
+  SELECT id FROM webhook_attempts WHERE attempted_at < $1 LIMIT 1000)`, before)
+		if err != nil {
+			return total, fmt.Errorf("prune delivery log: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < 1000 {
+			return total, nil
+		}
+	}
+}
+
+// LeaseListener hears the releases of lease slots that deliveries of this
+// process wait for (LeaseChannel) and wakes them. It is a background loop
+// of the server.
+type LeaseListener struct {
+	store  *Store
+	wake   func(endpointID uuid.UUID)
+	logger *zap.Logger
+}
+
+// NewLeaseListener returns a listener that calls wake with the endpoint of
+// every release announced on LeaseChannel.
+func NewLeaseListener(store *Store, wake func(endpointID uuid.UUID), logger *zap.Logger) *LeaseListener {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &LeaseListener{store: store, wake: wake, logger: logger}
+}
+
+// Run listens until ctx is done, reconnecting with backoff; a missed
+// notification only costs a waiter its poll interval.
+func (l *LeaseListener) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := l.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		l.logger.Warn("webhook lease listener lost its connection", zap.Error(err), zap.Duration("retry_in", backoff))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+func (l *LeaseListener) listenOnce(ctx context.Context) error {
+	pc, err := l.store.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquire listener connection: %w", err)
+	}
+	// A LISTENing session never goes back to the pool.
+	conn := pc.Hijack()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	if _, err := conn.Exec(ctx, `LISTEN `+LeaseChannel); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("wait for notification: %w", err)
+		}
+		if epID, err := uuid.Parse(n.Payload); err == nil {
+			l.wake(epID)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package webhookdb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+)
+
+// HealthReader implements webhooks.HealthReader over the attempt records
+// (webhook_attempts): the outcome of every run of a delivery.
+type HealthReader struct {
+	pool *pgxpool.Pool
+}
+
+var _ webhook.HealthReader = (*HealthReader)(nil)
+
+// NewHealthReader returns a HealthReader reading through pool.
+func NewHealthReader(pool *pgxpool.Pool) *HealthReader { return &HealthReader{pool: pool} }
+
+// healthSQL reads a page of endpoints' outcomes in one statement. Each value
+// is an index-only probe or range of webhook_attempts_endpoint_outcome_idx
+// (endpoint, outcome, time): the latest success and failure whatever their
+// age, and the day's attempts, without reading an endpoint's whole log. A
+// run that waited for a busy endpoint (snoozed) is no attempt; a discarded
+// run (a 4xx, a refused target) is a failure.
+const healthSQL = `SELECT e.id,
+  (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'completed'),
+  GREATEST(
+    (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'retryable'),
+    (SELECT max(a.attempted_at) FROM webhook_attempts a WHERE a.endpoint_id = e.id AND a.outcome = 'discarded')),
+  (SELECT coalesce(a.error, 'HTTP ' || a.status_code) FROM webhook_attempts a
+   WHERE a.endpoint_id = e.id AND a.outcome IN ('retryable', 'discarded')
+   ORDER BY a.attempted_at DESC, a.id DESC LIMIT 1),
+  (SELECT count(*) FROM webhook_attempts a
+   WHERE a.endpoint_id = e.id AND a.outcome IN ('completed', 'retryable', 'discarded') AND a.attempted_at >= $2),
+  (SELECT count(*) FROM webhook_attempts a
+   WHERE a.endpoint_id = e.id AND a.outcome = 'completed' AND a.attempted_at >= $2)
+FROM unnest($1::uuid[]) AS e(id)`
+
+// Health returns the health of each of ids, counting attempts since since.
+func (r *HealthReader) Health(ctx context.Context, ids []uuid.UUID, since time.Time) (map[uuid.UUID]webhook.Health, error) {
+	out := make(map[uuid.UUID]webhook.Health, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := r.pool.Query(ctx, healthSQL, ids, since)
+	if err != nil {
+		return nil, fmt.Errorf("read endpoint health: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id uuid.UUID
+			h  webhook.Health
+		)
+		if err := rows.Scan(&id, &h.LastSuccessAt, &h.LastFailureAt, &h.LastFailure, &h.Attempts24h, &h.Succeeded24h); err != nil {
+			return nil, fmt.Errorf("read endpoint health: %w", err)
+		}
+		if h.Attempts24h > 0 {
+			rate := float64(h.Succeeded24h) / float64(h.Attempts24h)
+			h.SuccessRate24h = &rate
+		}
+		out[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read endpoint health: %w", err)
+	}
+	return out, nil
+}
+
+// purgeBatch bounds the endpoints one purge statement removes (each takes
+// its lease slots and attempt records with it).
+const purgeBatch = 100
+
+// PurgeDeletedEndpoints removes the endpoints deleted before before, with
+// their lease slots and delivery log (ON DELETE CASCADE), in batches, and
+// returns how many. The retention job calls it with the event retention's
+// cutoff, so a deleted endpoint's history stays readable as long as its
+// events.
+func PurgeDeletedEndpoints(ctx context.Context, pool *pgxpool.Pool, before time.Time) (int64, error) {
+	var total int64
+	for {
+		tag, err := pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id IN (
+  SELECT id FROM webhook_endpoints WHERE deleted_at < $1 ORDER BY deleted_at LIMIT $2)`, before, purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("purge deleted endpoints: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < purgeBatch {
+			return total, nil
+		}
+	}
+}

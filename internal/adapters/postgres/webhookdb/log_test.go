@@ -1,0 +1,123 @@
+package webhookdb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+)
+
+func TestRetryNowOfAPendingDeliveryMovesItIntoTheChain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	var ids []int64
+	for range delivery.ChainWindow + 2 {
+		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+		ids = append(ids, res[0].JobID)
+	}
+	queue := func() (running, pending int) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+			Scan(&running, &pending))
+		return
+	}
+	last := ids[len(ids)-1]
+	out, err := b.svc.RetryNow(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: last})
+	require.NoError(t, err)
+	require.Equal(t, webhook.RetryOutput{JobID: last, From: "pending", State: "available"}, out)
+	r, p := queue()
+	require.Equal(t, delivery.ChainWindow+1, r, "the delivery made available counts as running: its run counts itself out")
+	require.Equal(t, 1, p)
+	// An available one is neither retried nor resent.
+	_, err = b.svc.RetryNow(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: ids[0]})
+	require.Error(t, err)
+	_, err = b.svc.SendAgain(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: ids[0]})
+	require.Error(t, err)
+	r2, p2 := queue()
+	require.Equal(t, []int{r, p}, []int{r2, p2}, "a refused retry counts nothing")
+}
+
+func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	since := time.Now().Add(-time.Second)
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.issued"]}`)
+	delivered := b.event(t, "code.issued")
+	res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: delivered}}, delivery.Summary{})
+	require.NoError(t, err)
+	require.False(t, res[0].Duplicate)
+	b.event(t, "code.issued")
+	b.event(t, "code.issued")
+	b.event(t, "code.revoked") // not subscribed
+	other := b.newOwner(t)
+	_, err = b.pool.Exec(ctx, `INSERT INTO events (owner_id, type, subject) VALUES ($1, 'code.issued', 'code:x')`, other)
+	require.NoError(t, err)
+
+	in := webhook.RecoverInput{ID: ep.ID, Since: since.UTC().Format(time.RFC3339Nano)}
+	out, err := b.svc.Recover(ctx, b.owner, in)
+	require.NoError(t, err)
+	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 2, Existing: 1}, out)
+	var pendingJobs, pending int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'
+  AND args->>'endpoint_id' = $1 AND state = 'pending' AND metadata @> '{"standmeet_chain": true}'`, ep.ID.String()).Scan(&pendingJobs))
+	require.Equal(t, 2, pendingJobs)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).Scan(&pending))
+	require.Equal(t, 2, pending)
+	// The sweep starts the idle chain.
+	n, err := b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+
+	out, err = b.svc.Recover(ctx, b.owner, in)
+	require.NoError(t, err)
+	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 0, Existing: 3}, out, "a second recover queues nothing")
+}
+
+func TestStatusFilterMatchesStatusOf(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	cases := []struct {
+		set    string
+		status string
+	}{
+		{`state = 'completed', finalized_at = now()`, webhook.StatusDelivered},
+		{`state = 'running', attempted_at = now(), attempt = 1`, webhook.StatusSending},
+		{`state = 'available'`, webhook.StatusWaiting},
+		{`state = 'scheduled', scheduled_at = now() + interval '5 minutes'`, webhook.StatusWaiting},
+		{`state = 'scheduled', scheduled_at = now() + interval '5 minutes', attempt = 1, errors = ARRAY['{"error":"HTTP 500","attempt":1}'::jsonb]`, webhook.StatusRetrying},
+		{`state = 'retryable', attempt = 1, errors = ARRAY['{"error":"HTTP 500","attempt":1}'::jsonb]`, webhook.StatusRetrying},
+		{`state = 'discarded', finalized_at = now(), errors = ARRAY['{"error":"HTTP 500","attempt":1}'::jsonb]`, webhook.StatusFailed},
+		{`state = 'cancelled', finalized_at = now()`, webhook.StatusCancelled},
+	}
+	want := map[string]map[int64]bool{}
+	for _, c := range cases {
+		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued")}}, delivery.Summary{})
+		require.NoError(t, err)
+		_, err = b.pool.Exec(ctx, `UPDATE river_job SET `+c.set+` WHERE id = $1`, res[0].JobID)
+		require.NoError(t, err)
+		if want[c.status] == nil {
+			want[c.status] = map[int64]bool{}
+		}
+		want[c.status][res[0].JobID] = true
+	}
+	for _, status := range webhook.DeliveryStatuses {
+		page, err := b.svc.Deliveries(ctx, b.owner, webhook.DeliveriesInput{ID: ep.ID, State: status})
+		require.NoError(t, err)
+		got := map[int64]bool{}
+		for _, d := range page.Data {
+			got[d.JobID] = true
+			require.Equal(t, status, d.Status, "the row's status is the filter's")
+		}
+		require.Equal(t, want[status], got, status)
+	}
+}

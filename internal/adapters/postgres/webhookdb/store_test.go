@@ -1,0 +1,513 @@
+package webhookdb_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+type bundle struct {
+	pool  *pgxpool.Pool
+	ins   *riverjob.Inserter
+	svc   *webhook.Service
+	store *webhookdb.Store
+	rec   *events.Recorder
+	owner uuid.UUID
+}
+
+func isDeclared(name string) bool { _, ok := domain.LookupEventType(name); return ok }
+
+// setup builds the adapter on a fresh database with one owner.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := testdb.New(t)
+	ins, err := riverjob.NewInserter(pool, 0, zap.NewNop())
+	require.NoError(t, err)
+	rec := events.NewRecorder(isDeclared, nil)
+	uow := webhookdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
+	b := &bundle{pool: pool, ins: ins, rec: rec, store: webhookdb.NewStore(pool, ins)}
+	b.svc = webhook.NewService(webhook.Deps{
+		UnitOfWork: uow,
+		Seal:       func(p, ad []byte) ([]byte, error) { return append(append([]byte{}, ad...), p...), nil },
+	})
+	b.owner = b.newOwner(t)
+	return b
+}
+
+func (b *bundle) newOwner(t *testing.T) uuid.UUID {
+	t.Helper()
+	id := uuid.New()
+	_, err := b.pool.Exec(context.Background(), `INSERT INTO owners (id, email, password_hash, created_at, updated_at)
+VALUES ($1, $2, 'x', now(), now())`, id, id.String()+"@example.com")
+	require.NoError(t, err)
+	return id
+}
+
+func (b *bundle) endpoint(t *testing.T, body string) webhook.WithSecret {
+	t.Helper()
+	var in webhook.CreateInput
+	require.NoError(t, json.Unmarshal([]byte(body), &in))
+	out, err := b.svc.Create(context.Background(), b.owner, in)
+	require.NoError(t, err)
+	return out
+}
+
+func (b *bundle) event(t *testing.T, typ string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	require.NoError(t, pgx.BeginFunc(context.Background(), b.pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = b.rec.With(tx).Record(context.Background(), b.owner, typ, "s", map[string]any{"k": "v"})
+		return err
+	}))
+	return id
+}
+
+func TestEndpointStoreRoundTripsAndScopesByOwner(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.*","corpus.*"],"headers":{"X-A":"1"},"max_in_flight":3,"description":"a"}`)
+	got, err := b.svc.Get(ctx, b.owner, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, a.View.URL, got.URL)
+	require.Equal(t, []string{"code.*", "corpus.*"}, got.EventTypes)
+	require.Equal(t, map[string]string{"X-A": webhook.HeaderMask}, got.Headers, "names, values masked")
+	require.Equal(t, 3, got.MaxInFlight)
+
+	other := b.newOwner(t)
+	_, err = b.svc.Get(ctx, other, a.ID)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	require.ErrorIs(t, b.svc.Delete(ctx, other, a.ID), domain.ErrNotFound)
+	page, err := b.svc.List(ctx, other, webhook.ListInput{})
+	require.NoError(t, err)
+	require.Empty(t, page.Data)
+
+	for range 2 {
+		b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`)
+	}
+	page, err = b.svc.List(ctx, b.owner, webhook.ListInput{PageInput: op.PageInput{Limit: 2}})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 2)
+	require.Equal(t, a.ID, page.Data[0].ID, "oldest first")
+	next, err := b.svc.List(ctx, b.owner, webhook.ListInput{PageInput: op.PageInput{Limit: 2, Cursor: *page.NextCursor}})
+	require.NoError(t, err)
+	require.Len(t, next.Data, 1)
+	require.Nil(t, next.NextCursor)
+
+	require.NoError(t, b.svc.Delete(ctx, b.owner, a.ID))
+	_, err = webhookdb.PurgeDeletedEndpoints(ctx, b.pool, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	var leases int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoint_leases WHERE endpoint_id = $1`, a.ID).Scan(&leases))
+	require.Zero(t, leases, "the lease rows go with the purged endpoint")
+}
+
+func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"],"max_in_flight":2}`)
+	ev := b.event(t, "code.issued")
+	take := func() delivery.Claim {
+		t.Helper()
+		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, true)
+		require.NoError(t, err)
+		return c
+	}
+	c1, c2, c3 := take(), take(), take()
+	require.NotNil(t, c1.Lease)
+	require.NotNil(t, c2.Lease)
+	require.NotEqual(t, c1.Lease.Slot, c2.Lease.Slot)
+	require.Nil(t, c3.Lease, "max_in_flight 2: the third waits")
+	require.NotNil(t, c3.Event)
+	require.Equal(t, "code.issued", c3.Event.Type)
+	require.Equal(t, ep.ID, c3.Endpoint.ID)
+	require.Equal(t, 2, c3.Endpoint.MaxInFlight)
+	require.NotEmpty(t, c3.Endpoint.SecretSealed)
+
+	// The third waits: a holder that passes its lease on in process learns
+	// it, and the release of a wanted slot is announced.
+	s, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	require.NoError(t, err)
+	require.True(t, s.Wanted)
+	listen, err := b.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer listen.Release()
+	_, err = listen.Exec(ctx, `LISTEN `+webhookdb.LeaseChannel)
+	require.NoError(t, err)
+	_, err = b.store.Finish(ctx, delivery.Finish{Lease: c2.Lease})
+	require.NoError(t, err)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	n, err := listen.Conn().WaitForNotification(wctx)
+	cancel()
+	require.NoError(t, err)
+	require.Equal(t, ep.ID.String(), n.Payload)
+	c2 = take()
+	require.NotNil(t, c2.Lease, "the released slot is taken again, which clears wanted")
+	s, err = b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	require.NoError(t, err)
+	require.False(t, s.Wanted)
+
+	// A release by another token (a holder whose lease expired) frees nothing.
+	stale := *c1.Lease
+	stale.Token = uuid.New()
+	_, err = b.store.Finish(ctx, delivery.Finish{Lease: &stale})
+	require.NoError(t, err)
+	require.Nil(t, take().Lease)
+
+	_, err = b.store.Finish(ctx, delivery.Finish{Lease: c1.Lease})
+	require.NoError(t, err)
+	c4 := take()
+	require.NotNil(t, c4.Lease)
+	require.Equal(t, c1.Lease.Slot, c4.Lease.Slot)
+
+	// A lease whose holder died frees itself when busy_until passes.
+	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoint_leases SET busy_until = now() - interval '1 second' WHERE endpoint_id = $1 AND slot = $2`, ep.ID, c2.Lease.Slot)
+	require.NoError(t, err)
+	require.NotNil(t, take().Lease)
+
+	// No lease for a pruned event or a disabled endpoint; a deleted one is gone.
+	_, err = b.store.Finish(ctx, delivery.Finish{Lease: c4.Lease})
+	require.NoError(t, err)
+	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute, false)
+	require.NoError(t, err)
+	require.Nil(t, c.Event)
+	require.Nil(t, c.Lease)
+	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false WHERE id = $1`, ep.ID)
+	require.NoError(t, err)
+	c = take()
+	require.False(t, c.Endpoint.Enabled)
+	require.Nil(t, c.Lease)
+	// A deleted endpoint is disabled for good; once purged it is gone.
+	require.NoError(t, b.svc.Delete(ctx, b.owner, ep.ID))
+	c = take()
+	require.False(t, c.Endpoint.Enabled)
+	require.Nil(t, c.Lease)
+	_, err = webhookdb.PurgeDeletedEndpoints(ctx, b.pool, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, false)
+	require.ErrorIs(t, err, delivery.ErrGone)
+}
+
+func TestFinishSettlesTheEndpointsFailureState(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	state := func() (enabled bool, since *time.Time, reason *string) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT enabled, failing_since, disabled_reason FROM webhook_endpoints WHERE id = $1`, ep.ID).
+			Scan(&enabled, &since, &reason))
+		return
+	}
+	fail := func(now time.Time) delivery.Settled {
+		t.Helper()
+		s, err := b.store.Finish(ctx, delivery.Finish{
+			Attempt: &delivery.Attempt{JobID: 1, EndpointID: ep.ID, EventID: uuid.New(), Attempt: 1, Outcome: delivery.OutcomeRetryable,
+				StatusCode: 500, Error: "HTTP 500", At: now},
+			Settle: delivery.SettleFailure, Now: now, DisableAfter: delivery.DisableAfter, DisableReason: "failing for 5 days",
+		})
+		require.NoError(t, err)
+		return s
+	}
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	require.False(t, fail(t0).Disabled)
+	_, since, _ := state()
+	require.True(t, t0.Equal(*since))
+	require.False(t, fail(t0.Add(time.Hour)).Disabled)
+	_, since, _ = state()
+	require.True(t, t0.Equal(*since), "a later failure keeps the first failure's time")
+
+	_, err := b.store.Finish(ctx, delivery.Finish{Settle: delivery.SettleSuccess, Now: t0.Add(2 * time.Hour),
+		Attempt: &delivery.Attempt{JobID: 1, EndpointID: ep.ID, EventID: uuid.New(), Attempt: 2, Outcome: delivery.OutcomeCompleted, StatusCode: 200}})
+	require.NoError(t, err)
+	_, since, _ = state()
+	require.Nil(t, since, "a success clears it")
+
+	require.False(t, fail(t0).Disabled)
+	require.True(t, fail(t0.Add(delivery.DisableAfter)).Disabled, "five days of failure disable")
+	enabled, since, reason := state()
+	require.False(t, enabled)
+	require.NotNil(t, since)
+	require.Equal(t, "failing for 5 days", *reason)
+	require.False(t, fail(t0.Add(delivery.DisableAfter+time.Hour)).Disabled, "disabled once")
+
+	var n int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts WHERE endpoint_id = $1`, ep.ID).Scan(&n))
+	require.Equal(t, 6, n)
+	pruned, err := b.store.PruneAttempts(ctx, t0.Add(30*24*time.Hour))
+	require.NoError(t, err)
+	require.EqualValues(t, 6, pruned)
+}
+
+func TestFinishStoresTheSignatureHeadersSent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	const (
+		ts  = "1764609600"
+		sig = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= v1,3x9Qn0bFv2fE1hQ1m3hQd2pSpS0H9b4QXNwv3pVvC8o="
+	)
+	for _, a := range []delivery.Attempt{
+		{JobID: 7, Attempt: 1, Outcome: delivery.OutcomeRetryable, StatusCode: 500, Error: "HTTP 500", Timestamp: ts, Signature: sig},
+		{JobID: 7, Attempt: 2, Outcome: delivery.OutcomeDiscarded, Error: "endpoint disabled"},
+	} {
+		a.EndpointID, a.EventID, a.At = ep.ID, uuid.New(), time.Now()
+		_, err := b.store.Finish(ctx, delivery.Finish{Attempt: &a, Now: time.Now()})
+		require.NoError(t, err)
+	}
+	rows, err := b.pool.Query(ctx, `SELECT webhook_timestamp, webhook_signature FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id`, ep.ID)
+	require.NoError(t, err)
+	type sent struct{ Timestamp, Signature *string }
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[sent])
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, ts, *got[0].Timestamp)
+	require.Equal(t, sig, *got[0].Signature)
+	require.Nil(t, got[1].Timestamp, "an attempt that sent nothing stores none")
+	require.Nil(t, got[1].Signature)
+}
+
+func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	ev := b.event(t, "code.issued")
+	later := time.Now().Add(5 * time.Minute)
+	first, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, ScheduledAt: later}}, delivery.Summary{})
+	require.NoError(t, err)
+	require.False(t, first[0].Duplicate)
+	again, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev}}, delivery.Summary{})
+	require.NoError(t, err)
+	require.True(t, again[0].Duplicate, "a second fan-out queues nothing new")
+	require.Equal(t, first[0].JobID, again[0].JobID)
+
+	var (
+		state       string
+		maxAttempts int
+		queue       string
+	)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text, max_attempts, queue FROM river_job WHERE id = $1`, first[0].JobID).
+		Scan(&state, &maxAttempts, &queue))
+	require.Equal(t, "scheduled", state)
+	require.Equal(t, delivery.MaxAttempts, maxAttempts)
+	require.Equal(t, riverjob.QueueWebhooks, queue)
+}
+
+// A delivery that has finished, however it finished, is not queued again by
+// a later fan-out of the same event: webhooks.send_test queues its delivery
+// itself, and the fan-out of its webhook.test event can run after a 410
+// cancelled that delivery.
+func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	for _, state := range []string{"completed", "cancelled", "discarded", "retryable"} {
+		t.Run(state, func(t *testing.T) {
+			ev := b.event(t, "code.issued")
+			first, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev}}, delivery.Summary{})
+			require.NoError(t, err)
+			_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 1,
+  finalized_at = CASE WHEN $2 = 'retryable' THEN NULL ELSE now() END WHERE id = $1`, first[0].JobID, state)
+			require.NoError(t, err)
+			again, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev}}, delivery.Summary{})
+			require.NoError(t, err)
+			require.True(t, again[0].Duplicate, "a %s delivery is not queued again", state)
+			var n int
+			require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'
+  AND args->>'event_id' = $1`, ev.String()).Scan(&n))
+			require.Equal(t, 1, n)
+		})
+	}
+}
+
+// An endpoint's chain: deliveries beyond the window wait pending, a
+// finishing delivery of the chain reports them, Promote makes the oldest
+// available, and the sweep restarts a chain whose deliveries are gone.
+func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	var ids []int64
+	for range delivery.ChainWindow + 3 {
+		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+		ids = append(ids, res[0].JobID)
+	}
+	states := func() map[string]int {
+		t.Helper()
+		out := map[string]int{}
+		rows, err := b.pool.Query(ctx, `SELECT state::text, count(*) FROM river_job WHERE id = ANY($1) GROUP BY 1`, ids)
+		require.NoError(t, err)
+		for rows.Next() {
+			var (
+				s string
+				n int
+			)
+			require.NoError(t, rows.Scan(&s, &n))
+			out[s] = n
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	queue := func() (running, pending int) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+			Scan(&running, &pending))
+		return
+	}
+	require.Equal(t, map[string]int{"available": delivery.ChainWindow, "pending": 3}, states())
+	r, p := queue()
+	require.Equal(t, delivery.ChainWindow, r)
+	require.Equal(t, 3, p)
+
+	// A second fan-out of a delivery already in the chain counts nothing.
+	var ev uuid.UUID
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT (args->>'event_id')::uuid FROM river_job WHERE id = $1`, ids[0]).Scan(&ev))
+	dup, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{})
+	require.NoError(t, err)
+	require.True(t, dup[0].Duplicate)
+	r, _ = queue()
+	require.Equal(t, delivery.ChainWindow, r)
+
+	settled, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
+	require.NoError(t, err)
+	require.Equal(t, delivery.ChainWindow-1, settled.Running)
+	require.True(t, settled.Pending)
+	n, err := b.store.Promote(ctx, ep.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "up to the window")
+	var state string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text FROM river_job WHERE id = $1`, ids[delivery.ChainWindow]).Scan(&state))
+	require.Equal(t, "available", state, "the oldest pending delivery goes first")
+	n, err = b.store.Promote(ctx, ep.ID)
+	require.NoError(t, err)
+	require.Zero(t, n, "the window is full")
+
+	// The chain's deliveries vanish (their process died and they were
+	// finished elsewhere): the sweep restarts what is pending.
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
+	require.NoError(t, err)
+	n, err = b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, map[string]int{"completed": delivery.ChainWindow + 1, "available": 2}, states())
+	r, p = queue()
+	require.Equal(t, 2, r)
+	require.Zero(t, p)
+	n, err = b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing stalled")
+}
+
+func TestDeliveryLogAndRedeliver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	evs := []uuid.UUID{b.event(t, "code.issued"), b.event(t, "code.revoked"), b.event(t, "code.redeemed")}
+	var jobs []int64
+	for _, ev := range evs {
+		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev}}, delivery.Summary{})
+		require.NoError(t, err)
+		jobs = append(jobs, res[0].JobID)
+	}
+	// One discarded after its attempts, one cancelled at once (a 410), one completed.
+	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', attempt = max_attempts, finalized_at = now(),
+  errors = ARRAY['{"error":"HTTP 500","attempt":18}'::jsonb] WHERE id = $1`, jobs[0])
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', attempt = 1, finalized_at = now() WHERE id = $1`, jobs[1])
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', attempt = 1, finalized_at = now() WHERE id = $1`, jobs[2])
+	require.NoError(t, err)
+	_, err = b.store.Finish(ctx, delivery.Finish{Attempt: &delivery.Attempt{JobID: jobs[1], EndpointID: ep.ID, EventID: evs[1],
+		Attempt: 1, Outcome: delivery.OutcomeDiscarded, StatusCode: 410, Latency: 12 * time.Millisecond, Response: "gone", Error: "HTTP 410", At: time.Now()}})
+	require.NoError(t, err)
+
+	page, err := b.svc.Deliveries(ctx, b.owner, webhook.DeliveriesInput{ID: ep.ID})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 3)
+	byJob := map[int64]webhook.Delivery{}
+	for _, d := range page.Data {
+		byJob[d.JobID] = d
+	}
+	require.Equal(t, "discarded", byJob[jobs[0]].State)
+	require.Equal(t, "HTTP 500", *byJob[jobs[0]].LastError)
+	require.Equal(t, "code.issued", byJob[jobs[0]].EventType)
+	require.Equal(t, 410, *byJob[jobs[1]].StatusCode)
+	require.Equal(t, 12, *byJob[jobs[1]].LatencyMS)
+	require.Equal(t, "gone", *byJob[jobs[1]].Response)
+	require.Equal(t, "/admin/tasks?job=", byJob[jobs[2]].TaskURL[:len("/admin/tasks?job=")])
+
+	out, err := b.svc.Redeliver(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, out.Count)
+	var (
+		state       string
+		attempt     int
+		maxAttempts int
+	)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text, attempt, max_attempts FROM river_job WHERE id = $1`, jobs[0]).Scan(&state, &attempt, &maxAttempts))
+	require.Equal(t, "available", state)
+	require.Equal(t, delivery.MaxAttempts+1, maxAttempts, "an exhausted delivery gets one more attempt")
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text FROM river_job WHERE id = $1`, jobs[2]).Scan(&state))
+	require.Equal(t, "completed", state, "a delivered event is not delivered again")
+	out, err = b.svc.Redeliver(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	require.Zero(t, out.Count, "nothing discarded is left")
+
+	// A discarded job whose (endpoint, event) has a live sibling is left
+	// alone. Jobs are unique in every state now, so only a job queued
+	// before that (with River's default unique states, which leave out
+	// cancelled and discarded) can have a sibling: the UPDATE makes
+	// jobs[1] one.
+	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now(),
+  unique_states = B'11110101' WHERE id = $1`, jobs[1])
+	require.NoError(t, err)
+	_, err = b.ins.Insert(ctx, riverjob.WebhookDeliverArgs{EndpointID: ep.ID, EventID: evs[1]}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	out, err = b.svc.Redeliver(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	require.Zero(t, out.Count)
+}
+
+func TestSendTestRecordsTheEventAndQueuesItsJobInOneTransaction(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.*"]}`)
+	out, err := b.svc.SendTest(ctx, b.owner, ep.ID)
+	require.NoError(t, err)
+	var (
+		typ  string
+		data []byte
+		args []byte
+	)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT type, data FROM events WHERE id = $1`, out.EventID).Scan(&typ, &data))
+	require.Equal(t, domain.EventWebhookTest, typ)
+	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","test":true}`, string(data))
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT args FROM river_job WHERE id = $1`, out.JobID).Scan(&args))
+	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","event_id":"`+out.EventID.String()+`"}`, string(args))
+}

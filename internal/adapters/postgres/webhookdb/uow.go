@@ -1,0 +1,384 @@
+package webhookdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+)
+
+// RecorderFunc binds the event Recorder to a transaction
+// (events.Recorder.With).
+type RecorderFunc func(tx pgx.Tx) domain.Recorder
+
+// UnitOfWork implements webhooks.UnitOfWork over a pgx transaction.
+type UnitOfWork struct {
+	pool     *pgxpool.Pool
+	recorder RecorderFunc
+	river    *riverjob.Inserter
+}
+
+var _ webhook.UnitOfWork = (*UnitOfWork)(nil)
+
+// NewUnitOfWork returns a UnitOfWork; river (an insert-only client) queues
+// and re-queues deliveries inside the transaction.
+func NewUnitOfWork(pool *pgxpool.Pool, recorder RecorderFunc, river *riverjob.Inserter) *UnitOfWork {
+	return &UnitOfWork{pool: pool, recorder: recorder, river: river}
+}
+
+// Do runs fn in one transaction, committed when fn returns nil. fn's error
+// is returned as is (domain errors keep their kind).
+func (u *UnitOfWork) Do(ctx context.Context, fn func(tx webhook.Tx) error) error {
+	return pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
+		return fn(&txn{tx: tx, uow: u})
+	})
+}
+
+type txn struct {
+	tx  pgx.Tx
+	uow *UnitOfWork
+}
+
+func (t *txn) Endpoints() webhook.EndpointStore { return &endpointStore{tx: t.tx} }
+func (t *txn) Deliveries() webhook.DeliveryStore {
+	return &deliveryStore{tx: t.tx, river: t.uow.river}
+}
+func (t *txn) Recorder() domain.Recorder { return t.uow.recorder(t.tx) }
+
+// deliveryStore implements webhooks.DeliveryStore over River's job table.
+type deliveryStore struct {
+	tx    pgx.Tx
+	river *riverjob.Inserter
+}
+
+var _ webhook.DeliveryStore = (*deliveryStore)(nil)
+
+func (s *deliveryStore) Enqueue(ctx context.Context, endpointID, eventID uuid.UUID) (int64, error) {
+	res, err := s.river.InsertTx(ctx, s.tx, riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: eventID}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("queue delivery: %w", err)
+	}
+	return res.Job.ID, nil
+}
+
+// endpointJobs selects an endpoint's delivery jobs through River's GIN
+// index on args.
+const endpointJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
+
+// deliveryColumns are the columns of a delivery-log row over river_job j,
+// events ev and the latest attempt a, in scanDelivery's order.
+const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), j.state::text,
+  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, j.max_attempts,
+  COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
+  j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
+  COALESCE((j.metadata->>'snoozes')::int, 0)`
+
+// latestAttempt joins a delivery's latest attempt as a.
+const latestAttempt = `LEFT JOIN LATERAL (
+  SELECT status_code, latency_ms, response, location, error FROM webhook_attempts
+  WHERE job_id = j.id ORDER BY id DESC LIMIT 1) a ON true`
+
+func scanDelivery(row pgx.Row, d *webhook.Delivery, extra ...any) error {
+	return row.Scan(append([]any{&d.JobID, &d.EventID, &d.EventType, &d.State, &d.FailedBefore, &d.Attempt, &d.MaxAttempts,
+		&d.LastError, &d.AttemptedAt, &d.CreatedAt, &d.ScheduledAt, &d.StatusCode, &d.LatencyMS, &d.Response, &d.Location,
+		&d.Snoozes}, extra...)...)
+}
+
+// statusStates is the condition on river_job j of each delivery status
+// (webhooks.StatusOf in SQL).
+var statusStates = map[string]string{
+	webhook.StatusDelivered: `j.state = 'completed'`,
+	webhook.StatusSending:   `j.state = 'running'`,
+	webhook.StatusWaiting:   `(j.state IN ('available', 'pending') OR (j.state = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) = 0))`,
+	webhook.StatusRetrying:  `(j.state = 'retryable' OR (j.state = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) > 0))`,
+	webhook.StatusFailed:    `j.state = 'discarded'`,
+	webhook.StatusCancelled: `j.state = 'cancelled'`,
+}
+
+func (s *deliveryStore) List(ctx context.Context, endpointID uuid.UUID, q webhook.DeliveryQuery) ([]webhook.Delivery, error) {
+	where := endpointJobs
+	if c, ok := statusStates[q.Status]; ok {
+		where += " AND " + c
+	}
+	order := "j.id DESC"
+	var cursor any
+	switch {
+	case q.After > 0:
+		where += " AND j.id > $2"
+		order, cursor = "j.id", q.After
+	default:
+		where += " AND ($2::bigint = 0 OR j.id < $2)"
+		cursor = q.Before
+	}
+	var since, until *time.Time
+	if !q.Since.IsZero() {
+		since = &q.Since
+	}
+	if !q.Until.IsZero() {
+		until = &q.Until
+	}
+	rows, err := s.tx.Query(ctx, `SELECT `+deliveryColumns+`
+FROM river_job j
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+`+latestAttempt+`
+WHERE `+where+` AND ($4::text = '' OR ev.type = $4)
+  AND ($5::timestamptz IS NULL OR j.created_at >= $5) AND ($6::timestamptz IS NULL OR j.created_at < $6)
+ORDER BY `+order+`
+LIMIT $3`, endpointID, cursor, q.Limit, q.EventType, since, until)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []webhook.Delivery
+	for rows.Next() {
+		var d webhook.Delivery
+		if err := scanDelivery(rows, &d); err != nil {
+			return nil, fmt.Errorf("list deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return out, nil
+}
+
+func deliveryNotFound() error {
+	return domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
+}
+
+// Get reads one delivery, its attempts and its event.
+func (s *deliveryStore) Get(ctx context.Context, endpointID uuid.UUID, jobID int64) (webhook.Delivery, []webhook.Attempt, *webhook.LoggedEvent, error) {
+	var (
+		d  webhook.Delivery
+		ev webhook.LoggedEvent
+		id *uuid.UUID
+	)
+	err := scanDelivery(s.tx.QueryRow(ctx, `SELECT `+deliveryColumns+`, ev.id, COALESCE(ev.subject, ''),
+  COALESCE(ev.occurred_at, now()), COALESCE(ev.data, '{}'::jsonb)
+FROM river_job j
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+`+latestAttempt+`
+WHERE `+endpointJobs+` AND j.id = $2`, endpointID, jobID), &d, &id, &ev.Subject, &ev.OccurredAt, &ev.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, nil, nil, deliveryNotFound()
+	}
+	if err != nil {
+		return d, nil, nil, fmt.Errorf("read delivery %d: %w", jobID, err)
+	}
+	rows, err := s.tx.Query(ctx, `SELECT attempt, outcome, status_code, latency_ms, response, error, location, attempted_at,
+  webhook_timestamp, webhook_signature
+FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID, endpointID)
+	if err != nil {
+		return d, nil, nil, fmt.Errorf("read attempts of delivery %d: %w", jobID, err)
+	}
+	var attempts []webhook.Attempt
+	var a webhook.Attempt
+	if _, err := pgx.ForEachRow(rows, []any{&a.Attempt, &a.Outcome, &a.StatusCode, &a.LatencyMS, &a.Response, &a.Error,
+		&a.Location, &a.At, &a.Timestamp, &a.Signature}, func() error {
+		attempts = append(attempts, a)
+		return nil
+	}); err != nil {
+		return d, nil, nil, fmt.Errorf("read attempts of delivery %d: %w", jobID, err)
+	}
+	if id == nil {
+		return d, attempts, nil, nil
+	}
+	ev.ID, ev.Type = *id, d.EventType
+	return d, attempts, &ev, nil
+}
+
+// Retry retries one delivery with River's JobRetry under its row lock. A
+// pending delivery sits in its endpoint's chain counted pending; made
+// available, it runs as a chain delivery and counts itself out of running,
+// so it moves from pending to running under the queue row's lock. A
+// scheduled or retryable chain delivery is counted running already; a
+// finished one left the chain when it ran, and River's JobRetry keeps its
+// recorded output, so it is not counted again. For a pending delivery the
+// queue row is locked before the job, in Promote's order.
+func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
+	var (
+		state string
+		chain bool
+	)
+	read := func(lock string) error {
+		err := s.tx.QueryRow(ctx, `SELECT j.state::text, j.metadata @> '{"`+riverjob.ChainMetadataKey+`": true}'
+FROM river_job j WHERE `+endpointJobs+` AND j.id = $2`+lock, endpointID, jobID).Scan(&state, &chain)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return deliveryNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("read delivery %d: %w", jobID, err)
+		}
+		return nil
+	}
+	if err := read(""); err != nil {
+		return "", "", err
+	}
+	if state == "pending" && chain {
+		// The chain's queue row first, then the job, as Promote takes
+		// them, so the two never wait on each other crosswise.
+		if _, err := s.tx.Exec(ctx, `SELECT 1 FROM webhook_endpoint_queues WHERE endpoint_id = $1 FOR UPDATE`, endpointID); err != nil {
+			return "", "", fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
+		}
+	}
+	if err := read(" FOR UPDATE"); err != nil {
+		return "", "", err
+	}
+	if !slices.Contains(states, state) {
+		return state, "", nil
+	}
+	if state == "pending" && chain {
+		if _, err := s.tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = running + 1, pending = GREATEST(pending - 1, 0)
+WHERE endpoint_id = $1`, endpointID); err != nil {
+			return "", "", fmt.Errorf("count delivery %d into its chain: %w", jobID, err)
+		}
+	}
+	job, err := s.river.JobRetryTx(ctx, s.tx, jobID)
+	if err != nil {
+		return "", "", fmt.Errorf("retry delivery job %d: %w", jobID, err)
+	}
+	return state, string(job.State), nil
+}
+
+// Recover reads the range's events the endpoint has no delivery of and
+// queues each pending in the endpoint's chain (marked, counted pending
+// under the queue row's lock taken first, as the fan-out does); the
+// chain's finishing runs or the sweep make them available in order, within
+// its window.
+func (s *deliveryStore) Recover(ctx context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {
+	if len(types) == 0 {
+		return 0, 0, nil
+	}
+	if _, err := s.tx.Exec(ctx, `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending) VALUES ($1, 0, 0)
+ON CONFLICT (endpoint_id) DO UPDATE SET pending = q.pending`, endpointID); err != nil {
+		return 0, 0, fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
+	}
+	rows, err := s.tx.Query(ctx, `SELECT ev.id FROM events ev
+WHERE ev.owner_id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at < $3 AND ev.type = ANY($4)
+ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read events to recover: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, 0, fmt.Errorf("read events to recover: %w", err)
+	}
+	if len(ids) == 0 || len(ids) > max {
+		return len(ids), 0, nil
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id},
+			InsertOpts: &river.InsertOpts{Metadata: chainMetadata, Pending: true}}
+	}
+	res, err := s.river.InsertManyTx(ctx, s.tx, params)
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue recovered deliveries: %w", err)
+	}
+	queued := 0
+	for _, r := range res {
+		if !r.UniqueSkippedAsDuplicate {
+			queued++
+		}
+	}
+	if queued > 0 {
+		if _, err := s.tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET pending = pending + $2 WHERE endpoint_id = $1`,
+			endpointID, queued); err != nil {
+			return 0, 0, fmt.Errorf("count recovered deliveries: %w", err)
+		}
+	}
+	return len(ids), queued, nil
+}
+
+// ListByEvent reads the event's delivery jobs through River's GIN index on
+// args, each joined to its endpoint of ownerID (deleted ones included) and
+// its last attempt; the event must be ownerID's.
+func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]webhook.EventDelivery, error) {
+	var exists bool
+	if err := s.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE id = $1 AND owner_id = $2)`, eventID, ownerID).
+		Scan(&exists); err != nil {
+		return nil, fmt.Errorf("find event %s: %w", eventID, err)
+	}
+	if !exists {
+		return nil, domain.NotFound("NOT_FOUND", "event not found")
+	}
+	rows, err := s.tx.Query(ctx, `SELECT j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), j.state::text,
+  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, j.max_attempts,
+  COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
+  j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
+  COALESCE((j.metadata->>'snoozes')::int, 0), e.id, e.url,
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
+       WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END
+FROM river_job j
+JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+`+latestAttempt+`
+WHERE j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('event_id', $1::text)
+ORDER BY j.id
+LIMIT $3`, eventID, ownerID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	defer rows.Close()
+	var out []webhook.EventDelivery
+	for rows.Next() {
+		var d webhook.EventDelivery
+		if err := scanDelivery(rows, &d.Delivery, &d.EndpointID, &d.EndpointURL, &d.EndpointState); err != nil {
+			return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	return out, nil
+}
+
+// Redeliver retries, with River's JobRetry, every discarded or cancelled
+// delivery of the endpoint whose (endpoint, event) has no other live or
+// completed job: such a sibling would either collide with River's unique
+// index or mean the event was delivered already (one job per pair is taken
+// when several were discarded). A retried job keeps its id, its errors and
+// its webhook-id; it becomes available now, and when it had spent all its
+// attempts River grants it one more. JobRetry locks the row and leaves an
+// already available job alone, so two concurrent redelivers queue each job
+// once.
+func (s *deliveryStore) Redeliver(ctx context.Context, endpointID uuid.UUID) (map[string]int, error) {
+	rows, err := s.tx.Query(ctx, `SELECT DISTINCT ON (j.unique_key) j.id, j.state::text FROM river_job j
+WHERE `+endpointJobs+` AND j.state IN ('discarded', 'cancelled')
+  AND NOT EXISTS (
+    SELECT 1 FROM river_job k
+    WHERE k.unique_key = j.unique_key AND k.id <> j.id AND k.unique_states IS NOT NULL
+      AND river_job_state_in_bitmask(k.unique_states, k.state))
+ORDER BY j.unique_key, j.id DESC`, endpointID)
+	if err != nil {
+		return nil, fmt.Errorf("find discarded deliveries: %w", err)
+	}
+	type job struct {
+		ID    int64
+		State string
+	}
+	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[job])
+	if err != nil {
+		return nil, fmt.Errorf("find discarded deliveries: %w", err)
+	}
+	by := map[string]int{}
+	for _, j := range jobs {
+		if _, err := s.river.JobRetryTx(ctx, s.tx, j.ID); err != nil {
+			return nil, fmt.Errorf("retry delivery job %d: %w", j.ID, err)
+		}
+		by[j.State]++
+	}
+	return by, nil
+}

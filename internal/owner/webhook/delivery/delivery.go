@@ -1,0 +1,693 @@
+// Package delivery holds the owner domain's subscribers of the event bus:
+// webhook.fanout and webhook.deliver (seed 002), as domain handlers that a
+// thin River wrapper runs. They depend only on ports: storage, the poster
+// (an SSRF-guarded HTTP client), the unseal and EmbedAdmits functions the
+// composition root hands in, and a clock.
+//
+// Retries have one owner, River: a handler returns an outcome (completed,
+// retryable, snoozed, discarded) and the wrapper maps it to nil, an error,
+// river.JobSnooze or river.JobCancel. Nothing here loops on a failure.
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+)
+
+// Fanouter is the webhook.fanout handler.
+type Fanouter struct {
+	store    FanoutStore
+	admits   EmbedAdmitsFunc
+	clock    domain.Clock
+	cooldown time.Duration
+}
+
+// FanoutDeps are the Fanouter's ports.
+type FanoutDeps struct {
+	Store FanoutStore
+	// EmbedAdmits answers embed scope; nil means embed endpoints get no
+	// scoped event.
+	EmbedAdmits EmbedAdmitsFunc
+	// Clock defaults to the system clock.
+	Clock domain.Clock
+	// BackoffScale (≥ 1) divides the cooldown as it divides the retry
+	// schedule, so fault tests need not wait five minutes.
+	BackoffScale float64
+}
+
+// NewFanouter builds the fan-out handler.
+func NewFanouter(d FanoutDeps) *Fanouter {
+	if d.Clock == nil {
+		d.Clock = domain.SystemClock{}
+	}
+	cooldown := Cooldown
+	if d.BackoffScale > 1 {
+		cooldown = time.Duration(float64(cooldown) / d.BackoffScale)
+	}
+	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown}
+}
+
+// Fanout delivers event eventID to every endpoint of its owner that wants
+// it: enabled, subscribed to its type by a glob, and in scope. It inserts
+// one webhook.deliver per such endpoint in one transaction, unique by
+// (endpoint, event), so running it twice queues nothing new; the same
+// transaction records the event's Summary: which of the owner's other
+// (not deleted) endpoints got nothing and why, and which wait out a
+// cooldown. Deliveries to
+// an endpoint that is failing are scheduled Cooldown out (not a
+// webhook.test: the owner is testing now); the others join their
+// endpoint's chain. An event that is gone or not Webhook-exposed fans out
+// to nobody. It returns how many deliveries it asked for; an error means
+// River should retry the fan-out.
+func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
+	ev, err := f.store.Event(ctx, eventID)
+	if errors.Is(err, ErrGone) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
+	}
+	if et, ok := domain.LookupEventType(ev.Type); !ok || et.Exposure != domain.Webhook {
+		return 0, nil
+	}
+	eps, err := f.store.Endpoints(ctx, ev.OwnerID)
+	if err != nil {
+		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
+	}
+	now := f.clock.Now()
+	var ds []Delivery
+	sum := Summary{EventID: ev.ID}
+	test := ev.Type == domain.EventWebhookTest
+	for _, ep := range eps {
+		if !wants(ep, ev) {
+			if !test {
+				// A test event is for its one endpoint: the others are
+				// not worth a line.
+				sum.Add(ReasonNotSubscribed, ep.ID)
+			}
+			continue
+		}
+		if !ep.Enabled {
+			sum.Add(ReasonDisabled, ep.ID)
+			continue
+		}
+		reason, err := scope(ctx, f.admits, ep, ev)
+		if err != nil {
+			return 0, fmt.Errorf("fan out %s: %w", eventID, err)
+		}
+		if reason != "" {
+			sum.Add(reason, ep.ID)
+			continue
+		}
+		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
+		if ep.FailingSince != nil && !test {
+			d.ScheduledAt, d.Chain, d.Wait = now.Add(f.cooldown), false, ReasonCoolingDown
+			sum.Add(ReasonCoolingDown, ep.ID)
+			sum.Until = &d.ScheduledAt
+		}
+		ds = append(ds, d)
+	}
+	if len(ds) == 0 && sum.Empty() {
+		return 0, nil
+	}
+	if _, err := f.store.Enqueue(ctx, ds, sum); err != nil {
+		return 0, fmt.Errorf("fan out %s: %w", eventID, err)
+	}
+	return len(ds), nil
+}
+
+// Deliverer is the webhook.deliver handler.
+type Deliverer struct {
+	store     DeliverStore
+	poster    Poster
+	unseal    UnsealFunc
+	admits    EmbedAdmitsFunc
+	clock     domain.Clock
+	local     *handoff
+	userAgent string
+	observe   ObserveFunc
+}
+
+// DeliverDeps are the Deliverer's ports.
+type DeliverDeps struct {
+	Store  DeliverStore
+	Poster Poster
+	Unseal UnsealFunc
+	// EmbedAdmits re-checks embed scope at delivery time, so a delivery
+	// queued before a code was revoked is not sent after; nil admits
+	// nothing.
+	EmbedAdmits EmbedAdmitsFunc
+	// Clock defaults to the system clock; it stamps webhook-timestamp and
+	// the endpoint's failure state.
+	Clock domain.Clock
+	// Version goes into the User-Agent: StandMeet-Webhooks/<version>.
+	Version string
+	// Observe, when set, receives every run that posted.
+	Observe ObserveFunc
+}
+
+// NewDeliverer builds the delivery handler.
+func NewDeliverer(d DeliverDeps) *Deliverer {
+	if d.Clock == nil {
+		d.Clock = domain.SystemClock{}
+	}
+	if d.Version == "" {
+		d.Version = "dev"
+	}
+	return &Deliverer{
+		store: d.Store, poster: d.Poster, unseal: d.Unseal, admits: d.EmbedAdmits,
+		clock: d.Clock, local: newHandoff(), userAgent: "StandMeet-Webhooks/" + d.Version, observe: d.Observe,
+	}
+}
+
+// DeliverJob is one run of a webhook.deliver job.
+type DeliverJob struct {
+	JobID      int64
+	EndpointID uuid.UUID
+	EventID    uuid.UUID
+	// Attempt is River's attempt number of this run (1-based), and
+	// MaxAttempts River's bound of the job (0: the package's MaxAttempts).
+	Attempt     int
+	MaxAttempts int
+	// Chain is true while the delivery is in its endpoint's chain: it was
+	// queued in the chain and no run of it has left it yet (see
+	// Result.LeftChain).
+	Chain bool
+}
+
+func (j DeliverJob) riverMax() int {
+	if j.MaxAttempts <= 0 {
+		return MaxAttempts
+	}
+	return j.MaxAttempts
+}
+
+// Result is how a run ended; the River wrapper maps it.
+type Result struct {
+	Outcome Outcome
+	// Snooze is the wait of OutcomeSnoozed.
+	Snooze time.Duration
+	// Err says why a run was retryable or discarded.
+	Err error
+	// Warn is a problem after the receiver answered (recording the attempt
+	// failed): the outcome stands, the wrapper logs it.
+	Warn error
+	// LeftChain is true when this run counted the delivery out of its
+	// endpoint's chain: every outcome does except waiting for a busy
+	// endpoint. The wrapper records it with the job, so later runs (a
+	// retry, a receiver's snooze) are not counted again.
+	LeftChain bool
+	// Posted is the attempt of a run that sent (or tried to send) the
+	// POST, nil otherwise. Of is the endpoint's attempts per delivery and
+	// Class the answer's class (2xx..5xx, ClassTimeout, ClassConnection,
+	// ClassBlocked).
+	Posted *Attempt
+	Of     int
+	Class  string
+}
+
+// ObserveFunc receives every run that sent (or tried to send) a POST,
+// once it is recorded: the operator's signals (metrics, a log line per
+// failure). It must not block.
+type ObserveFunc func(job DeliverJob, res Result)
+
+func retryable(err error) Result { return Result{Outcome: OutcomeRetryable, Err: err} }
+func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err: err} }
+
+// run is one run of Deliver: the job and whether its finish counted it
+// out of the chain.
+type run struct {
+	DeliverJob
+	left bool
+}
+
+// finishTimeout bounds the write that ends a run, which must happen even
+// when the run's own context is done.
+const finishTimeout = 5 * time.Second
+
+// Deliver runs one delivery, as seed 002's diagram has it:
+//
+//  1. Read the endpoint and the event and take a slot of the endpoint's
+//     lease, in one statement (UPDATE … RETURNING; no transaction is held
+//     across the POST). Endpoint deleted or disabled, event pruned:
+//     discarded. Every slot busy: wait in process for a holder here to pass
+//     its lease on (the first waiter asks PostgreSQL every LeasePoll while
+//     no holder is here), for at most MaxLocalWait, then snooze for about
+//     the wait still ahead; the delivery stays in its chain.
+//  2. Re-check that the endpoint still wants the event and that it is in
+//     scope (else discarded): a code revoked after the fan-out counts.
+//  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
+//     with the Standard Webhooks headers (both secrets during a rotation)
+//     and POST it with the endpoint's custom headers.
+//  4. Classify the answer (see classify), then in one statement record the
+//     attempt, settle the endpoint (success clears failing_since, any
+//     failure sets it and disables an endpoint failing for DisableAfter),
+//     release the lease — or pass it to a delivery of the endpoint waiting
+//     here — and count the run out of the endpoint's chain. A chain left
+//     short with deliveries pending makes the next ones available.
+func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
+	r := &run{DeliverJob: job}
+	res := d.deliver(ctx, r)
+	res.LeftChain = r.left
+	if res.Posted != nil && d.observe != nil {
+		d.observe(job, res)
+	}
+	return res
+}
+
+func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
+	claim, snooze, err := d.claim(ctx, r.DeliverJob)
+	switch {
+	case errors.Is(err, ErrGone):
+		res := discarded(errors.New("endpoint deleted"))
+		res.Warn = d.finish(ctx, r, Finish{})
+		return res
+	case err != nil:
+		res := retryable(fmt.Errorf("take lease of endpoint %s: %w", r.EndpointID, err))
+		res.Warn = d.finish(ctx, r, Finish{})
+		return res
+	}
+	var reason string
+	switch {
+	case !claim.Endpoint.Enabled:
+		reason = "endpoint disabled"
+	case claim.Event == nil:
+		reason = "event pruned"
+	case claim.Lease == nil:
+		// Nothing to write: the delivery keeps its place in the chain.
+		d.local.snoozes.Add(1)
+		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
+	default:
+		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)
+	}
+	res := discarded(errors.New(reason))
+	res.Warn = d.finish(ctx, r, Finish{Attempt: d.attempt(r.DeliverJob, OutcomeDiscarded, reason)})
+	return res
+}
+
+// deliverHolding runs steps 2-4 while holding lease.
+func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) Result {
+	job := r.DeliverJob
+	released := false
+	release := func(f Finish) error {
+		released = true
+		yield := d.local.takeYield(ep.ID, lease.Written)
+		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh && !yield {
+			if next := d.local.next(ep.ID); next != nil {
+				// The endpoint is as this run read it: the waiter posts
+				// under the same lease while this run's outcome is written.
+				next.ch <- &passed{lease: *lease, endpoint: ep}
+				d.local.passes.Add(1)
+				f.Passed = lease
+				err := d.finish(ctx, r, f)
+				return err
+			}
+		}
+		// Back to PostgreSQL: nobody waits here, or a failure may have
+		// disabled the endpoint (the first waiter here takes it afresh at
+		// once), or a delivery of another process waits for it (the release
+		// wakes it), or the lease went from hand to hand here for
+		// LeaseRefresh (the endpoint is read afresh by the next taker).
+		d.local.done(ep.ID)
+		f.Lease = lease
+		err := d.finish(ctx, r, f)
+		switch {
+		case f.Settle == SettleFailure:
+			if next := d.local.next(ep.ID); next != nil {
+				next.ch <- nil
+			}
+		case !yield:
+			// Refreshed: the first waiter here takes it afresh at once.
+			d.local.poke(ep.ID)
+		}
+		return err
+	}
+	defer func() {
+		if !released {
+			_ = release(Finish{})
+		}
+	}()
+
+	if !wants(ep, ev) {
+		res := discarded(errors.New("endpoint no longer subscribes to " + ev.Type))
+		res.Warn = release(Finish{Attempt: d.attempt(job, OutcomeDiscarded, res.Err.Error())})
+		return res
+	}
+	ok, err := inScope(ctx, d.admits, ep, ev)
+	if err != nil {
+		res := retryable(err)
+		res.Warn = release(Finish{})
+		return res
+	}
+	if !ok {
+		res := discarded(errors.New("event out of the endpoint's scope"))
+		res.Warn = release(Finish{Attempt: d.attempt(job, OutcomeDiscarded, res.Err.Error())})
+		return res
+	}
+	now := d.clock.Now()
+	req, err := d.request(ep, ev, now)
+	req.Timeout = ep.Timeout()
+	if err != nil {
+		// Our side (the sealed secret) is broken, not the receiver: retry
+		// without marking the endpoint as failing.
+		res := retryable(err)
+		res.Warn = release(Finish{Attempt: d.attempt(job, OutcomeRetryable, err.Error())})
+		return res
+	}
+
+	resp, postErr := d.poster.Post(ctx, req)
+	if postErr != nil && ctx.Err() != nil {
+		// The job's own context ended (shutdown or job timeout): not the
+		// receiver's fault, so the endpoint is not marked failing.
+		res := retryable(fmt.Errorf("delivery interrupted: %w", ctx.Err()))
+		res.Warn = release(Finish{})
+		return res
+	}
+	v := classify(resp, postErr, now)
+	if v.outcome == OutcomeRetryable && job.Attempt >= ep.Attempts() && job.Attempt < job.riverMax() {
+		// The endpoint's last attempt, before River's own last (which River
+		// discards itself): this run ends the delivery.
+		v.outcome = OutcomeDiscarded
+		v.reason = fmt.Sprintf("%s (attempt %d of %d, the last)", v.reason, job.Attempt, ep.Attempts())
+	}
+	a := d.attempt(job, v.outcome, v.reason)
+	a.StatusCode = resp.StatusCode
+	a.Latency = resp.Latency
+	a.Response = excerpt(resp.Body)
+	a.Location = v.location
+	a.Timestamp = req.Header.Get(standardwebhooks.HeaderTimestamp)
+	a.Signature = req.Header.Get(standardwebhooks.HeaderSignature)
+	f := Finish{Attempt: a, Now: now}
+	switch {
+	case v.failure:
+		f.Settle = SettleFailure
+		f.DisableAfter = DisableAfter
+		f.DisableReason = fmt.Sprintf("deliveries failed continuously for %s; last: %s", DisableAfter, v.reason)
+	case ep.FailingSince != nil:
+		// Only a success that ends a failure writes the endpoint.
+		f.Settle = SettleSuccess
+	}
+	warn := release(f)
+	res := Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn, Posted: a, Of: ep.Attempts(), Class: v.class}
+	if v.outcome != OutcomeCompleted {
+		res.Err = errors.New(v.reason)
+	}
+	return res
+}
+
+// claim takes a lease slot. When every slot is busy it waits in process:
+// for a holder here to pass its lease on, or — as the first waiter, while
+// no holder is here — for PostgreSQL to show a free slot. It gives up after
+// MaxLocalWait and returns the claim without a lease and the snooze to
+// take.
+func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Duration, error) {
+	id := job.EndpointID
+	token, err := uuid.NewRandom()
+	if err != nil {
+		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
+	}
+	start := time.Now()
+	deadline := start.Add(MaxLocalWait)
+	snooze := MaxLocalWait
+	for {
+		// Only a taker with no holder of the endpoint here asks the holder's
+		// process to give the lease back: one here passes it on anyway.
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, !d.local.holding(id))
+		if err != nil {
+			return Claim{}, 0, err
+		}
+		if c.Lease != nil {
+			c.Lease.Written = time.Now()
+			d.local.held(id)
+			return c, 0, nil
+		}
+		if !c.Endpoint.Enabled || c.Event == nil {
+			return c, 0, nil
+		}
+		if !time.Now().Before(deadline) {
+			return c, snooze, nil
+		}
+		w := d.local.wait(id)
+		if w == nil {
+			return c, snooze, nil
+		}
+		p, ahead, err := d.await(ctx, id, w, deadline)
+		if err != nil {
+			return Claim{}, 0, err
+		}
+		if p == nil {
+			// Polled, timed out, or a holder here released to PostgreSQL:
+			// take afresh (the deadline ends the loop).
+			snooze = busySnooze(ahead, w.ahead-ahead, time.Since(start))
+			continue
+		}
+		ep, ok, err := d.adopt(ctx, p)
+		if err != nil {
+			return Claim{}, 0, err
+		}
+		if ok {
+			c.Endpoint, c.Lease = ep, &p.lease
+			return c, 0, nil
+		}
+		c.Endpoint = ep
+	}
+}
+
+// Stats reports what the local handoff did and holds now.
+func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
+
+// Wake tells the deliverer that a lease slot of the endpoint that a
+// delivery here waits for was released in another process: the first
+// waiter asks for it at once.
+func (d *Deliverer) Wake(endpointID uuid.UUID) { d.local.poke(endpointID) }
+
+// busySnooze is the snooze of a delivery that waited waited with ahead
+// deliveries still before it after went went ahead: about the wait left.
+func busySnooze(ahead, went int, waited time.Duration) time.Duration {
+	left := time.Duration(ahead+1) * waited / time.Duration(max(went, 1))
+	return min(max(left, BusySnooze), MaxBusySnooze)
+}
+
+// await waits on w until a holder here passes a lease (returned) or
+// releases it, until it is w's turn to poll, until deadline, or until ctx
+// ends (ctx.Err()). Whenever it returns no lease, w is off the queue, and
+// ahead is how many still waited before it.
+func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, ahead int, err error) {
+	poll := time.NewTicker(LeasePoll)
+	defer poll.Stop()
+	stop := time.NewTimer(time.Until(deadline))
+	defer stop.Stop()
+	leave := func() (*passed, int) {
+		if ahead, ok := d.local.leave(id, w); ok {
+			return nil, ahead
+		}
+		// Taken off the queue by a holder: its message is on the way.
+		return <-w.ch, 0
+	}
+	for {
+		select {
+		case p := <-w.ch:
+			return p, 0, nil
+		case <-poll.C:
+			if d.local.shouldPoll(id, w) {
+				p, ahead := leave()
+				return p, ahead, nil
+			}
+		case <-w.poke:
+			if d.local.shouldPoll(id, w) {
+				p, ahead := leave()
+				return p, ahead, nil
+			}
+		case <-stop.C:
+			p, ahead := leave()
+			return p, ahead, nil
+		case <-ctx.Done():
+			if p, _ := leave(); p != nil {
+				d.drop(ctx, id, p.lease)
+			}
+			return nil, 0, ctx.Err()
+		}
+	}
+}
+
+// adopt takes over a lease passed in process, renewing it (and re-reading
+// the endpoint) when it was written LeaseRefresh ago (the waiter was slow
+// to wake, or the lease was dropped to it). ok is false when the
+// lease was lost or the endpoint no longer takes this slot; the slot is
+// then let go.
+func (d *Deliverer) adopt(ctx context.Context, p *passed) (Endpoint, bool, error) {
+	if time.Since(p.lease.Written) < LeaseRefresh {
+		return p.endpoint, true, nil
+	}
+	ep, held, err := d.store.RenewLease(ctx, p.lease, LeaseTTL)
+	if err != nil || !held {
+		d.drop(ctx, p.lease.EndpointID, p.lease)
+		if err != nil {
+			return Endpoint{}, false, err
+		}
+		return ep, false, nil
+	}
+	p.lease.Written = time.Now()
+	return ep, true, nil
+}
+
+// drop lets go of a lease this process holds without a run to finish
+// under it: to the next waiter here, or back to PostgreSQL.
+func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) {
+	if next := d.local.next(id); next != nil {
+		// A zero Written makes the waiter renew it and read the endpoint.
+		lease.Written = time.Time{}
+		next.ch <- &passed{lease: lease, endpoint: Endpoint{ID: id}}
+		return
+	}
+	d.local.done(id)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	// Best effort: a slot not released expires after LeaseTTL.
+	_, _ = d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
+}
+
+// finish writes f for the run with a context of its own, so the lease is
+// released even when the run's context is done; a run of the chain counts
+// itself out in the same statement, and refills the endpoint's chain when
+// it took it under ChainRefill (or emptied it) with deliveries pending.
+func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	f.EndpointID, f.Chain = r.EndpointID, r.Chain && !r.left
+	if f.Now.IsZero() {
+		f.Now = d.clock.Now()
+	}
+	settled, err := d.store.Finish(fctx, f)
+	if err != nil {
+		return fmt.Errorf("finish delivery: %w", err)
+	}
+	if settled.Wanted {
+		d.local.setYield(r.EndpointID)
+	}
+	if !f.Chain {
+		return nil
+	}
+	r.left = true
+	// Decrements are serialized on the queue row, so exactly one run sees
+	// the chain cross the low-water mark; one that empties it refills too
+	// (a failing endpoint's chain of one, or a refill that failed).
+	if settled.Pending && (settled.Running == ChainRefill-1 || settled.Running == 0) {
+		if _, err := d.store.Promote(fctx, r.EndpointID); err != nil {
+			// The periodic sweep promotes what this left pending.
+			return fmt.Errorf("promote deliveries of endpoint %s: %w", r.EndpointID, err)
+		}
+	}
+	return nil
+}
+
+func (d *Deliverer) attempt(job DeliverJob, o Outcome, reason string) *Attempt {
+	return &Attempt{
+		JobID: job.JobID, EndpointID: job.EndpointID, EventID: job.EventID,
+		Attempt: job.Attempt, Outcome: o, Error: reason, At: d.clock.Now(),
+	}
+}
+
+// thinEvent is the body of a delivery: the event's type, subject and ids,
+// never a resource's content (seed 002: the consumer reads the resource
+// through the API it already uses).
+type thinEvent struct {
+	ID         string          `json:"id"`
+	Type       string          `json:"type"`
+	Subject    string          `json:"subject"`
+	OccurredAt string          `json:"occurred_at"`
+	Data       json.RawMessage `json:"data"`
+}
+
+// Body returns the thin JSON body of ev. It is a function of the event
+// alone, so every retry sends the same bytes.
+func Body(ev Event) ([]byte, error) {
+	data := ev.Data
+	if len(data) == 0 {
+		data = json.RawMessage(`{}`)
+	}
+	b, err := json.Marshal(thinEvent{
+		ID: ev.ID.String(), Type: ev.Type, Subject: ev.Subject,
+		OccurredAt: ev.OccurredAt.UTC().Format(time.RFC3339Nano), Data: data,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
+	}
+	return b, nil
+}
+
+// request builds the signed POST of ev to ep at now.
+func (d *Deliverer) request(ep Endpoint, ev Event, now time.Time) (PostRequest, error) {
+	keys, err := d.keys(ep, now)
+	if err != nil {
+		return PostRequest{}, err
+	}
+	body, err := Body(ev)
+	if err != nil {
+		return PostRequest{}, err
+	}
+	h := http.Header{}
+	// Custom headers first: the validated names never collide with ours,
+	// and ours are set after so they win regardless. Their values are
+	// sealed like the secrets, with the same associated data.
+	for k, v := range ep.Headers {
+		if sealed, ok := domain.OpenSealedText(v); ok {
+			plain, err := d.unseal(sealed, ep.ID[:])
+			if err != nil {
+				return PostRequest{}, fmt.Errorf("unseal header %s of endpoint %s: %w", k, ep.ID, err)
+			}
+			v = string(plain)
+		}
+		h.Set(k, v)
+	}
+	msgID := ev.ID.String()
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", d.userAgent)
+	h.Set(standardwebhooks.HeaderID, msgID)
+	h.Set(standardwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.SignAll(keys, msgID, now, body))
+	return PostRequest{URL: ep.URL, Header: h, Body: body}, nil
+}
+
+// keys unseals the endpoint's signing keys: the current secret, then the
+// previous one while its rotation grace lasts (both signatures are sent).
+func (d *Deliverer) keys(ep Endpoint, now time.Time) ([][]byte, error) {
+	if d.unseal == nil {
+		return nil, errors.New("no unseal function")
+	}
+	ad := ep.ID[:]
+	open := func(sealed []byte) ([]byte, error) {
+		plain, err := d.unseal(sealed, ad)
+		if err != nil {
+			return nil, fmt.Errorf("unseal secret of endpoint %s: %w", ep.ID, err)
+		}
+		key, err := standardwebhooks.ParseSecret(string(plain))
+		if err != nil {
+			return nil, fmt.Errorf("secret of endpoint %s: %w", ep.ID, err)
+		}
+		return key, nil
+	}
+	cur, err := open(ep.SecretSealed)
+	if err != nil {
+		return nil, err
+	}
+	keys := [][]byte{cur}
+	if len(ep.PrevSecretSealed) > 0 && ep.PrevSecretUntil != nil && now.Before(*ep.PrevSecretUntil) {
+		prev, err := open(ep.PrevSecretSealed)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, prev)
+	}
+	return keys, nil
+}

@@ -1,0 +1,882 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/entity"
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+)
+
+// fakeStore is a hand-written fake of both stores; each method calls its
+// Func field.
+type fakeStore struct {
+	EventFunc      func(ctx context.Context, id uuid.UUID) (Event, error)
+	EndpointsFunc  func(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
+	EnqueueFunc    func(ctx context.Context, ds []Delivery) ([]Enqueued, error)
+	TakeLeaseFunc  func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
+	FinishFunc     func(ctx context.Context, f Finish) (Settled, error)
+	RenewLeaseFunc func(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error)
+	PromoteFunc    func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	// Summaries are the fan-out summaries Enqueue was given.
+	Summaries []Summary
+}
+
+func (s *fakeStore) Event(ctx context.Context, id uuid.UUID) (Event, error) {
+	return s.EventFunc(ctx, id)
+}
+func (s *fakeStore) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error) {
+	return s.EndpointsFunc(ctx, ownerID)
+}
+func (s *fakeStore) Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error) {
+	if !sum.Empty() {
+		s.Summaries = append(s.Summaries, sum)
+	}
+	return s.EnqueueFunc(ctx, ds)
+}
+func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error) {
+	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl, wait)
+}
+func (s *fakeStore) Finish(ctx context.Context, f Finish) (Settled, error) {
+	return s.FinishFunc(ctx, f)
+}
+func (s *fakeStore) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error) {
+	return s.RenewLeaseFunc(ctx, l, ttl)
+}
+func (s *fakeStore) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
+	if s.PromoteFunc == nil {
+		return 0, nil
+	}
+	return s.PromoteFunc(ctx, endpointID)
+}
+
+type fakePoster struct {
+	PostFunc func(ctx context.Context, req PostRequest) (PostResponse, error)
+}
+
+func (p *fakePoster) Post(ctx context.Context, req PostRequest) (PostResponse, error) {
+	return p.PostFunc(ctx, req)
+}
+
+// identityUnseal "opens" a secret sealed as its plaintext, checking that
+// the associated data is the endpoint id, as the real box would.
+func identityUnseal(want uuid.UUID) UnsealFunc {
+	return func(sealed, ad []byte) ([]byte, error) {
+		if !bytes.Equal(ad, want[:]) {
+			return nil, errors.New("sealed for another row")
+		}
+		return sealed, nil
+	}
+}
+
+var fixedNow = time.Date(2026, 9, 27, 12, 0, 0, 0, time.UTC)
+
+type bundle struct {
+	store    *fakeStore
+	poster   *fakePoster
+	ep       Endpoint
+	ev       Event
+	evGone   bool
+	secret   string
+	finishes []Finish
+	posts    []PostRequest
+	mu       sync.Mutex
+	d        *Deliverer
+}
+
+func (b *bundle) recorded() ([]Finish, []PostRequest) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Finish(nil), b.finishes...), append([]PostRequest(nil), b.posts...)
+}
+
+// setup builds a deliverer whose endpoint is free and answers 204.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	secret, err := standardwebhooks.NewSecret()
+	require.NoError(t, err)
+	epID, evID, owner := uuid.New(), uuid.New(), uuid.New()
+	b := &bundle{secret: secret}
+	b.ep = Endpoint{
+		ID: epID, OwnerID: owner, URL: "https://receiver.example/hook", EventTypes: []string{"*"},
+		Headers: map[string]string{"X-Tenant": "t1"}, MaxInFlight: 1, Enabled: true, SecretSealed: []byte(secret),
+	}
+	b.ev = Event{ID: evID, OwnerID: owner, Type: domain.EventCodeIssued, Subject: "code:1", OccurredAt: fixedNow.Add(-time.Minute),
+		Data: json.RawMessage(`{"code_id":"1"}`)}
+	b.store = &fakeStore{
+		EventFunc: func(context.Context, uuid.UUID) (Event, error) { return b.ev, nil },
+		TakeLeaseFunc: func(_ context.Context, id, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
+			return b.claim(&Lease{EndpointID: id, Token: token}), nil
+		},
+		FinishFunc: func(_ context.Context, f Finish) (Settled, error) {
+			b.mu.Lock()
+			b.finishes = append(b.finishes, f)
+			b.mu.Unlock()
+			return Settled{}, nil
+		},
+	}
+	b.poster = &fakePoster{PostFunc: func(_ context.Context, req PostRequest) (PostResponse, error) {
+		b.mu.Lock()
+		b.posts = append(b.posts, req)
+		b.mu.Unlock()
+		return PostResponse{StatusCode: 204, Latency: 3 * time.Millisecond}, nil
+	}}
+	b.d = NewDeliverer(DeliverDeps{
+		Store: b.store, Poster: b.poster, Unseal: identityUnseal(epID),
+		Clock: domain.ClockFunc(func() time.Time { return fixedNow }), Version: "test",
+	})
+	return b
+}
+
+// claim answers TakeLease as the store would: no lease for a disabled
+// endpoint or a gone event.
+func (b *bundle) claim(l *Lease) Claim {
+	c := Claim{Endpoint: b.ep}
+	if !b.evGone {
+		ev := b.ev
+		c.Event = &ev
+	}
+	if b.ep.Enabled && c.Event != nil {
+		c.Lease = l
+	}
+	return c
+}
+
+func (b *bundle) job() DeliverJob {
+	return DeliverJob{JobID: 7, EndpointID: b.ep.ID, EventID: b.ev.ID, Attempt: 1}
+}
+
+func TestDeliverSignsAThinBodyAndSettlesSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, OutcomeCompleted, res.Outcome)
+	require.NoError(t, res.Err)
+
+	finishes, posts := b.recorded()
+	require.Len(t, posts, 1)
+	req := posts[0]
+	require.Equal(t, b.ep.URL, req.URL)
+	require.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	require.Equal(t, "StandMeet-Webhooks/test", req.Header.Get("User-Agent"))
+	require.Equal(t, "t1", req.Header.Get("X-Tenant"))
+	require.Equal(t, b.ev.ID.String(), req.Header.Get("Webhook-Id"))
+	require.Equal(t, "1790510400", req.Header.Get("Webhook-Timestamp"))
+
+	key, err := standardwebhooks.ParseSecret(b.secret)
+	require.NoError(t, err)
+	v, err := standardwebhooks.NewVerifier(0, key)
+	require.NoError(t, err)
+	id, _, err := v.Verify(req.Header, req.Body, fixedNow)
+	require.NoError(t, err)
+	require.Equal(t, b.ev.ID.String(), id)
+	require.JSONEq(t, `{"id":"`+b.ev.ID.String()+`","type":"code.issued","subject":"code:1",
+		"occurred_at":"2026-09-27T11:59:00Z","data":{"code_id":"1"}}`, string(req.Body))
+
+	require.Len(t, finishes, 1)
+	f := finishes[0]
+	require.NotNil(t, f.Lease, "the lease is released")
+	require.Equal(t, SettleNone, f.Settle, "a success on an endpoint that is not failing writes nothing to it")
+	require.NotNil(t, f.Attempt)
+	require.Equal(t, OutcomeCompleted, f.Attempt.Outcome)
+	require.Equal(t, 204, f.Attempt.StatusCode)
+	require.Equal(t, int64(7), f.Attempt.JobID)
+}
+
+func TestASuccessClearsAFailingEndpoint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	since := fixedNow.Add(-time.Hour)
+	b.ep.FailingSince = &since
+	require.Equal(t, OutcomeCompleted, b.d.Deliver(context.Background(), b.job()).Outcome)
+	finishes, _ := b.recorded()
+	require.Len(t, finishes, 1)
+	require.Equal(t, SettleSuccess, finishes[0].Settle)
+}
+
+// A chain delivery counts itself out of the chain whatever its outcome,
+// and refills the chain when it leaves it short with deliveries pending.
+func TestAChainDeliveryRefillsItsChain(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		settled     Settled
+		wantPromote bool
+	}{
+		{"crossing the low-water mark with pending", Settled{Running: ChainRefill - 1, Pending: true}, true},
+		{"emptied with pending", Settled{Running: 0, Pending: true}, true},
+		{"emptied with none pending", Settled{Running: 0}, false},
+		{"still full enough", Settled{Running: ChainRefill, Pending: true}, false},
+		{"below the mark: another run crossed it and refilled", Settled{Running: ChainRefill - 2, Pending: true}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
+				require.True(t, f.Chain)
+				require.Equal(t, b.ep.ID, f.EndpointID)
+				return c.settled, nil
+			}
+			promoted := 0
+			b.store.PromoteFunc = func(_ context.Context, id uuid.UUID) (int, error) {
+				require.Equal(t, b.ep.ID, id)
+				promoted++
+				return 1, nil
+			}
+			job := b.job()
+			job.Chain = true
+			require.Equal(t, OutcomeCompleted, b.d.Deliver(context.Background(), job).Outcome)
+			require.Equal(t, c.wantPromote, promoted == 1)
+		})
+	}
+}
+
+func TestDeliverSignsWithBothSecretsDuringARotation(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		until    time.Time
+		wantSigs int
+	}{
+		{"within the grace", fixedNow.Add(time.Hour), 2},
+		{"after the grace", fixedNow.Add(-time.Second), 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			old, err := standardwebhooks.NewSecret()
+			require.NoError(t, err)
+			b.ep.PrevSecretSealed, b.ep.PrevSecretUntil = []byte(old), &c.until
+			require.Equal(t, OutcomeCompleted, b.d.Deliver(context.Background(), b.job()).Outcome)
+			_, posts := b.recorded()
+			sigs := strings.Fields(posts[0].Header.Get("Webhook-Signature"))
+			require.Len(t, sigs, c.wantSigs)
+			for _, s := range []string{b.secret, old}[:c.wantSigs] {
+				key, err := standardwebhooks.ParseSecret(s)
+				require.NoError(t, err)
+				v, err := standardwebhooks.NewVerifier(0, key)
+				require.NoError(t, err)
+				_, _, err = v.Verify(posts[0].Header, posts[0].Body, fixedNow)
+				require.NoError(t, err, "a receiver holding either secret verifies")
+			}
+		})
+	}
+}
+
+func TestDeliverOutcomes(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		answer   func(ctx context.Context) (PostResponse, error)
+		outcome  Outcome
+		settle   Settle
+		snooze   time.Duration
+		location string
+	}{
+		{"500", func(context.Context) (PostResponse, error) { return PostResponse{StatusCode: 500}, nil }, OutcomeRetryable, SettleFailure, 0, ""},
+		{"410", func(context.Context) (PostResponse, error) { return PostResponse{StatusCode: 410}, nil }, OutcomeDiscarded, SettleFailure, 0, ""},
+		{"429 Retry-After", func(context.Context) (PostResponse, error) {
+			return PostResponse{StatusCode: 429, Header: http.Header{"Retry-After": {"3"}}}, nil
+		}, OutcomeSnoozed, SettleFailure, 3 * time.Second, ""},
+		{"302", func(context.Context) (PostResponse, error) {
+			return PostResponse{StatusCode: 302, Header: http.Header{"Location": {"https://x.example/"}}}, nil
+		}, OutcomeRetryable, SettleFailure, 0, "https://x.example/"},
+		{"blocked", func(context.Context) (PostResponse, error) { return PostResponse{}, ErrBlocked }, OutcomeDiscarded, SettleFailure, 0, ""},
+		{"timeout", func(context.Context) (PostResponse, error) { return PostResponse{}, ErrTimeout }, OutcomeRetryable, SettleFailure, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.poster.PostFunc = func(ctx context.Context, _ PostRequest) (PostResponse, error) { return c.answer(ctx) }
+			res := b.d.Deliver(context.Background(), b.job())
+			require.Equal(t, c.outcome, res.Outcome)
+			require.Equal(t, c.snooze, res.Snooze)
+			require.Error(t, res.Err)
+			finishes, _ := b.recorded()
+			require.Len(t, finishes, 1)
+			f := finishes[0]
+			require.NotNil(t, f.Lease)
+			require.Equal(t, c.settle, f.Settle)
+			require.Equal(t, DisableAfter, f.DisableAfter)
+			require.NotEmpty(t, f.DisableReason)
+			require.Equal(t, c.outcome, f.Attempt.Outcome)
+			require.Equal(t, c.location, f.Attempt.Location)
+		})
+	}
+}
+
+func TestDeliverDiscardsWithoutPosting(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		arrange   func(b *bundle)
+		wantLease bool
+		wantLog   bool
+	}{
+		{"endpoint deleted", func(b *bundle) {
+			b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
+				return Claim{}, ErrGone
+			}
+		}, false, false},
+		{"endpoint disabled", func(b *bundle) { b.ep.Enabled = false }, false, true},
+		{"event pruned", func(b *bundle) { b.evGone = true }, false, true},
+		{"type no longer subscribed", func(b *bundle) { b.ep.EventTypes = []string{"corpus.*"} }, true, true},
+		{"raw note", func(b *bundle) {
+			b.ev.Type, b.ev.Subject = domain.EventCorpusNoteChanged, "raw://diary/today"
+			b.ev.Data = json.RawMessage(`{"published":true,"was_published":true}`)
+		}, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			c.arrange(b)
+			res := b.d.Deliver(context.Background(), b.job())
+			require.Equal(t, OutcomeDiscarded, res.Outcome)
+			require.Error(t, res.Err)
+			finishes, posts := b.recorded()
+			require.Empty(t, posts)
+			for _, f := range finishes {
+				require.Equal(t, SettleNone, f.Settle, "our own reasons do not mark the endpoint failing")
+			}
+			released, logged := false, false
+			for _, f := range finishes {
+				released = released || f.Lease != nil
+				logged = logged || f.Attempt != nil
+			}
+			require.Equal(t, c.wantLease, released)
+			require.Equal(t, c.wantLog, logged)
+		})
+	}
+}
+
+func TestDeliverInterruptedIsNotTheReceiversFault(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.poster.PostFunc = func(ctx context.Context, _ PostRequest) (PostResponse, error) {
+		cancel()
+		return PostResponse{}, ctx.Err()
+	}
+	res := b.d.Deliver(ctx, b.job())
+	require.Equal(t, OutcomeRetryable, res.Outcome)
+	finishes, _ := b.recorded()
+	require.Len(t, finishes, 1)
+	require.NotNil(t, finishes[0].Lease, "the lease is released with a context of its own")
+	require.Equal(t, SettleNone, finishes[0].Settle)
+}
+
+func TestDeliverWithABrokenSecretRetriesWithoutBlamingTheReceiver(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.d.unseal = identityUnseal(uuid.New()) // sealed for another row
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, OutcomeRetryable, res.Outcome)
+	finishes, posts := b.recorded()
+	require.Empty(t, posts)
+	require.Len(t, finishes, 1)
+	require.Equal(t, SettleNone, finishes[0].Settle)
+}
+
+// memLease is an in-memory lease with MaxInFlight slots, for the handoff
+// tests.
+type memLease struct {
+	mu      sync.Mutex
+	holders map[uuid.UUID]bool
+	slots   int
+	takes   int
+}
+
+func (m *memLease) take(token uuid.UUID) *Lease {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.takes++
+	if len(m.holders) >= m.slots {
+		return nil
+	}
+	m.holders[token] = true
+	return &Lease{Token: token}
+}
+
+func (m *memLease) release(token uuid.UUID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.holders, token)
+}
+
+// waiting is how many deliveries wait in process for the endpoint.
+func (b *bundle) waiting() int {
+	b.d.local.mu.Lock()
+	defer b.d.local.mu.Unlock()
+	if q := b.d.local.eps[b.ep.ID]; q != nil {
+		return len(q.waiters)
+	}
+	return 0
+}
+
+func TestABusyDeliveryWaitsInProcessAndIsHandedTheLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	lease := &memLease{holders: map[uuid.UUID]bool{}, slots: 1}
+	b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
+		c := b.claim(nil)
+		c.Lease = lease.take(token)
+		return c, nil
+	}
+	b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
+		if f.Lease != nil {
+			lease.release(f.Lease.Token)
+		}
+		return Settled{}, nil
+	}
+	holding := make(chan struct{})
+	proceed := make(chan struct{})
+	var first sync.Once
+	b.poster.PostFunc = func(context.Context, PostRequest) (PostResponse, error) {
+		blocked := false
+		first.Do(func() { blocked = true })
+		if blocked {
+			close(holding)
+			<-proceed
+		}
+		return PostResponse{StatusCode: 200}, nil
+	}
+	results := make(chan Result, 2)
+	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+	<-holding
+	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+	// A holder is here: the waiter does not poll PostgreSQL meanwhile.
+	time.Sleep(LeaseRefresh / 4)
+	close(proceed)
+	for range 2 {
+		require.Equal(t, OutcomeCompleted, (<-results).Outcome)
+	}
+	lease.mu.Lock()
+	defer lease.mu.Unlock()
+	require.Equal(t, 2, lease.takes, "one take each, no polling while a holder was here")
+	require.Empty(t, lease.holders)
+}
+
+func TestABusyDeliveryThatFindsNoRoomSnoozes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
+		return b.claim(nil), nil // always busy
+	}
+	for range maxLocalWaiters {
+		require.NotNil(t, b.d.local.wait(b.ep.ID))
+	}
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, OutcomeSnoozed, res.Outcome)
+	require.Equal(t, MaxLocalWait, res.Snooze)
+	finishes, posts := b.recorded()
+	require.Empty(t, posts)
+	for _, f := range finishes {
+		require.Nil(t, f.Attempt, "a busy snooze is not an attempt")
+	}
+}
+
+func TestABusyDeliveryGivesUpAfterMaxLocalWait(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var takes atomic.Int64
+	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
+		takes.Add(1)
+		return b.claim(nil), nil // held by another process
+	}
+	start := time.Now()
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, OutcomeSnoozed, res.Outcome)
+	require.GreaterOrEqual(t, time.Since(start), MaxLocalWait)
+	// Nobody here holds it, so the waiter polls PostgreSQL.
+	require.Greater(t, takes.Load(), int64(10))
+	require.Zero(t, b.waiting())
+}
+
+func fanoutBundle(t *testing.T, eps []Endpoint, ev Event, admits EmbedAdmitsFunc) (*Fanouter, *[]Delivery) {
+	t.Helper()
+	var got []Delivery
+	store := &fakeStore{
+		EventFunc:     func(context.Context, uuid.UUID) (Event, error) { return ev, nil },
+		EndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
+		EnqueueFunc: func(_ context.Context, ds []Delivery) ([]Enqueued, error) {
+			got = append(got, ds...)
+			out := make([]Enqueued, len(ds))
+			for i := range ds {
+				out[i] = Enqueued{JobID: int64(len(got) - len(ds) + i + 1)}
+			}
+			return out, nil
+		},
+	}
+	return NewFanouter(FanoutDeps{Store: store, EmbedAdmits: admits, Clock: domain.ClockFunc(func() time.Time { return fixedNow })}), &got
+}
+
+func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
+	t.Parallel()
+	failing := fixedNow.Add(-time.Hour)
+	embed := uuid.New()
+	all := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true}
+	corpus := Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
+	codes := Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
+	sick := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	embedded := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
+	eps := []Endpoint{all, corpus, codes, sick, embedded}
+	admitsSoftware := func(_ context.Context, id uuid.UUID, e entity.CorpusEntry) (bool, error) {
+		return id == embed && entity.AllowsCorpusEntry([]string{"wiki://software/*"}, nil, true, e), nil
+	}
+	note := func(subject string, published, was bool) Event {
+		data, _ := json.Marshal(map[string]any{"published": published, "was_published": was})
+		return Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
+	}
+	cases := []struct {
+		name string
+		ev   Event
+		want []uuid.UUID
+	}{
+		{"code event", Event{ID: uuid.New(), Type: domain.EventCodeIssued, Data: json.RawMessage(`{}`)}, []uuid.UUID{all.ID, codes.ID, sick.ID, embedded.ID}},
+		{"published note in the embed's scope", note("wiki://software/x", true, false), []uuid.UUID{all.ID, corpus.ID, sick.ID, embedded.ID}},
+		{"published note outside the embed's scope", note("wiki://private/x", true, false), []uuid.UUID{all.ID, corpus.ID, sick.ID}},
+		{"unpublish is heard", note("wiki://software/x", false, true), []uuid.UUID{all.ID, corpus.ID, sick.ID, embedded.ID}},
+		{"draft is not", note("wiki://software/x", false, false), nil},
+		{"raw never leaves", note("raw://software/x", true, true), nil},
+		{"test event to its endpoint only", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+			Data: json.RawMessage(`{"endpoint_id":"` + codes.ID.String() + `"}`)}, []uuid.UUID{codes.ID}},
+		{"test event to a failing endpoint is not cooled down", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+			Data: json.RawMessage(`{"endpoint_id":"` + sick.ID.String() + `"}`)}, []uuid.UUID{sick.ID}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, got := fanoutBundle(t, eps, c.ev, admitsSoftware)
+			n, err := f.Fanout(context.Background(), c.ev.ID)
+			require.NoError(t, err)
+			require.Equal(t, len(c.want), n)
+			var ids []uuid.UUID
+			for _, d := range *got {
+				ids = append(ids, d.EndpointID)
+				require.Equal(t, c.ev.ID, d.EventID)
+				switch {
+				case d.EndpointID == sick.ID && c.ev.Type != domain.EventWebhookTest:
+					require.Equal(t, fixedNow.Add(Cooldown), d.ScheduledAt, "a failing endpoint is cooled down")
+				default:
+					require.True(t, d.ScheduledAt.IsZero())
+				}
+			}
+			require.ElementsMatch(t, c.want, ids)
+		})
+	}
+}
+
+func TestFanoutOfAGoneOrInternalEventDoesNothing(t *testing.T) {
+	t.Parallel()
+	store := &fakeStore{
+		EventFunc: func(context.Context, uuid.UUID) (Event, error) { return Event{}, ErrGone },
+		EnqueueFunc: func(context.Context, []Delivery) ([]Enqueued, error) {
+			t.Fatal("nothing must be queued")
+			return nil, nil
+		},
+	}
+	n, err := NewFanouter(FanoutDeps{Store: store}).Fanout(context.Background(), uuid.New())
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	store.EventFunc = func(context.Context, uuid.UUID) (Event, error) { return Event{Type: "undeclared.type"}, nil }
+	n, err = NewFanouter(FanoutDeps{Store: store}).Fanout(context.Background(), uuid.New())
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
+func TestFanoutScalesTheCooldown(t *testing.T) {
+	t.Parallel()
+	f := NewFanouter(FanoutDeps{BackoffScale: 300})
+	require.Equal(t, time.Second, f.cooldown)
+}
+
+func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {
+	t.Parallel()
+	embed := uuid.New()
+	ep := Endpoint{ID: uuid.New(), EmbedID: &embed}
+	ev := Event{Type: domain.EventCorpusNoteChanged, Subject: "wiki://a", Data: json.RawMessage(`{"published":true}`)}
+	ok, err := inScope(context.Background(), nil, ep, ev)
+	require.NoError(t, err)
+	require.False(t, ok, "no EmbedAdmits: nothing scoped goes out")
+
+	revoked := false
+	admits := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return !revoked, nil }
+	ok, err = inScope(context.Background(), admits, ep, ev)
+	require.NoError(t, err)
+	require.True(t, ok)
+	revoked = true
+	ok, err = inScope(context.Background(), admits, ep, ev)
+	require.NoError(t, err)
+	require.False(t, ok, "asked again: the revocation counts at once")
+
+	boom := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) {
+		return false, errors.New("db down")
+	}
+	_, err = inScope(context.Background(), boom, ep, ev)
+	require.Error(t, err)
+}
+
+func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// status is the first delivery's answer.
+		status int
+		// disable makes the first delivery's Finish disable the endpoint.
+		disable bool
+		// stale holds the first POST past LeaseRefresh.
+		stale      bool
+		wantSecond Outcome
+		wantRenew  bool
+		wantInMem  bool
+	}{
+		{name: "a success passes it in memory", status: 200, wantSecond: OutcomeCompleted, wantInMem: true},
+		{name: "a failure releases it and the waiter takes it afresh", status: 500, wantSecond: OutcomeCompleted},
+		{name: "a disabled endpoint discards the waiter", status: 500, disable: true, wantSecond: OutcomeDiscarded},
+		{name: "a lease held LeaseRefresh goes back to PostgreSQL", status: 200, stale: true, wantSecond: OutcomeCompleted},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			lease := &memLease{holders: map[uuid.UUID]bool{}, slots: 1}
+			var (
+				mu       sync.Mutex
+				renewals int
+			)
+			b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
+				mu.Lock()
+				ep := b.ep
+				mu.Unlock()
+				c := Claim{Endpoint: ep, Event: &b.ev}
+				if ep.Enabled {
+					c.Lease = lease.take(token)
+				}
+				return c, nil
+			}
+			b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
+				b.mu.Lock()
+				b.finishes = append(b.finishes, f)
+				b.mu.Unlock()
+				if f.Lease == nil {
+					return Settled{}, nil
+				}
+				if tc.disable {
+					mu.Lock()
+					b.ep.Enabled = false
+					mu.Unlock()
+				}
+				lease.release(f.Lease.Token)
+				return Settled{}, nil
+			}
+			b.store.RenewLeaseFunc = func(_ context.Context, l Lease, _ time.Duration) (Endpoint, bool, error) {
+				mu.Lock()
+				renewals++
+				ep := b.ep
+				mu.Unlock()
+				lease.mu.Lock()
+				defer lease.mu.Unlock()
+				return ep, lease.holders[l.Token], nil
+			}
+			holding := make(chan struct{})
+			proceed := make(chan struct{})
+			var first sync.Once
+			b.poster.PostFunc = func(_ context.Context, req PostRequest) (PostResponse, error) {
+				b.mu.Lock()
+				b.posts = append(b.posts, req)
+				b.mu.Unlock()
+				blocked := false
+				first.Do(func() { blocked = true })
+				if blocked {
+					close(holding)
+					<-proceed
+					return PostResponse{StatusCode: tc.status}, nil
+				}
+				return PostResponse{StatusCode: 200}, nil
+			}
+			firstDone := make(chan Result, 1)
+			go func() { firstDone <- b.d.Deliver(context.Background(), b.job()) }()
+			<-holding
+			second := make(chan Result, 1)
+			go func() { second <- b.d.Deliver(context.Background(), b.job()) }()
+			require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+			if tc.stale {
+				time.Sleep(LeaseRefresh + 50*time.Millisecond)
+			}
+			close(proceed)
+			<-firstDone
+			require.Equal(t, tc.wantSecond, (<-second).Outcome)
+
+			// The two deliveries finish concurrently, so their writes are
+			// told apart by what they carry, not by their order.
+			finishes, _ := b.recorded()
+			require.NotEmpty(t, finishes)
+			unwritten := 0
+			for _, f := range finishes {
+				if f.Lease == nil && f.Attempt != nil && f.Attempt.StatusCode != 0 {
+					unwritten++
+				}
+			}
+			if tc.wantInMem {
+				require.Equal(t, 1, unwritten, "a lease passed in memory is not written")
+			} else {
+				require.Zero(t, unwritten, "the lease is released in the finishing write")
+			}
+			mu.Lock()
+			require.Equal(t, tc.wantRenew, renewals > 0)
+			mu.Unlock()
+			lease.mu.Lock()
+			defer lease.mu.Unlock()
+			require.Empty(t, lease.holders, "the lease is free once both are done")
+			require.Zero(t, b.waiting())
+		})
+	}
+}
+
+func TestFanoutSummaryNamesEveryEndpointLeftOutWithItsReason(t *testing.T) {
+	t.Parallel()
+	failing := fixedNow.Add(-time.Hour)
+	embed := uuid.New()
+	got := Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
+	codes := Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
+	off := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}}
+	sick := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	embedded := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
+	eps := []Endpoint{got, codes, off, sick, embedded}
+	admitsNothing := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return false, nil }
+	note := func(subject string, published bool) Event {
+		data, _ := json.Marshal(map[string]any{"published": published})
+		return Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
+	}
+	until := fixedNow.Add(Cooldown)
+	cases := []struct {
+		name  string
+		ev    Event
+		want  map[Reason][]uuid.UUID
+		until *time.Time
+	}{
+		{"published note", note("wiki://a", true), map[Reason][]uuid.UUID{
+			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonEmbedCode: {embedded.ID},
+			ReasonCoolingDown: {sick.ID}}, &until},
+		{"unpublished note", note("wiki://a", false), map[Reason][]uuid.UUID{
+			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonEmbedCode: {embedded.ID},
+			ReasonUnpublished: {got.ID, sick.ID}}, nil},
+		{"raw note", note("raw://inbox/1", true), map[Reason][]uuid.UUID{
+			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonRaw: {got.ID, sick.ID, embedded.ID}}, nil},
+		{"test event: only its endpoint counts", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+			Data: json.RawMessage(`{"endpoint_id":"` + codes.ID.String() + `"}`)}, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store := &fakeStore{
+				EventFunc:     func(context.Context, uuid.UUID) (Event, error) { return c.ev, nil },
+				EndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
+				EnqueueFunc:   func(_ context.Context, ds []Delivery) ([]Enqueued, error) { return make([]Enqueued, len(ds)), nil },
+			}
+			f := NewFanouter(FanoutDeps{Store: store, EmbedAdmits: admitsNothing, Clock: domain.ClockFunc(func() time.Time { return fixedNow })})
+			_, err := f.Fanout(context.Background(), c.ev.ID)
+			require.NoError(t, err)
+			if c.want == nil {
+				require.Empty(t, store.Summaries)
+				return
+			}
+			require.Len(t, store.Summaries, 1, "one summary per event")
+			s := store.Summaries[0]
+			require.Equal(t, c.ev.ID, s.EventID)
+			require.Len(t, s.Reasons, len(c.want))
+			for r, ids := range c.want {
+				require.ElementsMatch(t, ids, s.Reasons[r], "%s", r)
+			}
+			require.Equal(t, c.until, s.Until)
+		})
+	}
+}
+
+func TestDeliverHonoursTheEndpointsTimeoutAndAttemptsAndReportsEachPost(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name          string
+		timeout, max  int
+		attempt, code int
+		err           error
+		wantTimeout   time.Duration
+		want          Outcome
+		class         string
+	}{
+		{"defaults: 10 s, 18 attempts", 0, 0, 17, 500, nil, HTTPTimeout, OutcomeRetryable, "5xx"},
+		{"the 18th of 18 is River's to discard", 0, 0, 18, 500, nil, HTTPTimeout, OutcomeRetryable, "5xx"},
+		{"2 s, attempt 1 of 2 retries", 2, 2, 1, 503, nil, 2 * time.Second, OutcomeRetryable, "5xx"},
+		{"attempt 2 of 2 is the last", 2, 2, 2, 500, nil, 2 * time.Second, OutcomeDiscarded, "5xx"},
+		{"a timeout at the last attempt", 1, 1, 1, 0, ErrTimeout, time.Second, OutcomeDiscarded, ClassTimeout},
+		{"a success at the last attempt", 1, 1, 1, 204, nil, time.Second, OutcomeCompleted, "2xx"},
+		{"a 410 stays discarded", 3, 3, 1, 410, nil, 3 * time.Second, OutcomeDiscarded, "4xx"},
+		{"a connection failure", 3, 3, 1, 0, errors.New("refused"), 3 * time.Second, OutcomeRetryable, ClassConnection},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.ep.TimeoutSeconds, b.ep.MaxAttempts = c.timeout, c.max
+			b.poster.PostFunc = func(_ context.Context, req PostRequest) (PostResponse, error) {
+				b.mu.Lock()
+				b.posts = append(b.posts, req)
+				b.mu.Unlock()
+				return PostResponse{StatusCode: c.code, Latency: time.Millisecond}, c.err
+			}
+			var observed []Result
+			b.d.observe = func(_ DeliverJob, res Result) { observed = append(observed, res) }
+			job := b.job()
+			job.Attempt = c.attempt
+			res := b.d.Deliver(context.Background(), job)
+			require.Equal(t, c.want, res.Outcome)
+			_, posts := b.recorded()
+			require.Len(t, posts, 1)
+			require.Equal(t, c.wantTimeout, posts[0].Timeout)
+			finishes, _ := b.recorded()
+			require.Equal(t, c.want, finishes[0].Attempt.Outcome)
+			// The attempt records the signature headers it sent, even
+			// when nothing answered.
+			require.Equal(t, posts[0].Header.Get("webhook-timestamp"), finishes[0].Attempt.Timestamp)
+			require.Equal(t, posts[0].Header.Get("webhook-signature"), finishes[0].Attempt.Signature)
+			require.NotEmpty(t, finishes[0].Attempt.Signature)
+			if c.want == OutcomeDiscarded && c.code != 410 {
+				require.Contains(t, finishes[0].Attempt.Error, fmt.Sprintf("attempt %d of %d, the last", c.attempt, b.ep.Attempts()))
+			}
+			require.Len(t, observed, 1)
+			require.Equal(t, c.class, observed[0].Class)
+			require.Equal(t, b.ep.Attempts(), observed[0].Of)
+			require.Same(t, finishes[0].Attempt, observed[0].Posted)
+		})
+	}
+}
+
+func TestDeliverReportsNoPostWhenItSentNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.ep.Enabled = false
+	called := false
+	b.d.observe = func(DeliverJob, Result) { called = true }
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, OutcomeDiscarded, res.Outcome)
+	require.False(t, called)
+}

@@ -1,0 +1,240 @@
+package delivery
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The chain and the local handoff.
+const (
+	// ChainWindow is how many deliveries of one endpoint River may run at
+	// once (available or running); the rest wait in River's pending state.
+	// More than one lets a run of an endpoint's deliveries arrive in one
+	// River fetch and pass the lease among themselves in process, so one
+	// endpoint is not paced by River's fetch interval.
+	ChainWindow = 128
+	// ChainRefill is the low-water mark: a delivery of the chain that
+	// finishes leaving fewer than this many makes the next pending ones
+	// available, up to ChainWindow, while the rest of the window (three
+	// quarters of it, more than a fetch interval's worth of deliveries of a
+	// fast receiver) is still being delivered.
+	ChainRefill = ChainWindow * 3 / 4
+	// MaxLocalWait bounds how long a delivery waits for a busy endpoint's
+	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
+	// in JobTimeout after it.
+	MaxLocalWait = 3 * time.Second
+	// LeasePoll is how often the first local waiter of an endpoint whose
+	// lease is held by another process asks PostgreSQL for it, in case the
+	// release's notification was missed; it is woken at once otherwise.
+	LeasePoll = 250 * time.Millisecond
+	// MinLocalRun is how long a lease goes from hand to hand in a process
+	// at least before it is given back to a delivery of another process
+	// that waits for it: each handover between processes costs a
+	// notification and a take.
+	MinLocalRun = 100 * time.Millisecond
+	// BusySnooze is the shortest snooze of a delivery that waited
+	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
+	// In between, the snooze is the wait still ahead of it, estimated from
+	// its own wait: the deliveries still ahead × the time it waited ÷ those
+	// that went ahead meanwhile.
+	BusySnooze    = time.Second
+	MaxBusySnooze = 5 * time.Minute
+	// maxLocalWaiters bounds the waiters per endpoint in one process: a
+	// window and what River's scheduler adds (retries, cooldowns).
+	maxLocalWaiters = 2 * ChainWindow
+)
+
+// passed is a lease handed from a finishing holder to a waiter of the same
+// process, with the endpoint as the holder last read it.
+type passed struct {
+	lease    Lease
+	endpoint Endpoint
+}
+
+// waiter is one delivery waiting for an endpoint's lease in process. Its
+// channel receives exactly one message once a holder took it off the queue:
+// the lease, or nil when the holder released it to PostgreSQL instead.
+type waiter struct {
+	ch chan *passed
+	// poke wakes the first waiter to ask PostgreSQL at once.
+	poke chan struct{}
+	// ahead is how many waited before it when it joined.
+	ahead int
+}
+
+// localQueue is one endpoint's state in this process: how many of its lease
+// slots this process holds and who waits here for one.
+type localQueue struct {
+	holders int
+	waiters []*waiter
+	// yield is set when a delivery of another process waits for the lease:
+	// the next holder here releases it to PostgreSQL instead of passing it.
+	yield bool
+}
+
+// handoff is the one piece of per-process state of delivery: a finishing
+// holder passes its lease to a delivery of the same endpoint already
+// running here, without a write. It is bounded (maxLocalWaiters per
+// endpoint) and advisory: the lease row in PostgreSQL stays the guarantee,
+// and losing this state costs time, never a delivery.
+type handoff struct {
+	mu  sync.Mutex
+	eps map[uuid.UUID]*localQueue
+	// passes and snoozes count leases passed in process and deliveries
+	// that snoozed because their endpoint stayed busy.
+	passes, snoozes atomic.Int64
+}
+
+// HandoffStats is what a deliverer's local handoff did and holds now.
+type HandoffStats struct {
+	// Handoffs counts leases passed in process; BusySnoozes the
+	// deliveries that waited MaxLocalWait (or found no room) and snoozed.
+	Handoffs, BusySnoozes int64
+	// InFlight is the lease slots this process holds; Waiting the
+	// deliveries waiting here for one.
+	InFlight, Waiting int
+}
+
+func (h *handoff) stats() HandoffStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := HandoffStats{Handoffs: h.passes.Load(), BusySnoozes: h.snoozes.Load()}
+	for _, q := range h.eps {
+		s.InFlight += max(q.holders, 0)
+		s.Waiting += len(q.waiters)
+	}
+	return s
+}
+
+func newHandoff() *handoff { return &handoff{eps: map[uuid.UUID]*localQueue{}} }
+
+func (h *handoff) queue(id uuid.UUID) *localQueue {
+	q := h.eps[id]
+	if q == nil {
+		q = &localQueue{}
+		h.eps[id] = q
+	}
+	return q
+}
+
+func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
+	if q.holders <= 0 && len(q.waiters) == 0 && !q.yield {
+		delete(h.eps, id)
+	}
+}
+
+// held records a lease slot of id taken by this process.
+func (h *handoff) held(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue(id).holders++
+}
+
+// done records a lease slot of id no longer held by this process.
+func (h *handoff) done(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	q.holders--
+	h.tidy(id, q)
+}
+
+// wait queues a waiter for id; nil when the endpoint has maxLocalWaiters
+// already.
+func (h *handoff) wait(id uuid.UUID) *waiter {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	if len(q.waiters) >= maxLocalWaiters {
+		h.tidy(id, q)
+		return nil
+	}
+	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
+	q.waiters = append(q.waiters, w)
+	return w
+}
+
+// leave takes w off id's queue and returns how many still waited before
+// it. ok is false when a holder took it off first: a message is on its way
+// to w.ch and must be received.
+func (h *handoff) leave(id uuid.UUID, w *waiter) (ahead int, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	for i, x := range q.waiters {
+		if x == w {
+			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			h.tidy(id, q)
+			return i, true
+		}
+	}
+	h.tidy(id, q)
+	return 0, false
+}
+
+// next takes the first waiter of id off the queue; nil when none waits.
+func (h *handoff) next(id uuid.UUID) *waiter {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	if len(q.waiters) == 0 {
+		h.tidy(id, q)
+		return nil
+	}
+	w := q.waiters[0]
+	q.waiters = q.waiters[1:]
+	return w
+}
+
+// holding reports whether this process holds a lease slot of id.
+func (h *handoff) holding(id uuid.UUID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	return q != nil && q.holders > 0
+}
+
+// setYield records that another process waits for id's lease.
+func (h *handoff) setYield(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue(id).yield = true
+}
+
+// takeYield reports whether another process waits for id's lease and the
+// lease, taken at taken, ran here for MinLocalRun; then it forgets it.
+func (h *handoff) takeYield(id uuid.UUID, taken time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	if q == nil || !q.yield || time.Since(taken) < MinLocalRun {
+		return false
+	}
+	q.yield = false
+	h.tidy(id, q)
+	return true
+}
+
+// poke wakes the first waiter of id, if any, to ask PostgreSQL at once.
+func (h *handoff) poke(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.eps[id]; q != nil && len(q.waiters) > 0 {
+		select {
+		case q.waiters[0].poke <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// shouldPoll reports whether w is to ask PostgreSQL for id's lease: it is
+// the first waiter and no holder here will pass one on.
+func (h *handoff) shouldPoll(id uuid.UUID, w *waiter) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	return q != nil && q.holders <= 0 && len(q.waiters) > 0 && q.waiters[0] == w
+}

@@ -22,7 +22,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		provideInserter, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
 		provideSubscriptions,
 		// inbound webhooks (wire_inbound.go, unseal.go)
-		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,
+		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder, provideTxRecorder,
 		provideVerifierRegistry, provideInboundJobs, provideInboundUnitOfWork, provideSupplierUnitOfWork,
 		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway, provideSourceCache, provideInboundRefusals,
 		provideInboundProcessor, provideInboundProcessWorker, provideInboundPurgeWorker, provideHooksMounter, provideInboundOps,

@@ -4,17 +4,15 @@ package main
 // import, admin search, and the corpus.index subscriber.
 
 import (
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/corpusdb"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/corpus"
-	"github.com/standmeet/standmeet/internal/domain"
-	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
 // corpusIndexSubscriber subscribes corpus.index to corpus.note.changed, as
@@ -23,13 +21,15 @@ func corpusIndexSubscriber() subscriber {
 	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs(), Queue: riverjob.QueueCorpus}
 }
 
-func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *corpusdb.UnitOfWork {
-	return corpusdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[corpus.Tx] {
+	return corpusdb.NewUnitOfWork(pool, rec)
 }
 
-func provideCorpusService(uow *corpusdb.UnitOfWork) *corpus.Service { return corpus.NewService(uow) }
+func provideCorpusService(uow *uow.UnitOfWork[corpus.Tx]) *corpus.Service {
+	return corpus.NewService(uow)
+}
 
-func provideCorpusIndexWorker(uow *corpusdb.UnitOfWork) *riverjob.CorpusIndexWorker {
+func provideCorpusIndexWorker(uow *uow.UnitOfWork[corpus.Tx]) *riverjob.CorpusIndexWorker {
 	return &riverjob.CorpusIndexWorker{Indexer: corpus.NewIndexer(uow)}
 }
 

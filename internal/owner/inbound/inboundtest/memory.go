@@ -199,7 +199,7 @@ func (s sources) Insert(_ context.Context, src inbound.Source) error {
 	return nil
 }
 
-func (s sources) Get(_ context.Context, ownerID, id uuid.UUID, _ bool) (inbound.Source, error) {
+func (s sources) Get(_ context.Context, ownerID, id uuid.UUID) (inbound.Source, error) {
 	if err := s.t.check(); err != nil {
 		return inbound.Source{}, err
 	}
@@ -208,6 +208,12 @@ func (s sources) Get(_ context.Context, ownerID, id uuid.UUID, _ bool) (inbound.
 		return inbound.Source{}, fmt.Errorf("get inbound source: %w", domain.ErrNotFound)
 	}
 	return src, nil
+}
+
+// Lock only checks the source exists: transactions hold the whole store.
+func (s sources) Lock(ctx context.Context, ownerID, id uuid.UUID) error {
+	_, err := s.Get(ctx, ownerID, id)
+	return err
 }
 
 func (s sources) List(_ context.Context, ownerID uuid.UUID, q inbound.PageQuery) ([]inbound.Source, error) {
@@ -224,16 +230,17 @@ func (s sources) List(_ context.Context, ownerID uuid.UUID, q inbound.PageQuery)
 	return limit(out, q.Limit+1), nil
 }
 
-func (s sources) Update(_ context.Context, src inbound.Source) error {
-	if err := s.t.check(); err != nil {
+func (s sources) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(*inbound.Source) error) error {
+	cur, err := s.Get(ctx, ownerID, id)
+	if err != nil {
 		return err
 	}
-	cur, ok := s.t.m.st.sources[src.ID]
-	if !ok || cur.OwnerID != src.OwnerID {
-		return fmt.Errorf("update inbound source: %w", domain.ErrNotFound)
+	src := cur
+	if err := fn(&src); err != nil {
+		return err
 	}
-	src.CreatedAt = cur.CreatedAt
-	s.t.m.st.sources[src.ID] = src
+	src.ID, src.OwnerID, src.Verifier, src.CreatedAt = cur.ID, cur.OwnerID, cur.Verifier, cur.CreatedAt
+	s.t.m.st.sources[id] = src
 	return nil
 }
 

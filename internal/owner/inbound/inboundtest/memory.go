@@ -81,8 +81,12 @@ func (s state) clone() state {
 	}
 }
 
-// Do implements inbound.UnitOfWork.
+// Do implements inbound.UnitOfWork; a cancelled ctx runs nothing, as
+// PostgreSQL begins no transaction for it.
 func (m *Memory) Do(ctx context.Context, fn func(tx inbound.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return m.snap.Do(ctx, func(st *state, _ *domaintest.TxRecorder) error {
 		tx := &memTx{m: m, st: st}
 		defer func() { tx.done = true }()

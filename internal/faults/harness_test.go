@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
@@ -526,23 +529,34 @@ func explainLost(t *testing.T, pool *pgxpool.Pool, tl tally) {
 	t.Helper()
 	for _, pair := range tl.LostSample {
 		ep, ev, _ := strings.Cut(pair, "/")
-		var state, errs string
-		var attempt int
-		var scheduled time.Time
-		err := pool.QueryRow(context.Background(), `SELECT state::text, attempt, scheduled_at, coalesce(errors::text, '')
-			FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1 AND args->>'event_id' = $2`, ep, ev).
-			Scan(&state, &attempt, &scheduled, &errs)
+		jobs, err := listJobs(pool, river.NewJobListParams().Kinds(delivery.KindDeliver))
 		if err != nil {
-			var fanned string
-			_ = pool.QueryRow(context.Background(), `SELECT coalesce(fanned_out_at::text, 'not fanned out') FROM events WHERE id = $1`, ev).Scan(&fanned)
-			t.Logf("lost %s: no delivery job (%v); event fanned out at %s", pair, err, fanned)
+			t.Logf("lost %s: River's jobs not listed: %v", pair, err)
 			continue
+		}
+		var job *rivertype.JobRow
+		for _, j := range jobs {
+			if ref, err := refOf(j); err == nil && ref.EndpointID.String() == ep && ref.EventID.String() == ev {
+				job = j
+			}
+		}
+		if job == nil {
+			var fanned string
+			if err := pool.QueryRow(context.Background(), `SELECT coalesce(fanned_out_at::text, 'not fanned out') FROM events WHERE id = $1`, ev).Scan(&fanned); err != nil {
+				fanned = fmt.Sprintf("unknown (%v)", err)
+			}
+			t.Logf("lost %s: no delivery job; event fanned out at %s", pair, fanned)
+			continue
+		}
+		errs := ""
+		if b, err := json.Marshal(job.Errors); err == nil && len(job.Errors) > 0 {
+			errs = string(b)
 		}
 		if len(errs) > 600 {
 			errs = errs[len(errs)-600:]
 		}
-		t.Logf("lost %s: job %s, attempt %d, scheduled %s (%s from now), errors …%s", pair, state, attempt,
-			scheduled.Format(time.RFC3339Nano), time.Until(scheduled).Round(time.Millisecond), errs)
+		t.Logf("lost %s: job %s, attempt %d, scheduled %s (%s from now), errors …%s", pair, job.State, job.Attempt,
+			job.ScheduledAt.Format(time.RFC3339Nano), time.Until(job.ScheduledAt).Round(time.Millisecond), errs)
 	}
 }
 
@@ -552,19 +566,14 @@ func jobStates(t *testing.T, pool *pgxpool.Pool) map[string]int {
 	out := map[string]int{}
 	err := retry(func() error {
 		clear(out)
-		rows, err := pool.Query(context.Background(), `SELECT state::text, count(*) FROM river_job GROUP BY state`)
+		jobs, err := listJobs(pool, river.NewJobListParams())
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var s string
-			var n int
-			if err := rows.Scan(&s, &n); err != nil {
-				return err
-			}
-			out[s] = n
+		for _, j := range jobs {
+			out[string(j.State)]++
 		}
-		return rows.Err()
+		return nil
 	})
 	require.NoError(t, err)
 	return out
@@ -582,19 +591,14 @@ func requireNothingRunning(t *testing.T, pool *pgxpool.Pool, limit time.Duration
 		running := map[string]int{}
 		err := retry(func() error {
 			clear(running)
-			rows, err := pool.Query(context.Background(), `SELECT kind, count(*) FROM river_job WHERE state = 'running' GROUP BY kind`)
+			jobs, err := listJobs(pool, river.NewJobListParams().States(rivertype.JobStateRunning))
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var kind string
-				var n int
-				if err := rows.Scan(&kind, &n); err != nil {
-					return err
-				}
-				running[kind] = n
+			for _, j := range jobs {
+				running[j.Kind]++
 			}
-			return rows.Err()
+			return nil
 		})
 		require.NoError(t, err)
 		stuck := 0

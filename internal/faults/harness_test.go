@@ -108,7 +108,7 @@ func startFleet(t *testing.T, dbURL string, replicas int, env map[string]string)
 	ctx := context.Background()
 	sink, err := bench.StartSink("127.0.0.1:0")
 	require.NoError(t, err)
-	t.Cleanup(sink.Close)
+	t.Cleanup(func() { require.NoError(t, sink.Close()) })
 	pool, err := pgxpool.New(ctx, dbURL)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -134,7 +134,9 @@ func startFleet(t *testing.T, dbURL string, replicas int, env map[string]string)
 		defer f.mu.Unlock()
 		for _, s := range f.servers {
 			if s != nil {
-				_ = s.Kill()
+				if err := s.Kill(); err != nil {
+					t.Logf("kill a replica at cleanup: %v", err)
+				}
 			}
 		}
 	})
@@ -188,7 +190,9 @@ func (f *fleet) kill(i int) {
 	f.servers[i] = nil
 	f.mu.Unlock()
 	if s != nil {
-		_ = s.Kill()
+		if err := s.Kill(); err != nil {
+			f.t.Logf("kill replica %d: %v", i, err)
+		}
 	}
 }
 

@@ -392,8 +392,9 @@ const hangupLag = 50 * time.Millisecond
 // endpoint at once, from the sink's arrival and end times, where a request
 // the sender abandoned (status 0: it timed out and closed the connection)
 // ends up to hangupLag before the sink noticed, and never later than the
-// sender's own timeout after it arrived (it was sent before it arrived; on
-// a loaded machine the sink was measured noticing 165 ms late). The sink's own count
+// sender's own timeout after it arrived (it was sent before it arrived, and
+// a loaded machine's sink may notice the hang-up well after hangupLag; see
+// docs/design/river.md). The sink's own count
 // (MaxInFlight) includes that lag: a receiver still busy with a request its
 // sender gave up on is not a second request in flight.
 func senderInFlight(ars []bench.Arrival) int64 {
@@ -654,7 +655,7 @@ func listenCounting(t *testing.T, addr string) *countingListener {
 func TestSenderInFlightEndsAnAbandonedRequestAtTheSendersTimeout(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 10, 25, 50, 0, time.UTC)
-	// The sink noticed the hang-up 165 ms after the sender's timeout.
+	// A sink that notices the hang-up 165 ms after the sender's timeout.
 	abandoned := bench.Arrival{ID: "a", At: t0, Done: t0.Add(delivery.HTTPTimeout + 165*time.Millisecond)}
 	cases := []struct {
 		name string

@@ -153,6 +153,7 @@ func senderPID(remoteAddr, sinkAddr string, pids []int) (int, error) {
 				inode = fields[9]
 			}
 		}
+		// Read-only: a failed close loses nothing that was read.
 		_ = fh.Close()
 		if inode != "" {
 			break

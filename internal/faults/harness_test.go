@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"sort"
@@ -50,7 +51,9 @@ var binDir string
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
-		_ = os.RemoveAll(binDir)
+		if err := os.RemoveAll(binDir); err != nil {
+			fmt.Fprintln(os.Stderr, "faults: remove the server binary:", err)
+		}
 	}
 	os.Exit(code)
 }
@@ -150,12 +153,14 @@ func logPath(t *testing.T) string {
 		dir = os.TempDir()
 	}
 	p := fmt.Sprintf("%s/standmeet-faults-%s.log", dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
-	_ = os.Remove(p)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("remove the last run's server log: %v", err)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server logs: %s", p)
-		} else {
-			_ = os.Remove(p)
+		} else if err := os.Remove(p); err != nil {
+			t.Logf("remove the server log %s: %v", p, err)
 		}
 	})
 	return p

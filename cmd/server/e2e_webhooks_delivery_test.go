@@ -80,6 +80,7 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
 	_, key := webhookOwner(t, ts)
 	var failingSeen *time.Time
+	var failingErr error
 	var once sync.Once
 	var tsRef *testServer
 	var epID uuid.UUID
@@ -91,7 +92,7 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 		// By the second attempt the first failure is on the endpoint.
 		once.Do(func() {
 			var fs *time.Time
-			_ = tsRef.App.Pool.QueryRow(context.Background(), `SELECT failing_since FROM webhook_endpoints WHERE id = $1`, epID).Scan(&fs)
+			failingErr = tsRef.App.Pool.QueryRow(context.Background(), `SELECT failing_since FROM webhook_endpoints WHERE id = $1`, epID).Scan(&fs)
 			failingSeen = fs
 		})
 		w.WriteHeader(http.StatusAccepted)
@@ -110,6 +111,7 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 	reqs := rc.requests()
 	require.Equal(t, 2, len(reqs))
 	sameMessage(t, reqs)
+	require.NoError(t, failingErr)
 	require.NotNil(t, failingSeen, "a 500 marks the endpoint failing")
 	require.Nil(t, getEndpoint(t, ts, key, ep.ID).FailingSince, "a success clears it")
 	got := attemptsOf(t, ts, jobID)
@@ -366,10 +368,9 @@ func TestWebhookStateMachineCooldownDisableAndReenable(t *testing.T) {
 	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour' WHERE id = $1`, ep.ID)
 	cooled := recordEvent(t, ts, ownerID, "code.issued", "code:1", map[string]any{})
 	d := waitDelivery(t, ts, key, ep.ID, cooled, "scheduled")
-	var lead time.Duration
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
-		`SELECT EXTRACT(EPOCH FROM scheduled_at - created_at)::float8 * interval '1 second' FROM river_job WHERE id = $1`, d.JobID).Scan(&lead))
-	require.InDelta(t, (5 * time.Minute).Seconds(), lead.Seconds(), 5)
+	job, err := ts.App.Worker.JobGet(t.Context(), d.JobID)
+	require.NoError(t, err)
+	require.InDelta(t, (5 * time.Minute).Seconds(), job.ScheduledAt.Sub(job.CreatedAt).Seconds(), 5)
 
 	// Five days of failure: the next failure disables the endpoint.
 	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, ep.ID)

@@ -4,6 +4,7 @@ package main
 // requests, and the public routes (search, redeem, access requests).
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -16,6 +17,14 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
+// AccessSet provides the access domain and the public routes.
+var AccessSet = wire.NewSet(
+	provideAccessUnitOfWork,
+	provideAccessService,
+	accessdb.NewOwners,
+	providePublicAPI,
+)
+
 func provideAccessUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[access.Tx] {
 	return accessdb.NewUnitOfWork(pool, rec)
 }
@@ -23,8 +32,6 @@ func provideAccessUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWo
 func provideAccessService(uow *uow.UnitOfWork[access.Tx]) *access.Service {
 	return access.New(access.Deps{UoW: uow, Clock: domain.SystemClock{}})
 }
-
-func provideOwnerDirectory(pool *pgxpool.Pool) *accessdb.Owners { return accessdb.NewOwners(pool) }
 
 // providePublicAPI serves the routes anyone may call; client addresses for
 // the access-request rate limit come from the auth gate, which knows the

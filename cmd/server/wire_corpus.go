@@ -4,6 +4,7 @@ package main
 // import, admin search, and the corpus.index subscriber.
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -15,6 +16,17 @@ import (
 	"github.com/standmeet/standmeet/internal/corpus"
 )
 
+// CorpusSet provides the corpus domain, its index worker and the vault
+// import; the indexer reads through the same unit of work as the service.
+var CorpusSet = wire.NewSet(
+	provideCorpusUnitOfWork,
+	wire.Bind(new(corpus.UnitOfWork), new(*uow.UnitOfWork[corpus.Tx])),
+	corpus.NewService,
+	corpus.NewIndexer,
+	wire.Struct(new(riverjob.CorpusIndexWorker), "Indexer"),
+	provideVaultImport,
+)
+
 // corpusIndexSubscriber subscribes corpus.index to corpus.note.changed, as
 // the corpus domain declares it.
 func corpusIndexSubscriber() subscriber {
@@ -23,14 +35,6 @@ func corpusIndexSubscriber() subscriber {
 
 func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[corpus.Tx] {
 	return corpusdb.NewUnitOfWork(pool, rec)
-}
-
-func provideCorpusService(uow *uow.UnitOfWork[corpus.Tx]) *corpus.Service {
-	return corpus.NewService(uow)
-}
-
-func provideCorpusIndexWorker(uow *uow.UnitOfWork[corpus.Tx]) *riverjob.CorpusIndexWorker {
-	return &riverjob.CorpusIndexWorker{Indexer: corpus.NewIndexer(uow)}
 }
 
 func provideVaultImport(svc *corpus.Service, auth httpapi.Authenticator, logger *zap.Logger) *vaultimport.Mounter {

@@ -4,6 +4,7 @@ package main
 // events.publish_batch, with the per-key rate limiter.
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/publishdb"
@@ -12,6 +13,13 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/ratelimit"
 	"github.com/standmeet/standmeet/internal/owner/publish"
+)
+
+// PublishSet provides events.publish and events.publish_batch.
+var PublishSet = wire.NewSet(
+	providePublishLimiter,
+	providePublishService,
+	providePublishOps,
 )
 
 // publishOps are the events.publish* ops (a named type so Wire tells the
@@ -30,7 +38,8 @@ func providePublishLimiter(cfg config.Config) *ratelimit.Limiter {
 }
 
 func providePublishService(pool *pgxpool.Pool, rec uow.Recorder, limiter *ratelimit.Limiter) *publish.Service {
-	return publish.NewService(publishdb.NewUnitOfWork(pool, rec), limiter)
+	uow := publishdb.NewUnitOfWork(pool, rec)
+	return publish.NewService(uow, limiter)
 }
 
 func providePublishOps(svc *publish.Service) publishOps { return publishOps(svc.Ops()) }

@@ -112,23 +112,38 @@ func waitMetadata(d delivery.Delivery) ([]byte, error) {
 const recordSummary = `INSERT INTO webhook_fanouts (event_id, reasons) VALUES ($1, $2)
 ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()`
 
-// joinChains locks the queue rows of the endpoints (in id order, so two
-// fan-outs never deadlock) and counts one delivery more for each: running
-// when its chain has room, pending otherwise, creating rows on first use.
-// It returns whether each endpoint's delivery goes in available.
-const joinChains = `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running)
-SELECT e, 1 FROM unnest($1::uuid[]) AS e ORDER BY e
-ON CONFLICT (endpoint_id) DO UPDATE SET
-  running = q.running + CASE WHEN q.running < $2 THEN 1 ELSE 0 END,
-  pending = q.pending + CASE WHEN q.running < $2 THEN 0 ELSE 1 END,
-  last_joined = q.running < $2
-RETURNING q.endpoint_id, q.last_joined`
+// chainRoom reads, without a lock, how many deliveries of each endpoint's
+// chain River may run. It is a hint: a concurrent change makes the window
+// a little wider for a moment, or sends a delivery pending that the
+// fan-out then promotes itself (see Enqueue).
+const chainRoom = `SELECT endpoint_id, running FROM webhook_endpoint_queues WHERE endpoint_id = ANY($1)`
+
+// countChains adds the deliveries a fan-out inserted to their endpoints'
+// chains (running: available, pending: pending), creating rows on first
+// use, in endpoint order so two fan-outs never deadlock, and records the
+// event's summary when there is one ($4, $5). It is the fan-out
+// transaction's last statement, so the queue rows stay locked only until
+// the commit. It returns each counted endpoint's running count.
+const countChains = `WITH counted AS (
+  INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending)
+  SELECT e, r, p FROM unnest($1::uuid[], $2::int[], $3::int[]) AS c(e, r, p) ORDER BY e
+  ON CONFLICT (endpoint_id) DO UPDATE SET running = q.running + EXCLUDED.running, pending = q.pending + EXCLUDED.pending
+  RETURNING q.endpoint_id, q.running
+), summary AS (
+  INSERT INTO webhook_fanouts (event_id, reasons) SELECT $4, $5 WHERE $5::jsonb IS NOT NULL
+  ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()
+)
+SELECT endpoint_id, running FROM counted`
 
 // Enqueue inserts the deliveries in one transaction; River skips those
 // whose (endpoint, event) job exists already. A chain delivery goes in
-// available when its endpoint's chain has room and pending otherwise; the
-// queue row's lock orders this against Promote, so a delivery inserted
-// pending is seen by the chain's next finishing delivery.
+// available while its endpoint's chain has room and pending otherwise;
+// the transaction's last statement counts what was inserted, so the chain's
+// queue row is locked only until the commit and never across the insert.
+// A delivery that went pending behind a chain that has meanwhile run short
+// (its finishing runs saw no pending delivery) is promoted by the fan-out
+// itself, after the commit, so nothing is left pending behind a chain that
+// ended.
 func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
 	var summary []byte
 	if !sum.Empty() {
@@ -152,20 +167,27 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			chained = append(chained, d.EndpointID)
 		}
 	}
-	var out []delivery.Enqueued
+	var (
+		out     []delivery.Enqueued
+		promote []uuid.UUID
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		promote = promote[:0]
 		room := map[uuid.UUID]bool{}
 		if len(chained) > 0 {
-			rows, err := tx.Query(ctx, joinChains, chained, delivery.ChainWindow)
+			for _, id := range chained {
+				room[id] = true
+			}
+			rows, err := tx.Query(ctx, chainRoom, chained)
 			if err != nil {
 				return err
 			}
 			var (
-				id     uuid.UUID
-				joined bool
+				id      uuid.UUID
+				running int
 			)
-			if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
-				room[id] = joined
+			if _, err := pgx.ForEachRow(rows, []any{&id, &running}, func() error {
+				room[id] = running < delivery.ChainWindow
 				return nil
 			}); err != nil {
 				return err
@@ -200,30 +222,62 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			return err
 		}
 		out = make([]delivery.Enqueued, len(res))
-		var unjoin []uuid.UUID
+		var (
+			ids              []uuid.UUID
+			running, pending []int32
+		)
 		for i, r := range res {
 			out[i] = delivery.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
-			if o := params[i].InsertOpts; o != nil && o.Metadata != nil && !o.Pending && r.UniqueSkippedAsDuplicate {
-				unjoin = append(unjoin, ds[i].EndpointID)
+			o := params[i].InsertOpts
+			if o == nil || o.Metadata == nil || !o.ScheduledAt.IsZero() || r.UniqueSkippedAsDuplicate {
+				continue
+			}
+			ids = append(ids, ds[i].EndpointID)
+			if o.Pending {
+				running, pending = append(running, 0), append(pending, 1)
+			} else {
+				running, pending = append(running, 1), append(pending, 0)
 			}
 		}
-		if len(unjoin) > 0 {
-			// Counted as running but not inserted: a fan-out run twice. A
-			// duplicate counted pending is corrected by Promote.
-			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
-WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
-				return err
+		if len(ids) == 0 {
+			if summary != nil {
+				if _, err := tx.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
+					return fmt.Errorf("record fan-out summary: %w", err)
+				}
 			}
+			return nil
 		}
-		if summary != nil {
-			if _, err := tx.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
-				return fmt.Errorf("record fan-out summary: %w", err)
+		rows, err := tx.Query(ctx, countChains, ids, running, pending, sum.EventID, summary)
+		if err != nil {
+			return fmt.Errorf("count deliveries into their chains: %w", err)
+		}
+		wentPending := map[uuid.UUID]bool{}
+		for i, id := range ids {
+			wentPending[id] = pending[i] > 0
+		}
+		var (
+			id  uuid.UUID
+			now int
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &now}, func() error {
+			if wentPending[id] && now < delivery.ChainRefill {
+				promote = append(promote, id)
 			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("count deliveries into their chains: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
+	}
+	for _, id := range promote {
+		if _, err := s.Promote(ctx, id); err != nil {
+			// The periodic sweep restarts a chain this leaves stalled.
+			return out, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
+		}
 	}
 	return out, nil
 }
@@ -432,12 +486,7 @@ func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled
 	return settled, nil
 }
 
-// pendingDeliveries lists an endpoint's oldest pending deliveries.
-const pendingDeliveries = `SELECT id FROM river_job
-WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
-ORDER BY id LIMIT $2`
-
-// Promote implements subscriber.DeliverStore: under the endpoint's queue
+// Promote implements delivery.DeliverStore: under the endpoint's chain
 // lock it makes the oldest pending deliveries available with River's
 // JobRetryTx until the chain counts ChainWindow, in one transaction.
 func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
@@ -456,51 +505,60 @@ const chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('
   AND j.metadata @> '{"` + riverjob.ChainMetadataKey + `": true}'
   AND NOT j.metadata @> '{"output": {"` + riverjob.LeftChainOutputKey + `": true}}'`
 
+// lockChain takes the endpoint's chain lock for the transaction: it
+// serializes what moves the chain's pending deliveries (Promote, retry now
+// of a pending delivery), so none is made available twice, while the
+// fan-out and the finishing runs, which only count, go on beside it.
+const lockChain = `SELECT pg_advisory_xact_lock(1330013, hashtext($1::text))`
+
+// readChain reads, in one snapshot, the chain's counts, whether the
+// endpoint is failing, its oldest pending deliveries up to the room left in
+// the window ($2, or 1 for a failing endpoint) and, with $3, the chain's
+// deliveries River holds, recounted from its jobs. Every delivery counted
+// pending by a committed fan-out is visible to the same snapshot.
+const readChain = `WITH q AS (
+  SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false) AS failing,
+    CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
+  FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+  WHERE q.endpoint_id = $1::uuid
+)
+SELECT q.running, q.pending, q.failing, q.counted,
+  ARRAY(SELECT id FROM river_job
+        WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
+        ORDER BY id LIMIT GREATEST(CASE WHEN q.failing THEN 1 ELSE $2 END - q.counted, 0))
+FROM q`
+
 // promote is Promote; with restart it first recounts the chain from
 // River's jobs (a process died holding part of it). An endpoint that is
 // failing gets one delivery at a time, as new deliveries to it wait out a
-// cooldown.
+// cooldown. The counts are changed relatively in the last statement, so
+// the fan-outs and finishing runs that counted meanwhile are kept.
 func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
 	var promoted int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockChain, endpointID); err != nil {
+			return err
+		}
 		var (
-			running, pending int
-			failing          bool
+			running, pending, counted int
+			failing                   bool
+			ids                       []int64
 		)
-		err := tx.QueryRow(ctx, `SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false)
-FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
-WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, &failing)
+		err := tx.QueryRow(ctx, readChain, endpointID, delivery.ChainWindow, restart).
+			Scan(&running, &pending, &failing, &counted, &ids)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if restart {
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM river_job j WHERE `+chainJobs, endpointID).Scan(&running); err != nil {
-				return err
-			}
-		}
 		window := delivery.ChainWindow
 		if failing {
 			window = 1
 		}
-		want := window - running
-		if pending <= 0 || want <= 0 {
-			if restart {
-				_, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2 WHERE endpoint_id = $1 AND running <> $2`,
-					endpointID, running)
-				return err
-			}
+		want := window - counted
+		if len(ids) == 0 && counted == running && (pending == 0 || want <= 0) {
 			return nil
-		}
-		rows, err := tx.Query(ctx, pendingDeliveries, endpointID, want)
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
 		}
 		for _, id := range ids {
 			if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
@@ -508,13 +566,15 @@ WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, 
 			}
 		}
 		promoted = len(ids)
-		left := max(pending-len(ids), 0)
+		// Fewer than asked: every delivery pending in the snapshot went,
+		// so whatever it counted pending beyond them is gone too.
+		gone := len(ids)
 		if len(ids) < want {
-			// Fewer than asked: none is left (the count was high).
-			left = 0
+			gone = max(pending, len(ids))
 		}
-		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2, pending = $3 WHERE endpoint_id = $1`,
-			endpointID, running+len(ids), left)
+		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues
+SET running = GREATEST(running + $2, 0), pending = GREATEST(pending - $3, 0) WHERE endpoint_id = $1`,
+			endpointID, counted-running+len(ids), gone)
 		return err
 	})
 	return promoted, err

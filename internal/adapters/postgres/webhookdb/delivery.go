@@ -708,7 +708,9 @@ func (l *LeaseListener) listenOnce(ctx context.Context) error {
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = conn.Close(cctx)
+		if err := conn.Close(cctx); err != nil {
+			l.logger.Warn("webhook lease listener could not close its connection", zap.Error(err))
+		}
 	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+LeaseChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)

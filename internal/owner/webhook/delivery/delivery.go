@@ -1,5 +1,5 @@
 // Package delivery holds the owner domain's subscribers of the event bus:
-// webhook.fanout and webhook.deliver (seed 002), as domain handlers that a
+// webhook.fanout and webhook.deliver, as domain handlers that a
 // thin River wrapper runs. They depend only on ports: storage, the poster
 // (an SSRF-guarded HTTP client), the unseal and EmbedAdmits functions the
 // composition root hands in, and a clock.
@@ -235,7 +235,8 @@ type run struct {
 // when the run's own context is done.
 const finishTimeout = 5 * time.Second
 
-// Deliver runs one delivery, as seed 002's diagram has it:
+// Deliver runs one delivery, as the diagram of docs/design/webhooks.md has
+// it:
 //
 //  1. Read the endpoint and the event and take a slot of the endpoint's
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
@@ -296,7 +297,7 @@ func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
 }
 
 // deliverHolding runs steps 2-4 while holding lease.
-func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) Result {
+func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) (res Result) {
 	job := r.DeliverJob
 	released := false
 	release := func(f Finish) error {
@@ -333,8 +334,10 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		return err
 	}
 	defer func() {
+		// A path that returned without releasing (a panic unwinding)
+		// releases here; the failure to do so is the run's warning.
 		if !released {
-			_ = release(Finish{})
+			res.Warn = errors.Join(res.Warn, release(Finish{}))
 		}
 	}()
 
@@ -398,7 +401,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		f.Settle = SettleSuccess
 	}
 	warn := release(f)
-	res := Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn, Posted: a, Of: ep.Attempts(), Class: v.class}
+	res = Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn, Posted: a, Of: ep.Attempts(), Class: v.class}
 	if v.outcome != OutcomeCompleted {
 		res.Err = errors.New(v.reason)
 	}
@@ -513,7 +516,7 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 			return p, ahead, nil
 		case <-ctx.Done():
 			if p, _ := leave(); p != nil {
-				d.drop(ctx, id, p.lease)
+				return nil, 0, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
 			}
 			return nil, 0, ctx.Err()
 		}
@@ -531,30 +534,33 @@ func (d *Deliverer) adopt(ctx context.Context, p *passed) (Endpoint, bool, error
 	}
 	ep, held, err := d.store.RenewLease(ctx, p.lease, LeaseTTL)
 	if err != nil || !held {
-		d.drop(ctx, p.lease.EndpointID, p.lease)
+		dropErr := d.drop(ctx, p.lease.EndpointID, p.lease)
 		if err != nil {
-			return Endpoint{}, false, err
+			return Endpoint{}, false, errors.Join(err, dropErr)
 		}
-		return ep, false, nil
+		return ep, false, dropErr
 	}
 	p.lease.Written = time.Now()
 	return ep, true, nil
 }
 
 // drop lets go of a lease this process holds without a run to finish
-// under it: to the next waiter here, or back to PostgreSQL.
-func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) {
+// under it: to the next waiter here, or back to PostgreSQL. A slot whose
+// release fails expires after LeaseTTL; the error says so.
+func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 	if next := d.local.next(id); next != nil {
 		// A zero Written makes the waiter renew it and read the endpoint.
 		lease.Written = time.Time{}
 		next.ch <- &passed{lease: lease, endpoint: Endpoint{ID: id}}
-		return
+		return nil
 	}
 	d.local.done(id)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	// Best effort: a slot not released expires after LeaseTTL.
-	_, _ = d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
+	if _, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()}); err != nil {
+		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
+	}
+	return nil
 }
 
 // finish writes f for the run with a context of its own, so the lease is
@@ -599,8 +605,8 @@ func (d *Deliverer) attempt(job DeliverJob, o Outcome, reason string) *Attempt {
 }
 
 // thinEvent is the body of a delivery: the event's type, subject and ids,
-// never a resource's content (seed 002: the consumer reads the resource
-// through the API it already uses).
+// never a resource's content (the consumer reads the resource through the
+// API it already uses).
 type thinEvent struct {
 	ID         string          `json:"id"`
 	Type       string          `json:"type"`

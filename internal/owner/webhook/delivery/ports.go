@@ -34,8 +34,8 @@ var ErrTimeout = errors.New("receiver timed out")
 type UnsealFunc func(sealed, associatedData []byte) ([]byte, error)
 
 // EmbedAdmitsFunc asks the access domain whether the embed admits a corpus
-// entry under its access code's scope right now (seed 002: asked on every
-// event, since a code can be revoked or re-scoped at any time). A revoked or
+// entry under its access code's scope right now (asked on every event,
+// since a code can be revoked or re-scoped at any time). A revoked or
 // expired code, or a deleted embed, admits nothing.
 type EmbedAdmitsFunc func(ctx context.Context, embedID uuid.UUID, entry entity.CorpusEntry) (bool, error)
 

@@ -242,9 +242,10 @@ const finishTimeout = 5 * time.Second
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Every slot busy: wait in process for a holder here to pass
-//     its lease on (the first waiter asks PostgreSQL every LeasePoll while
-//     no holder is here), for at most MaxLocalWait, then snooze for about
-//     the wait still ahead; the delivery stays in its chain.
+//     its lease on (the first waiter asks PostgreSQL, LeasePoll to
+//     MaxLeasePoll apart, while no holder is here), for at most
+//     MaxLocalWait, then snooze for about the wait still ahead; the
+//     delivery stays in its chain.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -486,7 +487,8 @@ func busySnooze(ahead, went int, waited time.Duration) time.Duration {
 // ends (ctx.Err()). Whenever it returns no lease, w is off the queue, and
 // ahead is how many still waited before it.
 func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, ahead int, err error) {
-	poll := time.NewTicker(LeasePoll)
+	// Ticks twice per LeasePoll; shouldPoll keeps the endpoint's pace.
+	poll := time.NewTicker(LeasePoll / 2)
 	defer poll.Stop()
 	stop := time.NewTimer(time.Until(deadline))
 	defer stop.Stop()
@@ -502,12 +504,12 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 		case p := <-w.ch:
 			return p, 0, nil
 		case <-poll.C:
-			if d.local.shouldPoll(id, w) {
+			if d.local.shouldPoll(id, w, false) {
 				p, ahead := leave()
 				return p, ahead, nil
 			}
 		case <-w.poke:
-			if d.local.shouldPoll(id, w) {
+			if d.local.shouldPoll(id, w, true) {
 				p, ahead := leave()
 				return p, ahead, nil
 			}

@@ -26,10 +26,15 @@ const (
 	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
 	// in JobTimeout after it.
 	MaxLocalWait = 3 * time.Second
-	// LeasePoll is how often the first local waiter of an endpoint whose
-	// lease is held by another process asks PostgreSQL for it, in case the
-	// release's notification was missed; it is woken at once otherwise.
-	LeasePoll = 250 * time.Millisecond
+	// LeasePoll is how long the first local waiter of an endpoint whose
+	// lease is held by another process waits before it asks PostgreSQL for
+	// it, in case the release's notification was missed (it is woken at
+	// once otherwise). Each ask that finds the lease still held doubles the
+	// wait of the endpoint's next ask from this process, up to
+	// MaxLeasePoll, so the waiters of a process cost PostgreSQL a few
+	// statements a second per endpoint, not one per waiter.
+	LeasePoll    = 250 * time.Millisecond
+	MaxLeasePoll = time.Second
 	// MinLocalRun is how long a lease goes from hand to hand in a process
 	// at least before it is given back to a delivery of another process
 	// that waits for it: each handover between processes costs a
@@ -73,6 +78,10 @@ type localQueue struct {
 	// yield is set when a delivery of another process waits for the lease:
 	// the next holder here releases it to PostgreSQL instead of passing it.
 	yield bool
+	// polled is when a waiter here last asked PostgreSQL for the lease,
+	// and pollEvery how long the next ask waits (0: LeasePoll).
+	polled    time.Time
+	pollEvery time.Duration
 }
 
 // handoff is the one piece of per-process state of delivery: a finishing
@@ -130,7 +139,9 @@ func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
 func (h *handoff) held(id uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.queue(id).holders++
+	q := h.queue(id)
+	q.holders++
+	q.pollEvery = 0
 }
 
 // done records a lease slot of id no longer held by this process.
@@ -154,6 +165,8 @@ func (h *handoff) wait(id uuid.UUID) *waiter {
 	}
 	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
 	q.waiters = append(q.waiters, w)
+	// It waits because its take found the lease held: that was an ask.
+	q.polled = time.Now()
 	return w
 }
 
@@ -230,11 +243,27 @@ func (h *handoff) poke(id uuid.UUID) {
 	}
 }
 
-// shouldPoll reports whether w is to ask PostgreSQL for id's lease: it is
-// the first waiter and no holder here will pass one on.
-func (h *handoff) shouldPoll(id uuid.UUID, w *waiter) bool {
+// shouldPoll reports whether w is to ask PostgreSQL for id's lease now: it
+// is the first waiter, no holder here will pass one on, and it was woken by
+// a release elsewhere or the endpoint's last ask from here is pollEvery
+// ago (which then doubles, up to MaxLeasePoll).
+func (h *handoff) shouldPoll(id uuid.UUID, w *waiter, woken bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.eps[id]
-	return q != nil && q.holders <= 0 && len(q.waiters) > 0 && q.waiters[0] == w
+	if q == nil || q.holders > 0 || len(q.waiters) == 0 || q.waiters[0] != w {
+		return false
+	}
+	if q.pollEvery == 0 {
+		q.pollEvery = LeasePoll
+	}
+	now := time.Now()
+	if !woken {
+		if now.Sub(q.polled) < q.pollEvery {
+			return false
+		}
+		q.pollEvery = min(2*q.pollEvery, MaxLeasePoll)
+	}
+	q.polled = now
+	return true
 }

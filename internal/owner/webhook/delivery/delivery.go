@@ -424,15 +424,16 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	deadline := start.Add(MaxLocalWait)
 	snooze := MaxLocalWait
 	for {
-		// Only a taker with no holder of the endpoint here asks the holder's
-		// process to give the lease back: one here passes it on anyway.
-		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, !d.local.holding(id))
+		// Only a taker with no holder or other taker of the endpoint here
+		// asks the holder's process to give the lease back: one here passes
+		// it on anyway.
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, d.local.taking(id))
+		d.local.took(id, err == nil && c.Lease != nil)
 		if err != nil {
 			return Claim{}, 0, err
 		}
 		if c.Lease != nil {
 			c.Lease.Written = time.Now()
-			d.local.held(id)
 			return c, 0, nil
 		}
 		if !c.Endpoint.Enabled || c.Event == nil {

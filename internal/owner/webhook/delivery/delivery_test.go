@@ -904,9 +904,14 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 		require.True(t, h.shouldPoll(id, first, false))
 	}
 	require.Equal(t, MaxLeasePoll, q.pollEvery)
-	h.held(id)
+	h.taking(id)
+	h.took(id, true)
 	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
 	h.done(id)
 	q.polled = time.Now().Add(-LeasePoll)
 	require.True(t, h.shouldPoll(id, first, false), "the pace starts over once the lease was here")
+	require.True(t, h.taking(id), "with no holder or taker here, a taker rings")
+	require.False(t, h.taking(id), "while another delivery here takes, it does not")
+	h.took(id, false)
+	h.took(id, false)
 }

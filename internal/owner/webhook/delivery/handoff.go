@@ -74,6 +74,9 @@ type waiter struct {
 // slots this process holds and who waits here for one.
 type localQueue struct {
 	holders int
+	// takers is how many deliveries here are asking PostgreSQL for a
+	// slot right now.
+	takers  int
 	waiters []*waiter
 	// yield is set when a delivery of another process waits for the lease:
 	// the next holder here releases it to PostgreSQL instead of passing it.
@@ -130,18 +133,9 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 }
 
 func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.holders <= 0 && len(q.waiters) == 0 && !q.yield {
+	if q.holders <= 0 && q.takers <= 0 && len(q.waiters) == 0 && !q.yield {
 		delete(h.eps, id)
 	}
-}
-
-// held records a lease slot of id taken by this process.
-func (h *handoff) held(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.queue(id)
-	q.holders++
-	q.pollEvery = 0
 }
 
 // done records a lease slot of id no longer held by this process.
@@ -202,12 +196,30 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	return w
 }
 
-// holding reports whether this process holds a lease slot of id.
-func (h *handoff) holding(id uuid.UUID) bool {
+// taking records a delivery here asking PostgreSQL for a slot of id and
+// reports whether it is to ring for it (mark the busy slots wanted): only
+// when no other delivery here holds or is taking a slot of id, since one
+// that does passes the lease on here anyway, or rings itself.
+func (h *handoff) taking(id uuid.UUID) (ring bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := h.eps[id]
-	return q != nil && q.holders > 0
+	q := h.queue(id)
+	ring = q.holders <= 0 && q.takers <= 0
+	q.takers++
+	return ring
+}
+
+// took ends a taking; got says whether it took a slot.
+func (h *handoff) took(id uuid.UUID, got bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	q.takers--
+	if got {
+		q.holders++
+		q.pollEvery = 0
+	}
+	h.tidy(id, q)
 }
 
 // setYield records that another process waits for id's lease.

@@ -181,8 +181,9 @@ type FanoutStore interface {
 	// unique by (endpoint, event): a delivery already queued, running or
 	// completed is skipped (Duplicate), so a fan-out that runs twice queues
 	// nothing new. A chain delivery is inserted available while its
-	// endpoint's chain has room (ChainWindow) and pending otherwise, decided
-	// under the lock Promote takes, so a delivery is never left pending
+	// endpoint's chain has room (ChainWindow) and pending otherwise; one
+	// that went pending behind a chain that has meanwhile run short is
+	// promoted by Enqueue itself, so a delivery is never left pending
 	// behind a chain that has ended.
 	Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error)
 }
@@ -325,7 +326,7 @@ type DeliverStore interface {
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
 	// Promote makes the endpoint's oldest pending deliveries available,
 	// through River, until its chain counts ChainWindow, in one transaction
-	// under the endpoint's queue lock. It returns how many it promoted.
+	// under the endpoint's chain lock. It returns how many it promoted.
 	Promote(ctx context.Context, endpointID uuid.UUID) (int, error)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
@@ -112,38 +113,36 @@ func waitMetadata(d delivery.Delivery) ([]byte, error) {
 const recordSummary = `INSERT INTO webhook_fanouts (event_id, reasons) VALUES ($1, $2)
 ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()`
 
-// chainRoom reads, without a lock, how many deliveries of each endpoint's
-// chain River may run. It is a hint: a concurrent change makes the window
-// a little wider for a moment, or sends a delivery pending that the
-// fan-out then promotes itself (see Enqueue).
-const chainRoom = `SELECT endpoint_id, running FROM webhook_endpoint_queues WHERE endpoint_id = ANY($1)`
+// joinChains counts one delivery more into each endpoint's chain ($1, in
+// endpoint order so two fan-outs never deadlock): running when the chain
+// has room ($2), pending otherwise, creating rows on first use. It runs on
+// its own, before the fan-out's transaction, so an endpoint's queue row is
+// locked for this one statement, never across the insert of the jobs; it
+// returns whether each endpoint's delivery goes in available.
+const joinChains = `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running)
+SELECT e, 1 FROM unnest($1::uuid[]) AS e ORDER BY e
+ON CONFLICT (endpoint_id) DO UPDATE SET
+  running = q.running + CASE WHEN q.running < $2 THEN 1 ELSE 0 END,
+  pending = q.pending + CASE WHEN q.running < $2 THEN 0 ELSE 1 END,
+  last_joined = q.running < $2
+RETURNING q.endpoint_id, q.last_joined`
 
-// countChains adds the deliveries a fan-out inserted to their endpoints'
-// chains (running: available, pending: pending), creating rows on first
-// use, in endpoint order so two fan-outs never deadlock, and records the
-// event's summary when there is one ($4, $5). It is the fan-out
-// transaction's last statement, so the queue rows stay locked only until
-// the commit. It returns each counted endpoint's running count.
-const countChains = `WITH counted AS (
-  INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending)
-  SELECT e, r, p FROM unnest($1::uuid[], $2::int[], $3::int[]) AS c(e, r, p) ORDER BY e
-  ON CONFLICT (endpoint_id) DO UPDATE SET running = q.running + EXCLUDED.running, pending = q.pending + EXCLUDED.pending
-  RETURNING q.endpoint_id, q.running
-), summary AS (
-  INSERT INTO webhook_fanouts (event_id, reasons) SELECT $4, $5 WHERE $5::jsonb IS NOT NULL
-  ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()
-)
-SELECT endpoint_id, running FROM counted`
+// leaveChains takes back what joinChains counted for deliveries that were
+// not inserted ($2 running, $3 pending per endpoint of $1).
+const leaveChains = `UPDATE webhook_endpoint_queues q
+SET running = GREATEST(q.running - c.r, 0), pending = GREATEST(q.pending - c.p, 0)
+FROM unnest($1::uuid[], $2::int[], $3::int[]) AS c(e, r, p) WHERE q.endpoint_id = c.e`
 
 // Enqueue inserts the deliveries in one transaction; River skips those
 // whose (endpoint, event) job exists already. A chain delivery goes in
-// available while its endpoint's chain has room and pending otherwise;
-// the transaction's last statement counts what was inserted, so the chain's
-// queue row is locked only until the commit and never across the insert.
-// A delivery that went pending behind a chain that has meanwhile run short
-// (its finishing runs saw no pending delivery) is promoted by the fan-out
-// itself, after the commit, so nothing is left pending behind a chain that
-// ended.
+// available when its endpoint's chain has room and pending otherwise,
+// counted (joinChains) in a statement of its own just before, so the
+// window is exact and the chain's queue row is never locked across the
+// insert. Counts of deliveries not inserted (duplicates, a failed
+// transaction) are taken back. A delivery inserted pending while the
+// chain ran short (a finishing run promoted before it was committed) is
+// promoted by the fan-out itself after its commit, so nothing is left
+// pending behind a chain that ended.
 func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
 	var summary []byte
 	if !sum.Empty() {
@@ -167,33 +166,39 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			chained = append(chained, d.EndpointID)
 		}
 	}
+	room := map[uuid.UUID]bool{}
+	if len(chained) > 0 {
+		rows, err := s.pool.Query(ctx, joinChains, chained, delivery.ChainWindow)
+		if err != nil {
+			return nil, fmt.Errorf("queue %d deliveries: count them into their chains: %w", len(ds), err)
+		}
+		var (
+			id     uuid.UUID
+			joined bool
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
+			room[id] = joined
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("queue %d deliveries: count them into their chains: %w", len(ds), err)
+		}
+	}
+	// counted says, per endpoint, what joinChains counted and the insert
+	// has not confirmed yet.
+	counted := map[uuid.UUID]bool{}
+	for _, id := range chained {
+		counted[id] = true
+	}
 	var (
 		out     []delivery.Enqueued
-		promote []uuid.UUID
+		pending []uuid.UUID
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		promote = promote[:0]
-		room := map[uuid.UUID]bool{}
-		if len(chained) > 0 {
-			for _, id := range chained {
-				room[id] = true
-			}
-			rows, err := tx.Query(ctx, chainRoom, chained)
-			if err != nil {
-				return err
-			}
-			var (
-				id      uuid.UUID
-				running int
-			)
-			if _, err := pgx.ForEachRow(rows, []any{&id, &running}, func() error {
-				room[id] = running < delivery.ChainWindow
-				return nil
-			}); err != nil {
-				return err
-			}
-		}
 		params := make([]river.InsertManyParams, len(ds))
+		joining := map[uuid.UUID]bool{}
+		for id := range counted {
+			joining[id] = true
+		}
 		for i, d := range ds {
 			p := river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: d.EndpointID, EventID: d.EventID}}
 			switch {
@@ -206,14 +211,14 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 					}
 					p.InsertOpts.Metadata = md
 				}
-			case seen[d.EndpointID]:
+			case joining[d.EndpointID]:
 				md := chainMetadata
 				if !room[d.EndpointID] {
 					md = pendingMetadata
 				}
 				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID]}
 				// One delivery per endpoint joins the chain at a time.
-				delete(seen, d.EndpointID)
+				delete(joining, d.EndpointID)
 			}
 			params[i] = p
 		}
@@ -222,64 +227,90 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			return err
 		}
 		out = make([]delivery.Enqueued, len(res))
-		var (
-			ids              []uuid.UUID
-			running, pending []int32
-		)
+		pending = pending[:0]
+		var skipped []uuid.UUID
 		for i, r := range res {
 			out[i] = delivery.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
 			o := params[i].InsertOpts
-			if o == nil || o.Metadata == nil || !o.ScheduledAt.IsZero() || r.UniqueSkippedAsDuplicate {
+			if o == nil || o.Metadata == nil || !o.ScheduledAt.IsZero() {
 				continue
 			}
-			ids = append(ids, ds[i].EndpointID)
-			if o.Pending {
-				running, pending = append(running, 0), append(pending, 1)
-			} else {
-				running, pending = append(running, 1), append(pending, 0)
+			if r.UniqueSkippedAsDuplicate {
+				skipped = append(skipped, ds[i].EndpointID)
+			} else if o.Pending {
+				pending = append(pending, ds[i].EndpointID)
 			}
 		}
-		if len(ids) == 0 {
-			if summary != nil {
-				if _, err := tx.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
-					return fmt.Errorf("record fan-out summary: %w", err)
-				}
+		if len(skipped) > 0 {
+			// A fan-out run twice: what it counted was not inserted.
+			if err := s.leaveChains(ctx, tx, skipped, room); err != nil {
+				return err
 			}
-			return nil
 		}
-		rows, err := tx.Query(ctx, countChains, ids, running, pending, sum.EventID, summary)
-		if err != nil {
-			return fmt.Errorf("count deliveries into their chains: %w", err)
-		}
-		wentPending := map[uuid.UUID]bool{}
-		for i, id := range ids {
-			wentPending[id] = pending[i] > 0
-		}
-		var (
-			id  uuid.UUID
-			now int
-		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &now}, func() error {
-			if wentPending[id] && now < delivery.ChainRefill {
-				promote = append(promote, id)
+		if summary != nil {
+			if _, err := tx.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
+				return fmt.Errorf("record fan-out summary: %w", err)
 			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("count deliveries into their chains: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
+		if len(chained) > 0 {
+			// Nothing was inserted: take the counts back. Should this fail
+			// too, the sweep recounts a chain that stalls on them.
+			if lerr := s.leaveChains(ctx, s.pool, chained, room); lerr != nil {
+				err = errors.Join(err, lerr)
+			}
+		}
 		return nil, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
 	}
-	for _, id := range promote {
-		if _, err := s.Promote(ctx, id); err != nil {
+	if len(pending) > 0 {
+		if err := s.promoteShort(ctx, pending); err != nil {
 			// The periodic sweep restarts a chain this leaves stalled.
 			return out, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
 		}
 	}
 	return out, nil
+}
+
+// leaveChains takes back the counts of the endpoints' deliveries that
+// were not inserted; room says which were counted running.
+func (s *Store) leaveChains(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, ids []uuid.UUID, room map[uuid.UUID]bool) error {
+	running, pending := make([]int32, len(ids)), make([]int32, len(ids))
+	for i, id := range ids {
+		if room[id] {
+			running[i] = 1
+		} else {
+			pending[i] = 1
+		}
+	}
+	if _, err := db.Exec(ctx, leaveChains, ids, running, pending); err != nil {
+		return fmt.Errorf("take back chain counts: %w", err)
+	}
+	return nil
+}
+
+// promoteShort promotes the chains of the endpoints, whose deliveries went
+// pending, that have run short of ChainRefill meanwhile: their finishing
+// runs may have promoted before those deliveries were committed.
+func (s *Store) promoteShort(ctx context.Context, ids []uuid.UUID) error {
+	rows, err := s.pool.Query(ctx, `SELECT endpoint_id FROM webhook_endpoint_queues WHERE endpoint_id = ANY($1) AND running < $2`,
+		ids, delivery.ChainRefill)
+	if err != nil {
+		return fmt.Errorf("read short chains: %w", err)
+	}
+	short, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return fmt.Errorf("read short chains: %w", err)
+	}
+	for _, id := range short {
+		if _, err := s.Promote(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
@@ -566,10 +597,12 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 			}
 		}
 		promoted = len(ids)
-		// Fewer than asked: every delivery pending in the snapshot went,
-		// so whatever it counted pending beyond them is gone too.
+		// The count keeps what the snapshot could not see (a fan-out counts
+		// a pending delivery just before it commits it), so only what went
+		// is taken off; a restart, with fewer found than asked, recounts
+		// from the snapshot what a lost process left counted.
 		gone := len(ids)
-		if len(ids) < want {
+		if restart && len(ids) < want {
 			gone = max(pending, len(ids))
 		}
 		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues

@@ -532,3 +532,46 @@ func TestSendTestRecordsTheEventAndQueuesItsJobInOneTransaction(t *testing.T) {
 	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","test":true}`, string(data))
 	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","event_id":"`+out.EventID.String()+`"}`, string(b.job(t, out.JobID).EncodedArgs))
 }
+
+// Fan-outs running at once keep an endpoint's chain to its window exactly:
+// each is counted in before its transaction, not under a lock held across
+// its insert.
+func TestConcurrentFanoutsKeepTheChainWindowExact(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	const writers, each = 8, 20
+	evs := make([][]uuid.UUID, writers)
+	for w := range evs {
+		for range each {
+			evs[w] = append(evs[w], b.event(t, "code.issued"))
+		}
+	}
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for _, ev := range evs[w] {
+				if _, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errs)
+	}
+	states := map[rivertype.JobState]int{}
+	for _, j := range b.deliveryJobs(t, nil) {
+		states[j.State]++
+	}
+	require.Equal(t, map[rivertype.JobState]int{rivertype.JobStateAvailable: delivery.ChainWindow,
+		rivertype.JobStatePending: writers*each - delivery.ChainWindow}, states)
+	var running, pending int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+		Scan(&running, &pending))
+	require.Equal(t, delivery.ChainWindow, running)
+	require.Equal(t, writers*each-delivery.ChainWindow, pending)
+}

@@ -256,11 +256,14 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 	})
 	if err != nil {
 		if len(chained) > 0 {
-			// Nothing was inserted: take the counts back. Should this fail
-			// too, the sweep recounts a chain that stalls on them.
-			if lerr := s.leaveChains(ctx, s.pool, chained, room); lerr != nil {
+			// Nothing was inserted: take the counts back, even when ctx
+			// ended. Should this fail too, the sweep recounts a chain that
+			// stalls on them.
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if lerr := s.leaveChains(lctx, s.pool, chained, room); lerr != nil {
 				err = errors.Join(err, lerr)
 			}
+			cancel()
 		}
 		return nil, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
 	}

@@ -254,7 +254,7 @@ WHERE endpoint_id = $1`, endpointID); err != nil {
 
 // Recover reads the range's events the endpoint has no delivery of and
 // queues each pending in the endpoint's chain (marked, counted pending
-// under the queue row's lock taken first, as the fan-out does); the
+// under the queue row's lock, taken first and held to the commit); the
 // chain's finishing runs or the sweep make them available in order, within
 // its window.
 func (s *deliveryStore) Recover(ctx context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {

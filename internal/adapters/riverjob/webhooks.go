@@ -36,14 +36,14 @@ type WebhookDeliverArgs struct {
 // Kind implements river.JobArgs.
 func (WebhookDeliverArgs) Kind() string { return delivery.KindDeliver }
 
-// InsertOpts puts deliveries on their own queue with 18 attempts (the
-// retry schedule of docs/design/webhooks.md), unique by args in every state River keeps a job in.
+// InsertOpts puts deliveries on their own queue with MaxAttempts (18)
+// attempts, unique by args in every state River keeps a job in.
 //
 // River's default unique states leave out cancelled and discarded, so a
 // fan-out that ran after a delivery was cancelled (a 410) or discarded
 // would queue the same (endpoint, event) again: webhooks.send_test queues
 // its delivery itself and the fan-out of the same webhook.test event comes
-// later, so a fast 410 was followed by a second POST. A finished delivery
+// later, so a fast 410 would be followed by a second POST. A finished delivery
 // is sent again only by Redeliver, which retries the same job.
 func (WebhookDeliverArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
@@ -92,8 +92,8 @@ func (w *WebhookDeliverWorker) Timeout(*river.Job[WebhookDeliverArgs]) time.Dura
 	return delivery.JobTimeout
 }
 
-// NextRetry follows the delivery retry schedule: 5 s, 5 min, 30 min, 2 h,
-// 5 h, then 10 h, divided by BackoffScale.
+// NextRetry follows the delivery schedule (delivery.RetryDelay): 5 s, 5 min, 30 min, 2 h, 5 h,
+// then 10 h, divided by BackoffScale.
 func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) time.Time {
 	return time.Now().Add(delivery.RetryDelay(job.Attempt, w.BackoffScale, job.ID))
 }

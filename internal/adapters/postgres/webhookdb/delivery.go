@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
@@ -112,10 +113,12 @@ func waitMetadata(d delivery.Delivery) ([]byte, error) {
 const recordSummary = `INSERT INTO webhook_fanouts (event_id, reasons) VALUES ($1, $2)
 ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()`
 
-// joinChains locks the queue rows of the endpoints (in id order, so two
-// fan-outs never deadlock) and counts one delivery more for each: running
-// when its chain has room, pending otherwise, creating rows on first use.
-// It returns whether each endpoint's delivery goes in available.
+// joinChains counts one delivery more into each endpoint's chain ($1, in
+// endpoint order so two fan-outs never deadlock): running when the chain
+// has room ($2), pending otherwise, creating rows on first use. It runs on
+// its own, before the fan-out's transaction, so an endpoint's queue row is
+// locked for this one statement, never across the insert of the jobs; it
+// returns whether each endpoint's delivery goes in available.
 const joinChains = `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running)
 SELECT e, 1 FROM unnest($1::uuid[]) AS e ORDER BY e
 ON CONFLICT (endpoint_id) DO UPDATE SET
@@ -124,11 +127,22 @@ ON CONFLICT (endpoint_id) DO UPDATE SET
   last_joined = q.running < $2
 RETURNING q.endpoint_id, q.last_joined`
 
+// leaveChains takes back what joinChains counted for deliveries that were
+// not inserted ($2 running, $3 pending per endpoint of $1).
+const leaveChains = `UPDATE webhook_endpoint_queues q
+SET running = GREATEST(q.running - c.r, 0), pending = GREATEST(q.pending - c.p, 0)
+FROM unnest($1::uuid[], $2::int[], $3::int[]) AS c(e, r, p) WHERE q.endpoint_id = c.e`
+
 // Enqueue inserts the deliveries in one transaction; River skips those
 // whose (endpoint, event) job exists already. A chain delivery goes in
-// available when its endpoint's chain has room and pending otherwise; the
-// queue row's lock orders this against Promote, so a delivery inserted
-// pending is seen by the chain's next finishing delivery.
+// available when its endpoint's chain has room and pending otherwise,
+// counted (joinChains) in a statement of its own just before, so the
+// window is exact and the chain's queue row is never locked across the
+// insert. Counts of deliveries not inserted (duplicates, a failed
+// transaction) are taken back. A delivery inserted pending while the
+// chain ran short (a finishing run promoted before it was committed) is
+// promoted by the fan-out itself after its commit, so nothing is left
+// pending behind a chain that ended.
 func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
 	var summary []byte
 	if !sum.Empty() {
@@ -152,26 +166,39 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			chained = append(chained, d.EndpointID)
 		}
 	}
-	var out []delivery.Enqueued
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		room := map[uuid.UUID]bool{}
-		if len(chained) > 0 {
-			rows, err := tx.Query(ctx, joinChains, chained, delivery.ChainWindow)
-			if err != nil {
-				return err
-			}
-			var (
-				id     uuid.UUID
-				joined bool
-			)
-			if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
-				room[id] = joined
-				return nil
-			}); err != nil {
-				return err
-			}
+	room := map[uuid.UUID]bool{}
+	if len(chained) > 0 {
+		rows, err := s.pool.Query(ctx, joinChains, chained, delivery.ChainWindow)
+		if err != nil {
+			return nil, fmt.Errorf("queue %d deliveries: count them into their chains: %w", len(ds), err)
 		}
+		var (
+			id     uuid.UUID
+			joined bool
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
+			room[id] = joined
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("queue %d deliveries: count them into their chains: %w", len(ds), err)
+		}
+	}
+	// counted says, per endpoint, what joinChains counted and the insert
+	// has not confirmed yet.
+	counted := map[uuid.UUID]bool{}
+	for _, id := range chained {
+		counted[id] = true
+	}
+	var (
+		out     []delivery.Enqueued
+		pending []uuid.UUID
+	)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		params := make([]river.InsertManyParams, len(ds))
+		joining := map[uuid.UUID]bool{}
+		for id := range counted {
+			joining[id] = true
+		}
 		for i, d := range ds {
 			p := river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: d.EndpointID, EventID: d.EventID}}
 			switch {
@@ -184,14 +211,14 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 					}
 					p.InsertOpts.Metadata = md
 				}
-			case seen[d.EndpointID]:
+			case joining[d.EndpointID]:
 				md := chainMetadata
 				if !room[d.EndpointID] {
 					md = pendingMetadata
 				}
 				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID]}
 				// One delivery per endpoint joins the chain at a time.
-				delete(seen, d.EndpointID)
+				delete(joining, d.EndpointID)
 			}
 			params[i] = p
 		}
@@ -200,18 +227,23 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			return err
 		}
 		out = make([]delivery.Enqueued, len(res))
-		var unjoin []uuid.UUID
+		pending = pending[:0]
+		var skipped []uuid.UUID
 		for i, r := range res {
 			out[i] = delivery.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
-			if o := params[i].InsertOpts; o != nil && o.Metadata != nil && !o.Pending && r.UniqueSkippedAsDuplicate {
-				unjoin = append(unjoin, ds[i].EndpointID)
+			o := params[i].InsertOpts
+			if o == nil || o.Metadata == nil || !o.ScheduledAt.IsZero() {
+				continue
+			}
+			if r.UniqueSkippedAsDuplicate {
+				skipped = append(skipped, ds[i].EndpointID)
+			} else if o.Pending {
+				pending = append(pending, ds[i].EndpointID)
 			}
 		}
-		if len(unjoin) > 0 {
-			// Counted as running but not inserted: a fan-out run twice. A
-			// duplicate counted pending is corrected by Promote.
-			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
-WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
+		if len(skipped) > 0 {
+			// A fan-out run twice: what it counted was not inserted.
+			if err := s.leaveChains(ctx, tx, skipped, room); err != nil {
 				return err
 			}
 		}
@@ -223,9 +255,65 @@ WHERE endpoint_id = ANY($1)`, unjoin); err != nil {
 		return nil
 	})
 	if err != nil {
+		if len(chained) > 0 {
+			// Nothing was inserted: take the counts back, even when ctx
+			// ended. Should this fail too, the sweep recounts a chain that
+			// stalls on them.
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if lerr := s.leaveChains(lctx, s.pool, chained, room); lerr != nil {
+				err = errors.Join(err, lerr)
+			}
+			cancel()
+		}
 		return nil, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
 	}
+	if len(pending) > 0 {
+		if err := s.promoteShort(ctx, pending); err != nil {
+			// The periodic sweep restarts a chain this leaves stalled.
+			return out, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
+		}
+	}
 	return out, nil
+}
+
+// leaveChains takes back the counts of the endpoints' deliveries that
+// were not inserted; room says which were counted running.
+func (s *Store) leaveChains(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, ids []uuid.UUID, room map[uuid.UUID]bool) error {
+	running, pending := make([]int32, len(ids)), make([]int32, len(ids))
+	for i, id := range ids {
+		if room[id] {
+			running[i] = 1
+		} else {
+			pending[i] = 1
+		}
+	}
+	if _, err := db.Exec(ctx, leaveChains, ids, running, pending); err != nil {
+		return fmt.Errorf("take back chain counts: %w", err)
+	}
+	return nil
+}
+
+// promoteShort promotes the chains of the endpoints, whose deliveries went
+// pending, that have run short of ChainRefill meanwhile: their finishing
+// runs may have promoted before those deliveries were committed.
+func (s *Store) promoteShort(ctx context.Context, ids []uuid.UUID) error {
+	rows, err := s.pool.Query(ctx, `SELECT endpoint_id FROM webhook_endpoint_queues WHERE endpoint_id = ANY($1) AND running < $2`,
+		ids, delivery.ChainRefill)
+	if err != nil {
+		return fmt.Errorf("read short chains: %w", err)
+	}
+	short, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return fmt.Errorf("read short chains: %w", err)
+	}
+	for _, id := range short {
+		if _, err := s.Promote(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
@@ -432,12 +520,7 @@ func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled
 	return settled, nil
 }
 
-// pendingDeliveries lists an endpoint's oldest pending deliveries.
-const pendingDeliveries = `SELECT id FROM river_job
-WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
-ORDER BY id LIMIT $2`
-
-// Promote implements subscriber.DeliverStore: under the endpoint's queue
+// Promote implements delivery.DeliverStore: under the endpoint's chain
 // lock it makes the oldest pending deliveries available with River's
 // JobRetryTx until the chain counts ChainWindow, in one transaction.
 func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
@@ -456,51 +539,60 @@ const chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('
   AND j.metadata @> '{"` + riverjob.ChainMetadataKey + `": true}'
   AND NOT j.metadata @> '{"output": {"` + riverjob.LeftChainOutputKey + `": true}}'`
 
+// lockChain takes the endpoint's chain lock for the transaction: it
+// serializes what moves the chain's pending deliveries (Promote, retry now
+// of a pending delivery), so none is made available twice, while the
+// fan-out and the finishing runs, which only count, go on beside it.
+const lockChain = `SELECT pg_advisory_xact_lock(1330013, hashtext($1::text))`
+
+// readChain reads, in one snapshot, the chain's counts, whether the
+// endpoint is failing, its oldest pending deliveries up to the room left in
+// the window ($2, or 1 for a failing endpoint) and, with $3, the chain's
+// deliveries River holds, recounted from its jobs. Every delivery counted
+// pending by a committed fan-out is visible to the same snapshot.
+const readChain = `WITH q AS (
+  SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false) AS failing,
+    CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
+  FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+  WHERE q.endpoint_id = $1::uuid
+)
+SELECT q.running, q.pending, q.failing, q.counted,
+  ARRAY(SELECT id FROM river_job
+        WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
+        ORDER BY id LIMIT GREATEST(CASE WHEN q.failing THEN 1 ELSE $2 END - q.counted, 0))
+FROM q`
+
 // promote is Promote; with restart it first recounts the chain from
 // River's jobs (a process died holding part of it). An endpoint that is
 // failing gets one delivery at a time, as new deliveries to it wait out a
-// cooldown.
+// cooldown. The counts are changed relatively in the last statement, so
+// the fan-outs and finishing runs that counted meanwhile are kept.
 func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
 	var promoted int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockChain, endpointID); err != nil {
+			return err
+		}
 		var (
-			running, pending int
-			failing          bool
+			running, pending, counted int
+			failing                   bool
+			ids                       []int64
 		)
-		err := tx.QueryRow(ctx, `SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false)
-FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
-WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, &failing)
+		err := tx.QueryRow(ctx, readChain, endpointID, delivery.ChainWindow, restart).
+			Scan(&running, &pending, &failing, &counted, &ids)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if restart {
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM river_job j WHERE `+chainJobs, endpointID).Scan(&running); err != nil {
-				return err
-			}
-		}
 		window := delivery.ChainWindow
 		if failing {
 			window = 1
 		}
-		want := window - running
-		if pending <= 0 || want <= 0 {
-			if restart {
-				_, err := tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2 WHERE endpoint_id = $1 AND running <> $2`,
-					endpointID, running)
-				return err
-			}
+		want := window - counted
+		if len(ids) == 0 && counted == running && (pending == 0 || want <= 0) {
 			return nil
-		}
-		rows, err := tx.Query(ctx, pendingDeliveries, endpointID, want)
-		if err != nil {
-			return err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
 		}
 		for _, id := range ids {
 			if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
@@ -508,13 +600,17 @@ WHERE q.endpoint_id = $1 FOR UPDATE OF q`, endpointID).Scan(&running, &pending, 
 			}
 		}
 		promoted = len(ids)
-		left := max(pending-len(ids), 0)
-		if len(ids) < want {
-			// Fewer than asked: none is left (the count was high).
-			left = 0
+		// The count keeps what the snapshot could not see (a fan-out counts
+		// a pending delivery just before it commits it), so only what went
+		// is taken off; a restart, with fewer found than asked, recounts
+		// from the snapshot what a lost process left counted.
+		gone := len(ids)
+		if restart && len(ids) < want {
+			gone = max(pending, len(ids))
 		}
-		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2, pending = $3 WHERE endpoint_id = $1`,
-			endpointID, running+len(ids), left)
+		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues
+SET running = GREATEST(running + $2, 0), pending = GREATEST(pending - $3, 0) WHERE endpoint_id = $1`,
+			endpointID, counted-running+len(ids), gone)
 		return err
 	})
 	return promoted, err
@@ -648,7 +744,9 @@ func (l *LeaseListener) listenOnce(ctx context.Context) error {
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = conn.Close(cctx)
+		if err := conn.Close(cctx); err != nil {
+			l.logger.Warn("webhook lease listener could not close its connection", zap.Error(err))
+		}
 	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+LeaseChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)

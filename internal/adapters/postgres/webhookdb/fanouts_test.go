@@ -2,6 +2,7 @@ package webhookdb_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -47,14 +48,13 @@ func TestEnqueueRecordsTheFanoutSummaryAndWhyADeliveryWaits(t *testing.T) {
 	}, sum)
 	require.NoError(t, err)
 	require.Len(t, res, 2)
-	var (
-		reason string
-		at     time.Time
-	)
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT metadata->'`+webhookdb.WaitMetadataKey+`'->>'reason',
-  (metadata->'`+webhookdb.WaitMetadataKey+`'->>'until')::timestamptz FROM river_job WHERE id = $1`, res[1].JobID).Scan(&reason, &at))
-	require.Equal(t, "cooling_down", reason)
-	require.True(t, until.Equal(at))
+	var md map[string]struct {
+		Reason string    `json:"reason"`
+		Until  time.Time `json:"until"`
+	}
+	require.NoError(t, json.Unmarshal(b.job(t, res[1].JobID).Metadata, &md))
+	require.Equal(t, "cooling_down", md[webhookdb.WaitMetadataKey].Reason)
+	require.True(t, until.Equal(md[webhookdb.WaitMetadataKey].Until))
 	s, _, err = reader.EventSummary(ctx, b.owner, ev)
 	require.NoError(t, err)
 	require.Equal(t, []uuid.UUID{sick.ID}, s.Reasons["cooling_down"])

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/owner/webhook"
@@ -65,10 +67,14 @@ func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
 	out, err := b.svc.Recover(ctx, b.owner, in)
 	require.NoError(t, err)
 	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 2, Existing: 1}, out)
-	var pendingJobs, pending int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'
-  AND args->>'endpoint_id' = $1 AND state = 'pending' AND metadata @> '{"standmeet_chain": true}'`, ep.ID.String()).Scan(&pendingJobs))
+	pendingJobs := 0
+	for _, j := range b.deliveryJobs(t, river.NewJobListParams().States(rivertype.JobStatePending).Metadata(`{"standmeet_chain": true}`)) {
+		if deliveryArgs(t, j).EndpointID == ep.ID {
+			pendingJobs++
+		}
+	}
 	require.Equal(t, 2, pendingJobs)
+	var pending int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).Scan(&pending))
 	require.Equal(t, 2, pending)
 	// The sweep starts the idle chain.

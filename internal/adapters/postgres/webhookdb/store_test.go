@@ -3,6 +3,7 @@ package webhookdb_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
@@ -33,6 +35,34 @@ type bundle struct {
 }
 
 func isDeclared(name string) bool { _, ok := domain.LookupEventType(name); return ok }
+
+// job reads a job through River's client.
+func (b *bundle) job(t *testing.T, id int64) *rivertype.JobRow {
+	t.Helper()
+	j, err := b.ins.JobGet(context.Background(), id)
+	require.NoError(t, err)
+	return j
+}
+
+// deliveryArgs decodes a delivery job's args.
+func deliveryArgs(t *testing.T, j *rivertype.JobRow) riverjob.WebhookDeliverArgs {
+	t.Helper()
+	var a riverjob.WebhookDeliverArgs
+	require.NoError(t, json.Unmarshal(j.EncodedArgs, &a))
+	return a
+}
+
+// deliveryJobs lists the delivery jobs through River's client, narrowed by
+// params' other filters when given.
+func (b *bundle) deliveryJobs(t *testing.T, params *river.JobListParams) []*rivertype.JobRow {
+	t.Helper()
+	if params == nil {
+		params = river.NewJobListParams()
+	}
+	res, err := b.ins.JobList(context.Background(), params.Kinds(delivery.KindDeliver).First(10000))
+	require.NoError(t, err)
+	return res.Jobs
+}
 
 // setup builds the adapter on a fresh database with one owner.
 func setup(t *testing.T) *bundle {
@@ -302,16 +332,10 @@ func TestEnqueueIsUniquePerEndpointAndEvent(t *testing.T) {
 	require.True(t, again[0].Duplicate, "a second fan-out queues nothing new")
 	require.Equal(t, first[0].JobID, again[0].JobID)
 
-	var (
-		state       string
-		maxAttempts int
-		queue       string
-	)
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text, max_attempts, queue FROM river_job WHERE id = $1`, first[0].JobID).
-		Scan(&state, &maxAttempts, &queue))
-	require.Equal(t, "scheduled", state)
-	require.Equal(t, delivery.MaxAttempts, maxAttempts)
-	require.Equal(t, riverjob.QueueWebhooks, queue)
+	j := b.job(t, first[0].JobID)
+	require.Equal(t, rivertype.JobStateScheduled, j.State)
+	require.Equal(t, delivery.MaxAttempts, j.MaxAttempts)
+	require.Equal(t, riverjob.QueueWebhooks, j.Queue)
 }
 
 // A delivery that has finished, however it finished, is not queued again by
@@ -328,15 +352,24 @@ func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
 			ev := b.event(t, "code.issued")
 			first, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev}}, delivery.Summary{})
 			require.NoError(t, err)
-			_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 1,
+			if state == "cancelled" {
+				_, err = b.ins.JobCancel(ctx, first[0].JobID)
+			} else {
+				// River's client cannot finish a job it did not run: the
+				// finished states are written as River's completer would.
+				_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 1,
   finalized_at = CASE WHEN $2 = 'retryable' THEN NULL ELSE now() END WHERE id = $1`, first[0].JobID, state)
+			}
 			require.NoError(t, err)
 			again, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev}}, delivery.Summary{})
 			require.NoError(t, err)
 			require.True(t, again[0].Duplicate, "a %s delivery is not queued again", state)
-			var n int
-			require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver'
-  AND args->>'event_id' = $1`, ev.String()).Scan(&n))
+			n := 0
+			for _, j := range b.deliveryJobs(t, nil) {
+				if deliveryArgs(t, j).EventID == ev {
+					n++
+				}
+			}
 			require.Equal(t, 1, n)
 		})
 	}
@@ -359,17 +392,11 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	states := func() map[string]int {
 		t.Helper()
 		out := map[string]int{}
-		rows, err := b.pool.Query(ctx, `SELECT state::text, count(*) FROM river_job WHERE id = ANY($1) GROUP BY 1`, ids)
-		require.NoError(t, err)
-		for rows.Next() {
-			var (
-				s string
-				n int
-			)
-			require.NoError(t, rows.Scan(&s, &n))
-			out[s] = n
+		for _, j := range b.deliveryJobs(t, nil) {
+			if slices.Contains(ids, j.ID) {
+				out[string(j.State)]++
+			}
 		}
-		require.NoError(t, rows.Err())
 		return out
 	}
 	queue := func() (running, pending int) {
@@ -384,8 +411,7 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	require.Equal(t, 3, p)
 
 	// A second fan-out of a delivery already in the chain counts nothing.
-	var ev uuid.UUID
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT (args->>'event_id')::uuid FROM river_job WHERE id = $1`, ids[0]).Scan(&ev))
+	ev := deliveryArgs(t, b.job(t, ids[0])).EventID
 	dup, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{})
 	require.NoError(t, err)
 	require.True(t, dup[0].Duplicate)
@@ -399,15 +425,15 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	n, err := b.store.Promote(ctx, ep.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "up to the window")
-	var state string
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text FROM river_job WHERE id = $1`, ids[delivery.ChainWindow]).Scan(&state))
-	require.Equal(t, "available", state, "the oldest pending delivery goes first")
+	require.Equal(t, rivertype.JobStateAvailable, b.job(t, ids[delivery.ChainWindow]).State, "the oldest pending delivery goes first")
 	n, err = b.store.Promote(ctx, ep.ID)
 	require.NoError(t, err)
 	require.Zero(t, n, "the window is full")
 
 	// The chain's deliveries vanish (their process died and they were
-	// finished elsewhere): the sweep restarts what is pending.
+	// finished elsewhere): the sweep restarts what is pending. River's
+	// client cannot complete a job it did not run, so the completion is
+	// written as River's completer would.
 	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
 	require.NoError(t, err)
 	n, err = b.store.SweepChains(ctx)
@@ -434,11 +460,13 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 		require.NoError(t, err)
 		jobs = append(jobs, res[0].JobID)
 	}
-	// One discarded after its attempts, one cancelled at once (a 410), one completed.
+	// One discarded after its attempts, one cancelled at once (a 410), one
+	// completed. River's client cancels; it cannot discard or complete a
+	// job it did not run, so those are written as River's completer would.
 	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', attempt = max_attempts, finalized_at = now(),
   errors = ARRAY['{"error":"HTTP 500","attempt":18}'::jsonb] WHERE id = $1`, jobs[0])
 	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', attempt = 1, finalized_at = now() WHERE id = $1`, jobs[1])
+	_, err = b.ins.JobCancel(ctx, jobs[1])
 	require.NoError(t, err)
 	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', attempt = 1, finalized_at = now() WHERE id = $1`, jobs[2])
 	require.NoError(t, err)
@@ -464,16 +492,10 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	out, err := b.svc.Redeliver(ctx, b.owner, ep.ID)
 	require.NoError(t, err)
 	require.Equal(t, 2, out.Count)
-	var (
-		state       string
-		attempt     int
-		maxAttempts int
-	)
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text, attempt, max_attempts FROM river_job WHERE id = $1`, jobs[0]).Scan(&state, &attempt, &maxAttempts))
-	require.Equal(t, "available", state)
-	require.Equal(t, delivery.MaxAttempts+1, maxAttempts, "an exhausted delivery gets one more attempt")
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT state::text FROM river_job WHERE id = $1`, jobs[2]).Scan(&state))
-	require.Equal(t, "completed", state, "a delivered event is not delivered again")
+	j := b.job(t, jobs[0])
+	require.Equal(t, rivertype.JobStateAvailable, j.State)
+	require.Equal(t, delivery.MaxAttempts+1, j.MaxAttempts, "an exhausted delivery gets one more attempt")
+	require.Equal(t, rivertype.JobStateCompleted, b.job(t, jobs[2]).State, "a delivered event is not delivered again")
 	out, err = b.svc.Redeliver(ctx, b.owner, ep.ID)
 	require.NoError(t, err)
 	require.Zero(t, out.Count, "nothing discarded is left")
@@ -482,7 +504,8 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	// alone. Jobs are unique in every state now, so only a job queued
 	// before that (with River's default unique states, which leave out
 	// cancelled and discarded) can have a sibling: the UPDATE makes
-	// jobs[1] one.
+	// jobs[1] one; River's client has no way to write an old job's
+	// unique states.
 	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now(),
   unique_states = B'11110101' WHERE id = $1`, jobs[1])
 	require.NoError(t, err)
@@ -503,11 +526,52 @@ func TestSendTestRecordsTheEventAndQueuesItsJobInOneTransaction(t *testing.T) {
 	var (
 		typ  string
 		data []byte
-		args []byte
 	)
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT type, data FROM events WHERE id = $1`, out.EventID).Scan(&typ, &data))
 	require.Equal(t, domain.EventWebhookTest, typ)
 	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","test":true}`, string(data))
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT args FROM river_job WHERE id = $1`, out.JobID).Scan(&args))
-	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","event_id":"`+out.EventID.String()+`"}`, string(args))
+	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","event_id":"`+out.EventID.String()+`"}`, string(b.job(t, out.JobID).EncodedArgs))
+}
+
+// Fan-outs running at once keep an endpoint's chain to its window exactly:
+// each is counted in before its transaction, not under a lock held across
+// its insert.
+func TestConcurrentFanoutsKeepTheChainWindowExact(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	const writers, each = 8, 20
+	evs := make([][]uuid.UUID, writers)
+	for w := range evs {
+		for range each {
+			evs[w] = append(evs[w], b.event(t, "code.issued"))
+		}
+	}
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for _, ev := range evs[w] {
+				if _, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errs)
+	}
+	states := map[rivertype.JobState]int{}
+	for _, j := range b.deliveryJobs(t, nil) {
+		states[j.State]++
+	}
+	require.Equal(t, map[rivertype.JobState]int{rivertype.JobStateAvailable: delivery.ChainWindow,
+		rivertype.JobStatePending: writers*each - delivery.ChainWindow}, states)
+	var running, pending int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+		Scan(&running, &pending))
+	require.Equal(t, delivery.ChainWindow, running)
+	require.Equal(t, writers*each-delivery.ChainWindow, pending)
 }

@@ -183,11 +183,11 @@ FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID
 // Retry retries one delivery with River's JobRetry under its row lock. A
 // pending delivery sits in its endpoint's chain counted pending; made
 // available, it runs as a chain delivery and counts itself out of running,
-// so it moves from pending to running under the queue row's lock. A
+// so it moves from pending to running under the chain's lock. A
 // scheduled or retryable chain delivery is counted running already; a
 // finished one left the chain when it ran, and River's JobRetry keeps its
 // recorded output, so it is not counted again. For a pending delivery the
-// queue row is locked before the job, in Promote's order.
+// chain's lock is taken before the job's, in Promote's order.
 func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
 	var (
 		state string
@@ -208,9 +208,10 @@ FROM river_job j WHERE `+endpointJobs+` AND j.id = $2`+lock, endpointID, jobID).
 		return "", "", err
 	}
 	if state == "pending" && chain {
-		// The chain's queue row first, then the job, as Promote takes
-		// them, so the two never wait on each other crosswise.
-		if _, err := s.tx.Exec(ctx, `SELECT 1 FROM webhook_endpoint_queues WHERE endpoint_id = $1 FOR UPDATE`, endpointID); err != nil {
+		// The chain's lock first, then the job, as Promote takes them, so
+		// the two never wait on each other crosswise and never make one
+		// pending delivery available twice.
+		if _, err := s.tx.Exec(ctx, lockChain, endpointID); err != nil {
 			return "", "", fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
 		}
 	}
@@ -235,7 +236,7 @@ WHERE endpoint_id = $1`, endpointID); err != nil {
 
 // Recover reads the range's events the endpoint has no delivery of and
 // queues each pending in the endpoint's chain (marked, counted pending
-// under the queue row's lock taken first, as the fan-out does); the
+// under the queue row's lock, taken first and held to the commit); the
 // chain's finishing runs or the sweep make them available in order, within
 // its window.
 func (s *deliveryStore) Recover(ctx context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {

@@ -1,5 +1,5 @@
 // Package delivery holds the owner domain's subscribers of the event bus:
-// webhook.fanout and webhook.deliver (seed 002), as domain handlers that a
+// webhook.fanout and webhook.deliver, as domain handlers that a
 // thin River wrapper runs. They depend only on ports: storage, the poster
 // (an SSRF-guarded HTTP client), the unseal and EmbedAdmits functions the
 // composition root hands in, and a clock.
@@ -235,15 +235,17 @@ type run struct {
 // when the run's own context is done.
 const finishTimeout = 5 * time.Second
 
-// Deliver runs one delivery, as seed 002's diagram has it:
+// Deliver runs one delivery, as the diagram of docs/design/webhooks.md has
+// it:
 //
 //  1. Read the endpoint and the event and take a slot of the endpoint's
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Every slot busy: wait in process for a holder here to pass
-//     its lease on (the first waiter asks PostgreSQL every LeasePoll while
-//     no holder is here), for at most MaxLocalWait, then snooze for about
-//     the wait still ahead; the delivery stays in its chain.
+//     its lease on (the first waiter asks PostgreSQL, LeasePoll to
+//     MaxLeasePoll apart, while no holder is here), for at most
+//     MaxLocalWait, then snooze for about the wait still ahead; the
+//     delivery stays in its chain.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -296,7 +298,7 @@ func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
 }
 
 // deliverHolding runs steps 2-4 while holding lease.
-func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) Result {
+func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) (res Result) {
 	job := r.DeliverJob
 	released := false
 	release := func(f Finish) error {
@@ -333,8 +335,10 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		return err
 	}
 	defer func() {
+		// A path that returned without releasing (a panic unwinding)
+		// releases here; the failure to do so is the run's warning.
 		if !released {
-			_ = release(Finish{})
+			res.Warn = errors.Join(res.Warn, release(Finish{}))
 		}
 	}()
 
@@ -398,7 +402,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		f.Settle = SettleSuccess
 	}
 	warn := release(f)
-	res := Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn, Posted: a, Of: ep.Attempts(), Class: v.class}
+	res = Result{Outcome: v.outcome, Snooze: v.snooze, Warn: warn, Posted: a, Of: ep.Attempts(), Class: v.class}
 	if v.outcome != OutcomeCompleted {
 		res.Err = errors.New(v.reason)
 	}
@@ -420,15 +424,16 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	deadline := start.Add(MaxLocalWait)
 	snooze := MaxLocalWait
 	for {
-		// Only a taker with no holder of the endpoint here asks the holder's
-		// process to give the lease back: one here passes it on anyway.
-		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, !d.local.holding(id))
+		// Only a taker with no holder or other taker of the endpoint here
+		// asks the holder's process to give the lease back: one here passes
+		// it on anyway.
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, d.local.taking(id))
+		d.local.took(id, err == nil && c.Lease != nil)
 		if err != nil {
 			return Claim{}, 0, err
 		}
 		if c.Lease != nil {
 			c.Lease.Written = time.Now()
-			d.local.held(id)
 			return c, 0, nil
 		}
 		if !c.Endpoint.Enabled || c.Event == nil {
@@ -483,7 +488,8 @@ func busySnooze(ahead, went int, waited time.Duration) time.Duration {
 // ends (ctx.Err()). Whenever it returns no lease, w is off the queue, and
 // ahead is how many still waited before it.
 func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, ahead int, err error) {
-	poll := time.NewTicker(LeasePoll)
+	// Ticks twice per LeasePoll; shouldPoll keeps the endpoint's pace.
+	poll := time.NewTicker(LeasePoll / 2)
 	defer poll.Stop()
 	stop := time.NewTimer(time.Until(deadline))
 	defer stop.Stop()
@@ -499,12 +505,12 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 		case p := <-w.ch:
 			return p, 0, nil
 		case <-poll.C:
-			if d.local.shouldPoll(id, w) {
+			if d.local.shouldPoll(id, w, false) {
 				p, ahead := leave()
 				return p, ahead, nil
 			}
 		case <-w.poke:
-			if d.local.shouldPoll(id, w) {
+			if d.local.shouldPoll(id, w, true) {
 				p, ahead := leave()
 				return p, ahead, nil
 			}
@@ -513,7 +519,7 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 			return p, ahead, nil
 		case <-ctx.Done():
 			if p, _ := leave(); p != nil {
-				d.drop(ctx, id, p.lease)
+				return nil, 0, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
 			}
 			return nil, 0, ctx.Err()
 		}
@@ -531,30 +537,33 @@ func (d *Deliverer) adopt(ctx context.Context, p *passed) (Endpoint, bool, error
 	}
 	ep, held, err := d.store.RenewLease(ctx, p.lease, LeaseTTL)
 	if err != nil || !held {
-		d.drop(ctx, p.lease.EndpointID, p.lease)
+		dropErr := d.drop(ctx, p.lease.EndpointID, p.lease)
 		if err != nil {
-			return Endpoint{}, false, err
+			return Endpoint{}, false, errors.Join(err, dropErr)
 		}
-		return ep, false, nil
+		return ep, false, dropErr
 	}
 	p.lease.Written = time.Now()
 	return ep, true, nil
 }
 
 // drop lets go of a lease this process holds without a run to finish
-// under it: to the next waiter here, or back to PostgreSQL.
-func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) {
+// under it: to the next waiter here, or back to PostgreSQL. A slot whose
+// release fails expires after LeaseTTL; the error says so.
+func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 	if next := d.local.next(id); next != nil {
 		// A zero Written makes the waiter renew it and read the endpoint.
 		lease.Written = time.Time{}
 		next.ch <- &passed{lease: lease, endpoint: Endpoint{ID: id}}
-		return
+		return nil
 	}
 	d.local.done(id)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	// Best effort: a slot not released expires after LeaseTTL.
-	_, _ = d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
+	if _, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()}); err != nil {
+		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
+	}
+	return nil
 }
 
 // finish writes f for the run with a context of its own, so the lease is
@@ -599,8 +608,8 @@ func (d *Deliverer) attempt(job DeliverJob, o Outcome, reason string) *Attempt {
 }
 
 // thinEvent is the body of a delivery: the event's type, subject and ids,
-// never a resource's content (seed 002: the consumer reads the resource
-// through the API it already uses).
+// never a resource's content (the consumer reads the resource through the
+// API it already uses).
 type thinEvent struct {
 	ID         string          `json:"id"`
 	Type       string          `json:"type"`

@@ -880,3 +880,38 @@ func TestDeliverReportsNoPostWhenItSentNothing(t *testing.T) {
 	require.Equal(t, OutcomeDiscarded, res.Outcome)
 	require.False(t, called)
 }
+
+// The first waiter of an endpoint held elsewhere asks PostgreSQL at an
+// interval that doubles from LeasePoll to MaxLeasePoll while the lease stays
+// away; a release heard from elsewhere lets it ask at once; taking the lease
+// here starts the pace over.
+func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	first, second := h.wait(id), h.wait(id)
+	require.False(t, h.shouldPoll(id, first, false), "its take just asked")
+	require.False(t, h.shouldPoll(id, second, true), "only the first waiter asks")
+	q := h.eps[id]
+	q.polled = time.Now().Add(-LeasePoll)
+	require.True(t, h.shouldPoll(id, first, false))
+	require.Equal(t, 2*LeasePoll, q.pollEvery)
+	q.polled = time.Now().Add(-LeasePoll)
+	require.False(t, h.shouldPoll(id, first, false), "the next ask waits twice as long")
+	require.True(t, h.shouldPoll(id, first, true), "a release heard from elsewhere is asked for at once")
+	for range 4 {
+		q.polled = time.Now().Add(-MaxLeasePoll)
+		require.True(t, h.shouldPoll(id, first, false))
+	}
+	require.Equal(t, MaxLeasePoll, q.pollEvery)
+	h.taking(id)
+	h.took(id, true)
+	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
+	h.done(id)
+	q.polled = time.Now().Add(-LeasePoll)
+	require.True(t, h.shouldPoll(id, first, false), "the pace starts over once the lease was here")
+	require.True(t, h.taking(id), "with no holder or taker here, a taker rings")
+	require.False(t, h.taking(id), "while another delivery here takes, it does not")
+	h.took(id, false)
+	h.took(id, false)
+}

@@ -26,10 +26,15 @@ const (
 	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
 	// in JobTimeout after it.
 	MaxLocalWait = 3 * time.Second
-	// LeasePoll is how often the first local waiter of an endpoint whose
-	// lease is held by another process asks PostgreSQL for it, in case the
-	// release's notification was missed; it is woken at once otherwise.
-	LeasePoll = 250 * time.Millisecond
+	// LeasePoll is how long the first local waiter of an endpoint whose
+	// lease is held by another process waits before it asks PostgreSQL for
+	// it, in case the release's notification was missed (it is woken at
+	// once otherwise). Each ask that finds the lease still held doubles the
+	// wait of the endpoint's next ask from this process, up to
+	// MaxLeasePoll, so the waiters of a process cost PostgreSQL a few
+	// statements a second per endpoint, not one per waiter.
+	LeasePoll    = 250 * time.Millisecond
+	MaxLeasePoll = time.Second
 	// MinLocalRun is how long a lease goes from hand to hand in a process
 	// at least before it is given back to a delivery of another process
 	// that waits for it: each handover between processes costs a
@@ -69,10 +74,17 @@ type waiter struct {
 // slots this process holds and who waits here for one.
 type localQueue struct {
 	holders int
+	// takers is how many deliveries here are asking PostgreSQL for a
+	// slot right now.
+	takers  int
 	waiters []*waiter
 	// yield is set when a delivery of another process waits for the lease:
 	// the next holder here releases it to PostgreSQL instead of passing it.
 	yield bool
+	// polled is when a waiter here last asked PostgreSQL for the lease,
+	// and pollEvery how long the next ask waits (0: LeasePoll).
+	polled    time.Time
+	pollEvery time.Duration
 }
 
 // handoff is the one piece of per-process state of delivery: a finishing
@@ -121,16 +133,9 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 }
 
 func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.holders <= 0 && len(q.waiters) == 0 && !q.yield {
+	if q.holders <= 0 && q.takers <= 0 && len(q.waiters) == 0 && !q.yield {
 		delete(h.eps, id)
 	}
-}
-
-// held records a lease slot of id taken by this process.
-func (h *handoff) held(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.queue(id).holders++
 }
 
 // done records a lease slot of id no longer held by this process.
@@ -154,6 +159,8 @@ func (h *handoff) wait(id uuid.UUID) *waiter {
 	}
 	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
 	q.waiters = append(q.waiters, w)
+	// It waits because its take found the lease held: that was an ask.
+	q.polled = time.Now()
 	return w
 }
 
@@ -189,12 +196,30 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	return w
 }
 
-// holding reports whether this process holds a lease slot of id.
-func (h *handoff) holding(id uuid.UUID) bool {
+// taking records a delivery here asking PostgreSQL for a slot of id and
+// reports whether it is to ring for it (mark the busy slots wanted): only
+// when no other delivery here holds or is taking a slot of id, since one
+// that does passes the lease on here anyway, or rings itself.
+func (h *handoff) taking(id uuid.UUID) (ring bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := h.eps[id]
-	return q != nil && q.holders > 0
+	q := h.queue(id)
+	ring = q.holders <= 0 && q.takers <= 0
+	q.takers++
+	return ring
+}
+
+// took ends a taking; got says whether it took a slot.
+func (h *handoff) took(id uuid.UUID, got bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	q.takers--
+	if got {
+		q.holders++
+		q.pollEvery = 0
+	}
+	h.tidy(id, q)
 }
 
 // setYield records that another process waits for id's lease.
@@ -230,11 +255,27 @@ func (h *handoff) poke(id uuid.UUID) {
 	}
 }
 
-// shouldPoll reports whether w is to ask PostgreSQL for id's lease: it is
-// the first waiter and no holder here will pass one on.
-func (h *handoff) shouldPoll(id uuid.UUID, w *waiter) bool {
+// shouldPoll reports whether w is to ask PostgreSQL for id's lease now: it
+// is the first waiter, no holder here will pass one on, and it was woken by
+// a release elsewhere or the endpoint's last ask from here is pollEvery
+// ago (which then doubles, up to MaxLeasePoll).
+func (h *handoff) shouldPoll(id uuid.UUID, w *waiter, woken bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.eps[id]
-	return q != nil && q.holders <= 0 && len(q.waiters) > 0 && q.waiters[0] == w
+	if q == nil || q.holders > 0 || len(q.waiters) == 0 || q.waiters[0] != w {
+		return false
+	}
+	if q.pollEvery == 0 {
+		q.pollEvery = LeasePoll
+	}
+	now := time.Now()
+	if !woken {
+		if now.Sub(q.polled) < q.pollEvery {
+			return false
+		}
+		q.pollEvery = min(2*q.pollEvery, MaxLeasePoll)
+	}
+	q.polled = now
+	return true
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Job kinds and the limits of seed 002 and issue 6.
+// Job kinds and the limits of delivery.
 const (
 	// KindFanout is the River kind of the fan-out job the relay inserts for
 	// every Webhook-exposed event.
@@ -84,7 +84,8 @@ func TotalRetryWindow() time.Duration {
 	return total
 }
 
-// verdict is how one POST ended, by seed 002's delivery diagram.
+// verdict is how one POST ended, by the delivery diagram of
+// docs/design/webhooks.md.
 type verdict struct {
 	outcome Outcome
 	// snooze is the wait of OutcomeSnoozed.

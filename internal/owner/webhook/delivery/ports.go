@@ -34,8 +34,8 @@ var ErrTimeout = errors.New("receiver timed out")
 type UnsealFunc func(sealed, associatedData []byte) ([]byte, error)
 
 // EmbedAdmitsFunc asks the access domain whether the embed admits a corpus
-// entry under its access code's scope right now (seed 002: asked on every
-// event, since a code can be revoked or re-scoped at any time). A revoked or
+// entry under its access code's scope right now (asked on every event,
+// since a code can be revoked or re-scoped at any time). A revoked or
 // expired code, or a deleted embed, admits nothing.
 type EmbedAdmitsFunc func(ctx context.Context, embedID uuid.UUID, entry entity.CorpusEntry) (bool, error)
 
@@ -181,8 +181,9 @@ type FanoutStore interface {
 	// unique by (endpoint, event): a delivery already queued, running or
 	// completed is skipped (Duplicate), so a fan-out that runs twice queues
 	// nothing new. A chain delivery is inserted available while its
-	// endpoint's chain has room (ChainWindow) and pending otherwise, decided
-	// under the lock Promote takes, so a delivery is never left pending
+	// endpoint's chain has room (ChainWindow) and pending otherwise; one
+	// that went pending behind a chain that has meanwhile run short is
+	// promoted by Enqueue itself, so a delivery is never left pending
 	// behind a chain that has ended.
 	Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error)
 }
@@ -325,7 +326,7 @@ type DeliverStore interface {
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
 	// Promote makes the endpoint's oldest pending deliveries available,
 	// through River, until its chain counts ChainWindow, in one transaction
-	// under the endpoint's queue lock. It returns how many it promoted.
+	// under the endpoint's chain lock. It returns how many it promoted.
 	Promote(ctx context.Context, endpointID uuid.UUID) (int, error)
 }
 

@@ -42,7 +42,7 @@ func inScope(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event)
 	return r == "", err
 }
 
-// scope applies seed 002's scope, the one predicate, and says why an event
+// scope applies the webhook scope, the one predicate, and says why an event
 // is out of it ("" when it is in): only corpus.note.changed is scoped;
 // every other type reaches every endpoint that subscribes to it.
 //

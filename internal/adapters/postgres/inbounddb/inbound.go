@@ -40,8 +40,9 @@ type BindJobsFunc func(tx pgx.Tx) inbound.JobQueue
 
 // UnitOfWork implements inbound.UnitOfWork and inbound.SourceLookup.
 type UnitOfWork struct {
-	db   DB
-	jobs BindJobsFunc
+	db     DB
+	jobs   BindJobsFunc
+	states *groupStates
 }
 
 var (
@@ -51,7 +52,7 @@ var (
 
 // New returns the inbound unit of work on db.
 func New(db DB, jobs BindJobsFunc) *UnitOfWork {
-	return &UnitOfWork{db: db, jobs: jobs}
+	return &UnitOfWork{db: db, jobs: jobs, states: newGroupStates(db)}
 }
 
 // Do runs fn in one transaction: it commits when fn returns nil and rolls
@@ -63,9 +64,11 @@ func (u *UnitOfWork) Do(ctx context.Context, fn func(tx inbound.Tx) error) error
 	})
 }
 
-// States returns the inbox's state changes outside any transaction, each
-// one statement (inbound.ProcessorDeps.Inbox).
-func (u *UnitOfWork) States() inbound.InboxStates { return inboxStore{u.db} }
+// States returns the inbox's state changes outside any transaction
+// (inbound.ProcessorDeps.Inbox): each one statement, which Begin and
+// MarkDone share with the other runs beginning or finishing at the same
+// time.
+func (u *UnitOfWork) States() inbound.InboxStates { return u.states }
 
 // Lookup reads a source by id alone, outside any transaction (the gateway's
 // first step, before the body is read).

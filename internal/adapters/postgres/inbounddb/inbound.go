@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -40,9 +41,10 @@ type BindJobsFunc func(tx pgx.Tx) inbound.JobQueue
 
 // UnitOfWork implements inbound.UnitOfWork and inbound.SourceLookup.
 type UnitOfWork struct {
-	db     DB
-	jobs   BindJobsFunc
-	states *groupStates
+	once sync.Once
+	st   *groupStates
+	db   DB
+	jobs BindJobsFunc
 }
 
 var (
@@ -52,7 +54,7 @@ var (
 
 // New returns the inbound unit of work on db.
 func New(db DB, jobs BindJobsFunc) *UnitOfWork {
-	return &UnitOfWork{db: db, jobs: jobs, states: newGroupStates(db)}
+	return &UnitOfWork{db: db, jobs: jobs}
 }
 
 // Do runs fn in one transaction: it commits when fn returns nil and rolls
@@ -68,7 +70,10 @@ func (u *UnitOfWork) Do(ctx context.Context, fn func(tx inbound.Tx) error) error
 // (inbound.ProcessorDeps.Inbox): each one statement, which Begin and
 // MarkDone share with the other runs beginning or finishing at the same
 // time.
-func (u *UnitOfWork) States() inbound.InboxStates { return u.states }
+func (u *UnitOfWork) States() inbound.InboxStates {
+	u.once.Do(func() { u.st = newGroupStates(u.db) })
+	return u.st
+}
 
 // Lookup reads a source by id alone, outside any transaction (the gateway's
 // first step, before the body is read).

@@ -1053,12 +1053,12 @@ CREATE TABLE inbound_messages (
     dead_at           timestamptz,
     replays           integer     NOT NULL DEFAULT 0,
     job_id            bigint
-);
+) WITH (fillfactor = 60);
 CREATE UNIQUE INDEX inbound_messages_source_message_key ON inbound_messages (source_id, message_id);
 CREATE UNIQUE INDEX inbound_messages_unsigned_body_key ON inbound_messages (source_id, payload_sha256) WHERE NOT message_id_signed;
 CREATE INDEX inbound_messages_source_received_idx ON inbound_messages (source_id, received_at DESC, id DESC);
-CREATE INDEX inbound_messages_source_dead_idx ON inbound_messages (source_id, received_at DESC, id DESC) WHERE state = 'dead';
-CREATE INDEX inbound_messages_done_idx ON inbound_messages (done_at) WHERE state = 'done';
+CREATE INDEX inbound_messages_source_dead_idx ON inbound_messages (source_id, received_at DESC, id DESC) WHERE dead_at IS NOT NULL;
+CREATE INDEX inbound_messages_purge_idx ON inbound_messages (received_at) WHERE dead_at IS NULL;
 
 -- events: none (supplier.connected/.activated/.disconnected are recorded by the supplier use cases through Record)
 CREATE TABLE supplier_connections (

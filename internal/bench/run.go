@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"w2", 80 * time.Second, b.runW2},
 		{"reasons", 45 * time.Second, b.runReasons},
 		{"w3", 40 * time.Second, b.runW3},
-		{"w4", 90 * time.Second, b.runW4},
+		{"w4", 100 * time.Second, b.runW4},
 		{"publish", 30 * time.Second, b.runPublish},
 		{"memory", 10 * time.Second, b.runMemory},
 		{"endpoints", 90 * time.Second, b.runManyEndpoints},

@@ -538,6 +538,38 @@ func (b *ServerBench) runCeilings(ctx context.Context) error {
 	}
 }
 
+// echoRiverCeiling measures W4's ceiling: an Echo handler committing one
+// River job per request, loaded like W4 (the same number of requests, the
+// same concurrency and client). Its jobs are deleted afterwards, so they do
+// not look like the server's work.
+func (b *ServerBench) echoRiverCeiling(ctx context.Context) (LoadResult, error) {
+	handler, stop, err := EchoRiverHandler(b.Pool, zap.NewNop())
+	if err != nil {
+		return LoadResult{}, err
+	}
+	defer stop()
+	url, closeEcho, err := ServeEcho(handler)
+	if err != nil {
+		return LoadResult{}, err
+	}
+	res := Load(ctx, NewClient(inboundWorkers), b.o.scale(20000), inboundWorkers, postBuilder(url))
+	closeEcho()
+	// Through River's client: only River writes its tables.
+	jobs, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
+	if err != nil {
+		return res, fmt.Errorf("river client: %w", err)
+	}
+	for {
+		del, err := jobs.JobDeleteMany(ctx, river.NewJobDeleteManyParams().Kinds("bench.noop").First(10000))
+		if err != nil {
+			return res, fmt.Errorf("delete the ceilings' jobs: %w", err)
+		}
+		if len(del.Jobs) < 10000 {
+			return res, nil
+		}
+	}
+}
+
 func (b *ServerBench) w3Duration() time.Duration {
 	if b.o.Quick {
 		return 3 * time.Second
@@ -854,6 +886,17 @@ func (b *ServerBench) runW4(ctx context.Context) error {
 		return err
 	}
 	n := b.o.scale(20000)
+	// The ceiling again, right before W4: the machine's share left by other
+	// load changes within a run, and W4 is compared to the higher of the two.
+	ceiling, err := b.echoRiverCeiling(ctx)
+	if err != nil {
+		return err
+	}
+	b.r.Note("ceiling again right before W4: Echo handler committing one River job per request: %.0f/s (p99 %.1f ms); W4 is compared to the higher of the two",
+		ceiling.PerSecond(), Ms(ceiling.Latency.Percentile(99)))
+	if ceiling.PerSecond() < b.echoRiver.PerSecond() {
+		ceiling = b.echoRiver
+	}
 	var res LoadResult
 	var accepted int
 	if err := b.MeasureWork(ctx, "w4", "message", func() (int64, error) {
@@ -865,14 +908,14 @@ func (b *ServerBench) runW4(ctx context.Context) error {
 	}
 	rate := float64(accepted) / res.Elapsed.Seconds()
 	b.r.Add(Figure{Key: "w4_accepted_per_s", Label: "W4 inbound, concurrency 32: accepted", Unit: "/s",
-		Value: rate, Ceiling: "Echo handler committing 1 River job", CeilingValue: b.echoRiver.PerSecond()})
+		Value: rate, Ceiling: "Echo handler committing 1 River job", CeilingValue: ceiling.PerSecond()})
 	b.r.Add(Figure{Key: "w4_accepted_per_s_vs_bare", Label: "W4 inbound accepted (vs bare handler)", Unit: "/s",
 		Value: rate, Ceiling: "bare Echo 204 handler", CeilingValue: b.bareEch.PerSecond()})
 	b.r.Add(Figure{Key: "w4_p99_ms", Label: "W4 inbound p99", Unit: "ms", LowerIsBetter: true,
-		Value: Ms(res.Latency.Percentile(99)), Ceiling: "Echo handler committing 1 River job", CeilingValue: Ms(b.echoRiver.Latency.Percentile(99))})
+		Value: Ms(res.Latency.Percentile(99)), Ceiling: "Echo handler committing 1 River job", CeilingValue: Ms(ceiling.Latency.Percentile(99))})
 	b.r.Extra["w4_accepted"] = float64(accepted)
 	b.r.Extra["w4_p50_ms"] = Ms(res.Latency.Percentile(50))
-	b.r.Series = append(b.r.Series, res.Latency.Series("W4 inbound"), b.echoRiver.Latency.Series("W4 ceiling: Echo + River job"))
+	b.r.Series = append(b.r.Series, res.Latency.Series("W4 inbound"), ceiling.Latency.Series("W4 ceiling: Echo + River job"))
 	if accepted != n {
 		return fmt.Errorf("W4: %d of %d accepted (statuses %v, %d transport errors)", accepted, n, res.Statuses, res.Errors)
 	}

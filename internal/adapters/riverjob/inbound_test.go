@@ -117,7 +117,11 @@ func setup(t *testing.T) *testBundle {
 	t.Cleanup(cancel)
 	require.NoError(t, w.Start(ctx))
 	stop := sync.OnceValue(func() error { return w.Shutdown(10 * time.Second) })
-	t.Cleanup(func() { _ = stop() })
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Logf("stop the River worker: %v", err)
+		}
+	})
 
 	owner := uuid.New()
 	_, err = pool.Exec(ctx, `INSERT INTO owners (id, email, password_hash, created_at, updated_at) VALUES ($1, $2, 'x', now(), now())`, owner, owner.String()+"@example.test")
@@ -184,13 +188,14 @@ func (b *testBundle) row(t *testing.T, id uuid.UUID) row {
 }
 
 // runNow makes a waiting job due at once instead of sleeping until its
-// scheduled time.
+// scheduled time (River's JobRetry).
 func (b *testBundle) runNow(t *testing.T, jobID int64) {
 	t.Helper()
-	tag, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'available', scheduled_at = now()
-		WHERE id = $1 AND state IN ('retryable', 'available', 'scheduled')`, jobID)
+	c, err := riverjob.NewInserter(b.pool, 0, nil)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, tag.RowsAffected())
+	job, err := c.JobRetry(context.Background(), jobID)
+	require.NoError(t, err)
+	require.Equal(t, rivertype.JobStateAvailable, job.State, "the job was waiting, not running or finished")
 }
 
 func TestTransientFailuresFollowTheSeedScheduleThenDeadLetter(t *testing.T) {
@@ -399,7 +404,11 @@ func TestShutdownDuringProcessingSpendsNoAttempt(t *testing.T) {
 
 	h.released.Store(true)
 	w2 := startWorker()
-	t.Cleanup(func() { _ = w2.Shutdown(10 * time.Second) })
+	t.Cleanup(func() {
+		if err := w2.Shutdown(10 * time.Second); err != nil {
+			t.Logf("stop the second River worker: %v", err)
+		}
+	})
 	require.Eventually(t, func() bool { return b.row(t, id).state == "done" }, 20*time.Second, 20*time.Millisecond,
 		"the message is processed after the restart")
 	r = b.row(t, id)

@@ -71,12 +71,14 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 	}
 	n := len(batch)
 	var (
-		ids, owners, sources         = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+		ids, owners, sources         = make([]uuid.UUID, n), make([][16]byte, n), make([][16]byte, n)
 		messageIDs, eventTypes       = make([]string, n), make([]string, n)
 		signed                       = make([]bool, n)
 		digests, bodies, headers     = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		signedAt, receivedAt, expiry = make([]*time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	)
+	// Owners and sources go as [16]byte, which pgx writes as binary uuids;
+	// uuid.UUID would go through its text form.
 	for i, a := range batch {
 		e := a.Envelope
 		h, err := json.Marshal(e.Headers)
@@ -107,7 +109,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 	return out, nil
 }
 
-func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, out []inbound.Admitted, ids, owners, sources []uuid.UUID,
+func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, out []inbound.Admitted, ids []uuid.UUID, owners, sources [][16]byte,
 	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time,
 ) error {
 	return inTx(ctx, u.db, func(tx pgx.Tx) error {

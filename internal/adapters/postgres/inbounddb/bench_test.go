@@ -26,8 +26,7 @@ func TestGatewayReceiveRate(t *testing.T) {
 		t.Skip("set STANDMEET_INBOUND_BENCH=1 to measure")
 	}
 	ctx := context.Background()
-	h, pool := newPostgresHarness(t)
-	_ = pool
+	h, _ := newPostgresHarness(t)
 	reg := verifier.NewDefaultRegistry()
 	svc := inbound.NewService(inbound.ServiceDeps{UoW: h.uow, Verifiers: reg, Seal: identity})
 	gw := inbound.NewGateway(inbound.GatewayDeps{Sources: h.lookup, Inbox: h.admit, Verifiers: reg, Unseal: identity})

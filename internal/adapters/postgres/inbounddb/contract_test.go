@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
@@ -55,17 +57,20 @@ func newPostgresHarness(t *testing.T) (harness, *pgxpool.Pool) {
 			return id
 		},
 		maxAttemptsOf: func(t *testing.T, id uuid.UUID) []int {
-			rows, err := pool.Query(context.Background(), `SELECT max_attempts FROM river_job
-				WHERE kind = $1 AND queue = $2 AND args->>'message_id' = $3 ORDER BY id`,
-				riverjob.InboundProcessKind, riverjob.QueueInbound, id.String())
+			// River's JobList, filtered by kind and queue; the message id is in
+			// the args.
+			res, err := ins.JobList(context.Background(), river.NewJobListParams().
+				Kinds(riverjob.InboundProcessKind).Queues(riverjob.QueueInbound).
+				States(rivertype.JobStates()...).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(10000))
 			require.NoError(t, err)
 			var out []int
-			for rows.Next() {
-				var n int
-				require.NoError(t, rows.Scan(&n))
-				out = append(out, n)
+			for _, j := range res.Jobs {
+				var args riverjob.InboundProcessArgs
+				require.NoError(t, json.Unmarshal(j.EncodedArgs, &args))
+				if args.MessageID == id {
+					out = append(out, j.MaxAttempts)
+				}
 			}
-			require.NoError(t, rows.Err())
 			return out
 		},
 		useSource: func(t *testing.T, ownerID, sourceID uuid.UUID) {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,8 @@ type BindJobsFunc func(tx pgx.Tx) inbound.JobQueue
 
 // UnitOfWork implements inbound.UnitOfWork and inbound.SourceLookup.
 type UnitOfWork struct {
+	once sync.Once
+	st   *groupStates
 	db   DB
 	jobs BindJobsFunc
 	kit  *uow.UnitOfWork[inbound.Tx]
@@ -64,9 +67,14 @@ func (u *UnitOfWork) Do(ctx context.Context, fn func(tx inbound.Tx) error) error
 	return u.kit.Do(ctx, fn)
 }
 
-// States returns the inbox's state changes outside any transaction, each
-// one statement (inbound.ProcessorDeps.Inbox).
-func (u *UnitOfWork) States() inbound.InboxStates { return inboxStore{u.db} }
+// States returns the inbox's state changes outside any transaction
+// (inbound.ProcessorDeps.Inbox): each one statement, which Begin and
+// MarkDone share with the other runs beginning or finishing at the same
+// time.
+func (u *UnitOfWork) States() inbound.InboxStates {
+	u.once.Do(func() { u.st = newGroupStates(u.db) })
+	return u.st
+}
 
 // Lookup reads a source by id alone, outside any transaction (the gateway's
 // first step, before the body is read).

@@ -214,11 +214,11 @@ func (s inboxStore) Get(ctx context.Context, ownerID, id uuid.UUID) (inbound.Rec
 
 func (s inboxStore) List(ctx context.Context, ownerID, sourceID uuid.UUID, state inbound.State, q inbound.PageQuery) ([]inbound.Record, error) {
 	at, id := cursorArgs(q.After)
-	// The state = 'dead' branch is spelled out so the planner can use the
-	// partial dead-letter index.
+	// The dead branch is spelled out so the planner can use the partial
+	// dead-letter index (dead_at is set exactly when state is 'dead').
 	filter := `($3 = '' OR m.state = $3)`
 	if state == inbound.StateDead {
-		filter = `m.state = 'dead' AND $3 = 'dead'`
+		filter = `m.dead_at IS NOT NULL AND m.state = 'dead' AND $3 = 'dead'`
 	}
 	rows, err := s.tx.Query(ctx, `SELECT `+listColumns+`
 		FROM inbound_messages m JOIN inbound_sources s ON s.id = m.source_id
@@ -263,9 +263,13 @@ func (s inboxStore) Revive(ctx context.Context, ownerID, sourceID, id uuid.UUID,
 	return out, nil
 }
 
+// PurgeDone walks the messages that are not dead letters in the order they
+// were received (a message is received before it is done), so no index
+// names state or done_at and processing's changes stay heap-only.
 func (s inboxStore) PurgeDone(ctx context.Context, before time.Time, limit int) (int64, error) {
 	tag, err := s.tx.Exec(ctx, `DELETE FROM inbound_messages WHERE id IN (
-  SELECT id FROM inbound_messages WHERE state = 'done' AND done_at < $1 ORDER BY done_at LIMIT $2)`, before, limit)
+  SELECT id FROM inbound_messages WHERE dead_at IS NULL AND received_at < $1 AND state = 'done' AND done_at < $1
+  ORDER BY received_at LIMIT $2)`, before, limit)
 	if err != nil {
 		return 0, fmt.Errorf("purge processed inbound messages: %w", err)
 	}

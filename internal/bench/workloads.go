@@ -553,7 +553,9 @@ func (b *ServerBench) echoRiverCeiling(ctx context.Context) (LoadResult, error) 
 		return LoadResult{}, err
 	}
 	res := Load(ctx, NewClient(inboundWorkers), b.o.scale(20000), inboundWorkers, postBuilder(url))
-	closeEcho()
+	if err := closeEcho(); err != nil {
+		return res, fmt.Errorf("echo ceiling server: %w", err)
+	}
 	// Through River's client: only River writes its tables.
 	jobs, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
 	if err != nil {

@@ -34,6 +34,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
 		// events published by the owner's services (wire_publish.go)
 		providePublishLimiter, providePublishService, providePublishOps,
+		// a new domain's providers go above this line (cmd/scaffold writes them here)
 		// what the parts contribute (collect.go)
 		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
 		// surfaces: MCP, OpenAPI, admin UI (wire_surfaces.go)

@@ -6,6 +6,7 @@ package main
 // here; Wire supplies the parameters.
 
 import (
+	"github.com/google/wire"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
@@ -27,6 +28,17 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
+)
+
+// CollectSet provides the lists the server is built from.
+var CollectSet = wire.NewSet(
+	provideWorkers,
+	providePeriodicJobs,
+	provideSubscriptions,
+	provideOps,
+	provideMounters,
+	provideBackground,
+	provideMiddleware,
 )
 
 func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjob.InboundProcessWorker, inboundPurge *riverjob.InboundPurgeWorker,

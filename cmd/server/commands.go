@@ -22,10 +22,6 @@ type Commands struct {
 	RotateMasterKey masterKeyRotator
 }
 
-func provideCommands(owners *owner.Service, rotate masterKeyRotator) Commands {
-	return Commands{Owners: owners, RotateMasterKey: rotate}
-}
-
 // Run runs a subcommand other than serve and migrate and returns the exit code.
 func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	switch {

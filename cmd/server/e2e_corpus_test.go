@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
@@ -58,14 +60,18 @@ func (ts *testServer) postRaw(t *testing.T, path, key, contentType string, body 
 // polling, and fails only if it never comes.
 func (ts *testServer) waitIndexed(t *testing.T, owner uuid.UUID) {
 	t.Helper()
-	const q = `SELECT
-  (SELECT count(*) FROM events WHERE owner_id = $1 AND type = $2 AND fanned_out_at IS NULL),
-  (SELECT count(*) FROM events e JOIN river_job j ON j.kind = 'corpus.index' AND j.args->>'event_id' = e.id::text
-     WHERE e.owner_id = $1 AND e.type = $2 AND j.state <> 'completed')`
+	const q = `SELECT count(*) FILTER (WHERE fanned_out_at IS NULL), coalesce(array_agg(id), '{}')
+FROM events WHERE owner_id = $1 AND type = $2`
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var unfanned, pending int
-		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), q, owner, domain.EventCorpusNoteChanged).Scan(&unfanned, &pending))
+		var ids []uuid.UUID
+		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), q, owner, domain.EventCorpusNoteChanged).Scan(&unfanned, &ids))
+		for _, j := range listJobs(t, ts, jobsOfKind(corpus.IndexSubscriberName), forEvents(ids...)) {
+			if j.State != rivertype.JobStateCompleted {
+				pending++
+			}
+		}
 		if unfanned == 0 && pending == 0 {
 			return
 		}

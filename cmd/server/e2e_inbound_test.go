@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
@@ -254,9 +257,9 @@ func TestInboundConcurrentDeliveriesAreProcessedOnce(t *testing.T) {
 			t.Fatalf("only %d processing jobs completed", runs)
 		}
 	}
-	var jobs int
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1`, riverjob.InboundProcessKind).Scan(&jobs))
-	require.Equal(t, messages, jobs, "one processing job per message, none for duplicates")
+	// One processing job per message, none for duplicates.
+	rivertest.RequireManyInserted(t.Context(), t, riverpgxv5.New(ts.App.Pool),
+		slices.Repeat([]rivertest.ExpectedJob{{Args: riverjob.InboundProcessArgs{}}}, messages))
 }
 
 func TestInboundSupplierConnectionLifecycle(t *testing.T) {
@@ -356,13 +359,10 @@ func TestInboundDeadLetterReplayOnTheRealServer(t *testing.T) {
 	require.Equal(t, map[string]int{"done": 3}, states)
 	require.Equal(t, 6+2, attempts, "5+1 kept for the first, 1 each for the two reset")
 	var maxAttempts []int
-	rows, err := ts.App.Pool.Query(context.Background(), `SELECT max_attempts FROM river_job WHERE kind = $1 ORDER BY max_attempts`, riverjob.InboundProcessKind)
-	require.NoError(t, err)
-	for rows.Next() {
-		var n int
-		require.NoError(t, rows.Scan(&n))
-		maxAttempts = append(maxAttempts, n)
+	for _, j := range listJobs(t, ts, jobsOfKind(riverjob.InboundProcessKind)) {
+		maxAttempts = append(maxAttempts, j.MaxAttempts)
 	}
+	slices.Sort(maxAttempts)
 	require.Equal(t, []int{1, 5, 5}, maxAttempts, "without a reset only the last attempt is left")
 }
 

@@ -683,7 +683,7 @@ func TestOwnerHintOnlyWithoutOwner(t *testing.T) {
 		core, logs := observer.New(zapcore.InfoLevel)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // Run checks first, then returns at once.
-		require.NoError(t, provideOwnerHint(svc, zap.New(core)).Run(ctx))
+		require.NoError(t, (&ownerHint{svc: svc, logger: zap.New(core)}).Run(ctx))
 		require.Equal(t, !withOwner, logs.FilterMessageSnippet("standmeet owner create").Len() == 1, "with owner: %v", withOwner)
 	}
 }

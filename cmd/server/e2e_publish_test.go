@@ -17,9 +17,12 @@ import (
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // publishBody is a valid booking.created event, with an optional key.
@@ -187,10 +190,7 @@ func TestPublishIdempotencyOneEventOneDeliveryPerEndpoint(t *testing.T) {
 		}
 		require.Equal(t, 1, n, "one delivery per endpoint")
 	}
-	var jobs int
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
-		`SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'event_id' = $1`, first.ID.String()).Scan(&jobs))
-	require.Equal(t, 2, jobs, "one delivery job per endpoint")
+	require.Len(t, listJobs(t, ts, jobsOfKind(delivery.KindDeliver), forEvents(first.ID)), 2, "one delivery job per endpoint")
 }
 
 func TestPublishBatchAllOrNothing(t *testing.T) {
@@ -278,14 +278,17 @@ func TestPublishedEventsReachOnlyThePublishersEndpoints(t *testing.T) {
 			`SELECT count(*) FROM events WHERE id = ANY($1) AND fanned_out_at IS NULL`, []uuid.UUID{fromA.ID, fromB.ID}).Scan(&pending))
 		return pending == 0
 	}, 30*time.Second, 20*time.Millisecond)
-	var crossed int
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-WHERE kind IN ('webhook.deliver', 'webhook.fanout') AND state <> 'completed'`).Scan(&crossed))
-	require.Zero(t, crossed, "every fan-out and delivery finished")
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-WHERE kind = 'webhook.deliver' AND ((args->>'endpoint_id' = $1 AND args->>'event_id' = $2) OR (args->>'endpoint_id' = $3 AND args->>'event_id' = $4))`,
-		epA.ID.String(), fromB.ID.String(), epB.ID.String(), fromA.ID.String()).Scan(&crossed))
-	require.Zero(t, crossed, "no delivery of one owner's published event to the other's endpoint")
+	var unfinished int
+	for _, j := range listJobs(t, ts, river.NewJobListParams().Kinds(delivery.KindDeliver, delivery.KindFanout)) {
+		if j.State != rivertype.JobStateCompleted {
+			unfinished++
+		}
+	}
+	require.Zero(t, unfinished, "every fan-out and delivery finished")
+	crossed := listJobs(t, ts, jobsOfKind(delivery.KindDeliver), func(r jobRef) bool {
+		return r.EndpointID == epA.ID && r.EventID == fromB.ID || r.EndpointID == epB.ID && r.EventID == fromA.ID
+	})
+	require.Empty(t, crossed, "no delivery of one owner's published event to the other's endpoint")
 	for rc, foreign := range map[*receiver]uuid.UUID{rcA: fromB.ID, rcB: fromA.ID} {
 		for _, r := range rc.requests() {
 			require.NotContains(t, string(r.Body), foreign.String())

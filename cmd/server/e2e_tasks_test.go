@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
@@ -77,11 +79,12 @@ func newTasksFixture(t *testing.T) *tasksFixture {
 	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
 		`SELECT id FROM events WHERE owner_id = $1 ORDER BY seq LIMIT 1`, fx.A.ID).Scan(&event))
 	require.Eventually(t, func() bool {
-		var settled bool
-		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT
- (SELECT fanned_out_at IS NOT NULL FROM events WHERE id = $1)
- AND NOT EXISTS (SELECT 1 FROM river_job WHERE args->>'event_id' = $1::text AND finalized_at IS NULL)`, event).Scan(&settled))
-		return settled
+		var fannedOut bool
+		require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
+			`SELECT fanned_out_at IS NOT NULL FROM events WHERE id = $1`, event).Scan(&fannedOut))
+		unfinished := river.NewJobListParams().States(rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled)
+		return fannedOut && len(listJobs(t, ts, unfinished, forEvents(event))) == 0
 	}, 30*time.Second, 20*time.Millisecond, "A's first event was never fanned out")
 	status, body := ts.do(t, http.MethodPost, "/api/admin/webhooks", fx.A.Key, `{"url":"http://127.0.0.1:9/tasks","event_types":["api_key.*"],"description":"a-endpoint"}`)
 	require.Equal(t, http.StatusCreated, status, body)
@@ -103,11 +106,19 @@ func newTasksFixture(t *testing.T) *tasksFixture {
 // schedule and attempts, or its absence) and the webhooks queue.
 func (fx *tasksFixture) state(t *testing.T) string {
 	t.Helper()
-	var jobState, paused string
-	err := fx.ts.App.Pool.QueryRow(context.Background(), `SELECT
- coalesce((SELECT state::text || ' ' || scheduled_at::text || ' ' || attempt FROM river_job WHERE id = $1), 'deleted'),
- coalesce((SELECT paused_at::text FROM river_queue WHERE name = 'webhooks'), 'running')`, fx.Job).Scan(&jobState, &paused)
-	require.NoError(t, err)
+	jobState, paused := "deleted", "running"
+	job, err := fx.ts.App.Worker.JobGet(t.Context(), fx.Job)
+	if !errors.Is(err, river.ErrNotFound) {
+		require.NoError(t, err)
+		jobState = fmt.Sprintf("%s %s %d", job.State, job.ScheduledAt.UTC().Format(time.RFC3339Nano), job.Attempt)
+	}
+	queue, err := fx.ts.App.Worker.QueueGet(t.Context(), riverjob.QueueWebhooks)
+	if !errors.Is(err, river.ErrNotFound) {
+		require.NoError(t, err)
+		if queue.PausedAt != nil {
+			paused = queue.PausedAt.UTC().Format(time.RFC3339Nano)
+		}
+	}
 	return fmt.Sprintf("job %s, queue %s", jobState, paused)
 }
 
@@ -285,15 +296,14 @@ func TestRiverUIActionsInABrowserForTheOperator(t *testing.T) {
 	fx := newTasksFixture(t)
 	ts := fx.ts
 	jobState := func() string {
-		var s string
-		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT state::text FROM river_job WHERE id = $1`, fx.Job).Scan(&s))
-		return s
+		job, err := ts.App.Worker.JobGet(t.Context(), fx.Job)
+		require.NoError(t, err)
+		return string(job.State)
 	}
 	queuePaused := func() bool {
-		var paused bool
-		require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
-			`SELECT paused_at IS NOT NULL FROM river_queue WHERE name = 'webhooks'`).Scan(&paused))
-		return paused
+		queue, err := ts.App.Worker.QueueGet(t.Context(), riverjob.QueueWebhooks)
+		require.NoError(t, err)
+		return queue.PausedAt != nil
 	}
 	jobPage := fmt.Sprintf("%s/admin/tasks/jobs/%d", ts.URL, fx.Job)
 	button := func(text string) string { return `//button[normalize-space(.)="` + text + `"]` }

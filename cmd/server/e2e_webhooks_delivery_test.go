@@ -366,10 +366,9 @@ func TestWebhookStateMachineCooldownDisableAndReenable(t *testing.T) {
 	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour' WHERE id = $1`, ep.ID)
 	cooled := recordEvent(t, ts, ownerID, "code.issued", "code:1", map[string]any{})
 	d := waitDelivery(t, ts, key, ep.ID, cooled, "scheduled")
-	var lead time.Duration
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(),
-		`SELECT EXTRACT(EPOCH FROM scheduled_at - created_at)::float8 * interval '1 second' FROM river_job WHERE id = $1`, d.JobID).Scan(&lead))
-	require.InDelta(t, (5 * time.Minute).Seconds(), lead.Seconds(), 5)
+	job, err := ts.App.Worker.JobGet(t.Context(), d.JobID)
+	require.NoError(t, err)
+	require.InDelta(t, (5 * time.Minute).Seconds(), job.ScheduledAt.Sub(job.CreatedAt).Seconds(), 5)
 
 	// Five days of failure: the next failure disables the endpoint.
 	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, ep.ID)

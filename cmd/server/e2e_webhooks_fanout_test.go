@@ -103,12 +103,17 @@ func TestWebhookFanoutSaysWhyEachEndpointGotNoDelivery(t *testing.T) {
 
 	// The delivery log's data says why E's delivery waits, and until when.
 	e := waitDelivery(t, ts, o.Key, uuid.MustParse(fx.E), published, "scheduled")
-	var reason string
-	var until time.Time
-	require.NoError(t, ts.App.Pool.QueryRow(t.Context(), `SELECT metadata->'standmeet_wait'->>'reason',
-  (metadata->'standmeet_wait'->>'until')::timestamptz FROM river_job WHERE id = $1`, e.JobID).Scan(&reason, &until))
-	require.Equal(t, "cooling_down", reason)
-	require.WithinDuration(t, e.ScheduledAt, until, time.Second)
+	job, err := ts.App.Worker.JobGet(t.Context(), e.JobID)
+	require.NoError(t, err)
+	var meta struct {
+		Wait struct {
+			Reason string    `json:"reason"`
+			Until  time.Time `json:"until"`
+		} `json:"standmeet_wait"`
+	}
+	require.NoError(t, json.Unmarshal(job.Metadata, &meta))
+	require.Equal(t, "cooling_down", meta.Wait.Reason)
+	require.WithinDuration(t, e.ScheduledAt, meta.Wait.Until, time.Second)
 
 	// An unpublished note is out of A's scope too; a raw one of everyone's.
 	for subject, want := range map[string]map[string]string{

@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // endpointOfA creates a webhook endpoint of A's. Its URL is a loopback
@@ -196,10 +201,11 @@ var jobSnapshots sync.Map
 // jobSnapshot reads what a retry or resend would change on a job.
 func jobSnapshot(t *testing.T, fx *isolationFixture, job string) string {
 	t.Helper()
-	var snap string
-	require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT state::text || ' ' || attempt || ' ' || scheduled_at::text
-FROM river_job WHERE id = $1`, job).Scan(&snap))
-	return snap
+	id, err := strconv.ParseInt(job, 10, 64)
+	require.NoError(t, err)
+	row, err := fx.ts.App.Worker.JobGet(t.Context(), id)
+	require.NoError(t, err)
+	return fmt.Sprintf("%s %d %s", row.State, row.Attempt, row.ScheduledAt.UTC().Format(time.RFC3339Nano))
 }
 
 // deliveryOfA sends a test to a new endpoint of A's and waits until its
@@ -218,9 +224,9 @@ func (fx *isolationFixture) deliveryOfA(t *testing.T) (id, job, event string) {
 	require.NoError(t, json.Unmarshal([]byte(body), &out))
 	job = strconv.FormatInt(out.JobID, 10)
 	require.Eventually(t, func() bool {
-		var state string
-		require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT state::text FROM river_job WHERE id = $1`, out.JobID).Scan(&state))
-		return state != "available" && state != "running" && state != "pending"
+		row, err := fx.ts.App.Worker.JobGet(t.Context(), out.JobID)
+		require.NoError(t, err)
+		return row.State != rivertype.JobStateAvailable && row.State != rivertype.JobStateRunning && row.State != rivertype.JobStatePending
 	}, 30*time.Second, 20*time.Millisecond, "A's test delivery was never attempted")
 	jobSnapshots.Store(job, jobSnapshot(t, fx, job))
 	return id, job, out.EventID
@@ -255,8 +261,5 @@ func (fx *isolationFixture) testEventOfA(t *testing.T) (endpoint, event string) 
 // deliveriesTo counts the delivery jobs queued to an endpoint.
 func (fx *isolationFixture) deliveriesTo(t *testing.T, endpointID string) int {
 	t.Helper()
-	var n int
-	require.NoError(t, fx.ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job
-WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointID).Scan(&n))
-	return n
+	return len(listJobs(t, fx.ts, jobsOfKind(delivery.KindDeliver), forEndpoint(uuid.MustParse(endpointID))))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,10 +15,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // recordMany records n events of eventType for each owner in one
@@ -46,8 +49,14 @@ func recordMany(t *testing.T, ts *testServer, owners []uuid.UUID, eventType stri
 // snoozesOf sums River's metadata.snoozes over the endpoint's deliveries.
 func snoozesOf(t *testing.T, ts *testServer, endpointID uuid.UUID) (jobs, snoozes int64) {
 	t.Helper()
-	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*), COALESCE(sum((metadata->>'snoozes')::bigint), 0)
-FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointID.String()).Scan(&jobs, &snoozes))
+	for _, j := range listJobs(t, ts, jobsOfKind(delivery.KindDeliver), forEndpoint(endpointID)) {
+		var meta struct {
+			Snoozes int64 `json:"snoozes"`
+		}
+		require.NoError(t, json.Unmarshal(j.Metadata, &meta))
+		jobs++
+		snoozes += meta.Snoozes
+	}
 	return jobs, snoozes
 }
 
@@ -110,10 +119,13 @@ func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
 	// Both replicas worked the queue (River spreads jobs over clients).
 	// Every delivery was received, so a job still running has posted (its
 	// completion is not written yet); its last run is the one that did.
-	var worked int
-	require.NoError(t, a.App.Pool.QueryRow(context.Background(), `SELECT count(DISTINCT attempted_by[array_upper(attempted_by, 1)])
-FROM river_job WHERE kind = 'webhook.deliver' AND state IN ('completed', 'running')`).Scan(&worked))
-	require.Equal(t, 2, worked, "both replicas delivered")
+	worked := map[string]bool{}
+	for _, j := range listJobs(t, a, jobsOfKind(delivery.KindDeliver, rivertype.JobStateCompleted, rivertype.JobStateRunning)) {
+		if len(j.AttemptedBy) > 0 {
+			worked[j.AttemptedBy[len(j.AttemptedBy)-1]] = true
+		}
+	}
+	require.Len(t, worked, 2, "both replicas delivered")
 }
 
 func TestWebhookMaxInFlightAllowsThatManyAndNoMore(t *testing.T) {
@@ -268,26 +280,16 @@ func requireReceived(t *testing.T, ts *testServer, n int, rcs ...*receiver) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if got := total(); got < n {
-		rows, err := ts.App.Pool.Query(context.Background(), `SELECT state::text, count(*), max(errors[array_upper(errors, 1)]->>'error')
-FROM river_job WHERE kind = 'webhook.deliver' GROUP BY 1`)
-		require.NoError(t, err)
-		for rows.Next() {
-			var (
-				state string
-				count int
-				last  *string
-			)
-			require.NoError(t, rows.Scan(&state, &count, &last))
-			t.Logf("deliveries %s: %d (an error: %v)", state, count, deref(last))
+		counts, lastErr := map[rivertype.JobState]int{}, map[rivertype.JobState]string{}
+		for _, j := range listJobs(t, ts, jobsOfKind(delivery.KindDeliver)) {
+			counts[j.State]++
+			if len(j.Errors) > 0 {
+				lastErr[j.State] = j.Errors[len(j.Errors)-1].Error
+			}
 		}
-		rows.Close()
+		for state, count := range counts {
+			t.Logf("deliveries %s: %d (an error: %v)", state, count, lastErr[state])
+		}
 		t.Fatalf("received %d of %d", got, n)
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // noteEvent is a corpus.note.changed event as stored.
@@ -49,32 +52,20 @@ WHERE type = 'corpus.note.changed' AND data->>'note_id' = $1 ORDER BY seq`, note
 // completed: from then on the deliveries it queued (or did not) are known.
 func waitFannedOut(t *testing.T, ts *testServer, eventIDs ...uuid.UUID) {
 	t.Helper()
-	ids := make([]string, len(eventIDs))
-	for i, id := range eventIDs {
-		ids[i] = id.String()
-	}
 	require.Eventually(t, func() bool {
-		var n int
-		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-WHERE kind = 'webhook.fanout' AND state = 'completed' AND args->>'event_id' = ANY($1)`, ids).Scan(&n))
-		return n == len(ids)
-	}, 60*time.Second, 20*time.Millisecond, "fan-out of %d events never completed", len(ids))
+		return len(listJobs(t, ts, jobsOfKind(delivery.KindFanout, rivertype.JobStateCompleted), forEvents(eventIDs...))) == len(eventIDs)
+	}, 60*time.Second, 20*time.Millisecond, "fan-out of %d events never completed", len(eventIDs))
 }
 
 // queuedFor returns the event ids the endpoint has delivery jobs for.
 func queuedFor(t *testing.T, ts *testServer, endpointID uuid.UUID) map[uuid.UUID]bool {
 	t.Helper()
-	rows, err := ts.App.Pool.Query(context.Background(), `SELECT (args->>'event_id')::uuid FROM river_job
-WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, endpointID.String())
-	require.NoError(t, err)
-	defer rows.Close()
 	out := map[uuid.UUID]bool{}
-	for rows.Next() {
-		var id uuid.UUID
-		require.NoError(t, rows.Scan(&id))
-		out[id] = true
+	for _, j := range listJobs(t, ts, jobsOfKind(delivery.KindDeliver), forEndpoint(endpointID)) {
+		var ref jobRef
+		require.NoError(t, json.Unmarshal(j.EncodedArgs, &ref))
+		out[ref.EventID] = true
 	}
-	require.NoError(t, rows.Err())
 	return out
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -10,6 +11,12 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/internal/owner"
+)
+
+// ServerSet provides the HTTP server and the CLI's commands.
+var ServerSet = wire.NewSet(
+	provideServer,
+	wire.Struct(new(Commands), "*"),
 )
 
 // echoMiddleware is a named type so Wire can tell the middleware list apart.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -21,6 +22,18 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+)
+
+// SealSet provides the cryptobox, each domain's seal and unseal functions,
+// and the master-key rotation built on them.
+var SealSet = wire.NewSet(
+	provideBox,
+	provideInboundSeal,
+	provideInboundUnseal,
+	provideWebhookSeal,
+	provideWebhookUnseal,
+	provideMasterKeyRotator,
+	provideHeaderSealer,
 )
 
 // provideBox builds the cryptobox from the master key, with the previous

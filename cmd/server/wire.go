@@ -12,37 +12,25 @@ import (
 )
 
 // initApp is the composition root: Wire generates its body in wire_gen.go
-// (make generate). Every part of the server is built here and nowhere else.
+// (make generate). Every part of the server is built here and nowhere else;
+// each domain declares its provider set beside its wiring (wire_<domain>.go)
+// and adds one line here. The sets are exported because this file builds
+// only under the wireinject tag, so vet and staticcheck see no other use.
 func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, func(), error) {
 	wire.Build(
-		// infrastructure
-		providePool, provideMigrations, provideRegistry, provideMetricsHandler,
-		provideRiverConfig, provideWorker, provideTasksHandler, provideJobOps,
-		// the event bus
-		provideInserter, provideEventMetrics, provideRelay, provideEventStore, providePruneWorker,
-		provideSubscriptions,
-		// inbound webhooks (wire_inbound.go, unseal.go)
-		provideBox, provideInboundSeal, provideInboundUnseal, provideRecorder,
-		provideVerifierRegistry, provideInboundJobs, provideInboundUnitOfWork, provideSupplierUnitOfWork,
-		provideSupplierService, provideInboundRouter, provideInboundService, provideInboundGateway, provideSourceCache, provideInboundRefusals,
-		provideInboundProcessor, provideInboundProcessWorker, provideInboundPurgeWorker, provideHooksMounter, provideInboundOps,
-		// owners, sessions, API keys, IP bans (wire_owner.go)
-		provideRecoveryMailer, provideOwnerUnitOfWork, provideOwnerService, provideAuthGate, provideOwnerHint,
-		// outbound webhooks (wire_webhooks.go, unseal.go)
-		provideWebhookSeal, provideWebhookUnseal, provideWebhookUnitOfWork, provideWebhookService, provideWebhookOps, provideWebhookStore, provideWebhookPoster, provideWebhookFanouter, provideWebhookDeliverer, provideWebhookFanoutWorker, provideWebhookDeliverWorker, provideWebhookPruneWorker, provideWebhookSweepWorker, provideWebhookLeaseListener, provideWebhookHealth, provideEmbedAdmits, provideEmbedBelongsTo,
-		// corpus and access (wire_corpus.go, wire_access.go)
-		provideCorpusUnitOfWork, provideCorpusService, provideCorpusIndexWorker, provideVaultImport, provideAccessUnitOfWork, provideAccessService, provideOwnerDirectory, providePublicAPI,
-		// events published by the owner's services (wire_publish.go)
-		providePublishLimiter, providePublishService, providePublishOps,
-		// a new domain's providers go above this line (cmd/scaffold writes them here)
-		// what the parts contribute (collect.go)
-		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
-		// surfaces: MCP, OpenAPI, admin UI (wire_surfaces.go)
-		provideMCP, provideOpenAPI, provideWebAuth, provideWeb,
-		// HTTP
-		provideAuthenticator, provideServer,
-		// CLI
-		provideCommands, provideMasterKeyRotator, provideHeaderSealer,
+		InfraSet,   // wire_infra.go
+		EventsSet,  // wire_events.go
+		SealSet,    // unseal.go
+		OwnerSet,   // wire_owner.go
+		AccessSet,  // wire_access.go
+		CorpusSet,  // wire_corpus.go
+		PublishSet, // wire_publish.go
+		WebhookSet, // wire_webhooks.go
+		InboundSet, // wire_inbound.go
+		// a new domain's set goes above this line (cmd/scaffold writes it here)
+		SurfacesSet, // wire_surfaces.go
+		ServerSet,   // server.go
+		CollectSet,  // collect.go
 		wire.Struct(new(App), "*"),
 	)
 	return nil, nil, nil

@@ -4,6 +4,7 @@ package main
 // requests, and the public routes (search, redeem, access requests).
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -17,6 +18,14 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
+// AccessSet provides the access domain and the public routes.
+var AccessSet = wire.NewSet(
+	provideAccessUnitOfWork,
+	provideAccessService,
+	accessdb.NewOwners,
+	providePublicAPI,
+)
+
 func provideAccessUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *accessdb.UnitOfWork {
 	return accessdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
 }
@@ -24,8 +33,6 @@ func provideAccessUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *accessdb
 func provideAccessService(uow *accessdb.UnitOfWork) *access.Service {
 	return access.New(access.Deps{UoW: uow, Clock: domain.SystemClock{}})
 }
-
-func provideOwnerDirectory(pool *pgxpool.Pool) *accessdb.Owners { return accessdb.NewOwners(pool) }
 
 // providePublicAPI serves the routes anyone may call; client addresses for
 // the access-request rate limit come from the auth gate, which knows the

@@ -4,6 +4,7 @@ package main
 // import, admin search, and the corpus.index subscriber.
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -17,6 +18,17 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
+// CorpusSet provides the corpus domain, its index worker and the vault
+// import; the indexer reads through the same unit of work as the service.
+var CorpusSet = wire.NewSet(
+	provideCorpusUnitOfWork,
+	wire.Bind(new(corpus.UnitOfWork), new(*corpusdb.UnitOfWork)),
+	corpus.NewService,
+	corpus.NewIndexer,
+	wire.Struct(new(riverjob.CorpusIndexWorker), "Indexer"),
+	provideVaultImport,
+)
+
 // corpusIndexSubscriber subscribes corpus.index to corpus.note.changed, as
 // the corpus domain declares it.
 func corpusIndexSubscriber() subscriber {
@@ -25,12 +37,6 @@ func corpusIndexSubscriber() subscriber {
 
 func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *corpusdb.UnitOfWork {
 	return corpusdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
-}
-
-func provideCorpusService(uow *corpusdb.UnitOfWork) *corpus.Service { return corpus.NewService(uow) }
-
-func provideCorpusIndexWorker(uow *corpusdb.UnitOfWork) *riverjob.CorpusIndexWorker {
-	return &riverjob.CorpusIndexWorker{Indexer: corpus.NewIndexer(uow)}
 }
 
 func provideVaultImport(svc *corpus.Service, auth httpapi.Authenticator, logger *zap.Logger) *vaultimport.Mounter {

@@ -1,8 +1,12 @@
 package main
 
+// The event bus: River's inserter, the Recorder every unit of work binds
+// to its transaction, the relay with its subscriptions, the events store
+// behind events.* and the retention worker.
+
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
@@ -12,12 +16,19 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
+// EventsSet provides the bus; infra/events receives the catalog as a plain
+// function (provideRecorder) and imports no domain.
+var EventsSet = wire.NewSet(
+	provideInserter,
+	events.NewMetrics,
+	provideRecorder,
+	provideRelay,
+	events.NewStore,
+	providePruneWorker,
+)
+
 func provideInserter(pool *pgxpool.Pool, cfg config.Config, logger *zap.Logger) (*riverjob.Inserter, error) {
 	return riverjob.NewInserter(pool, cfg.RiverFetchCooldown, logger)
-}
-
-func provideEventMetrics(reg *prometheus.Registry) (*events.Metrics, error) {
-	return events.NewMetrics(reg)
 }
 
 // provideRecorder hands infra/events the catalog as a plain function, so it
@@ -32,8 +43,6 @@ func provideRecorder(m *events.Metrics) *events.Recorder {
 func provideRelay(pool *pgxpool.Pool, ins *riverjob.Inserter, subs []events.Subscription, m *events.Metrics, logger *zap.Logger) (*events.Relay, error) {
 	return events.NewRelay(pool, ins.Client, subs, events.RelayOptions{Logger: logger.Named("relay"), Metrics: m})
 }
-
-func provideEventStore(pool *pgxpool.Pool) *events.Store { return events.NewStore(pool) }
 
 func providePruneWorker(pool *pgxpool.Pool, logger *zap.Logger, m *events.Metrics) *events.PruneWorker {
 	return events.NewPruneWorker(pool, logger.Named("retention"), m)

@@ -8,14 +8,23 @@ package main
 
 import (
 	"context"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/accessdb"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 	"go.uber.org/zap"
 )
 
 // Injectors from wire.go:
 
 // initApp is the composition root: Wire generates its body in wire_gen.go
-// (make generate). Every part of the server is built here and nowhere else.
+// (make generate). Every part of the server is built here and nowhere else;
+// each domain declares its provider set beside its wiring (wire_<domain>.go)
+// and adds one line here. The sets are exported because this file builds
+// only under the wireinject tag, so vet and staticcheck see no other use.
 func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, func(), error) {
 	pool, cleanup, err := providePool(ctx, cfg)
 	if err != nil {
@@ -26,15 +35,15 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	store := provideEventStore(pool)
+	store := events.NewStore(pool)
 	inserter, err := provideInserter(pool, cfg, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	inboundJobs := provideInboundJobs(inserter)
+	inboundJobs := riverjob.NewInboundJobs(inserter)
 	unitOfWork := provideInboundUnitOfWork(pool, inboundJobs)
-	registry := provideVerifierRegistry()
+	registry := verifier.NewDefaultRegistry()
 	box, err := provideBox(cfg)
 	if err != nil {
 		cleanup()
@@ -44,7 +53,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	sourceCache := provideSourceCache()
 	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache)
 	prometheusRegistry := provideRegistry()
-	metrics, err := provideEventMetrics(prometheusRegistry)
+	metrics, err := events.NewMetrics(prometheusRegistry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -73,7 +82,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	webhookService := provideWebhookService(webhookdbUnitOfWork, webhookSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
 	mainWebhookOps := provideWebhookOps(webhookService)
 	corpusdbUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
-	corpusService := provideCorpusService(corpusdbUnitOfWork)
+	corpusService := corpus.NewService(corpusdbUnitOfWork)
 	limiter := providePublishLimiter(cfg)
 	publishService := providePublishService(pool, recorder, limiter)
 	mainPublishOps := providePublishOps(publishService)
@@ -87,10 +96,12 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	processor := provideInboundProcessor(unitOfWork, router)
 	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhookdbStore := provideWebhookStore(pool, inserter)
+	webhookdbStore := webhookdb.NewStore(pool, inserter)
 	embedAdmitsFunc := provideEmbedAdmits(accessService)
 	fanouter := provideWebhookFanouter(webhookdbStore, embedAdmitsFunc, cfg)
-	webhookFanoutWorker := provideWebhookFanoutWorker(fanouter)
+	webhookFanoutWorker := &riverjob.WebhookFanoutWorker{
+		Fanouter: fanouter,
+	}
 	poster := provideWebhookPoster(cfg)
 	unsealFunc := provideWebhookUnseal(box)
 	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
@@ -101,14 +112,17 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
 	webhookPruneWorker := provideWebhookPruneWorker(webhookdbStore, pool)
 	webhookSweepWorker := provideWebhookSweepWorker(webhookdbStore, logger)
-	corpusIndexWorker := provideCorpusIndexWorker(corpusdbUnitOfWork)
+	indexer := corpus.NewIndexer(corpusdbUnitOfWork)
+	corpusIndexWorker := &riverjob.CorpusIndexWorker{
+		Indexer: indexer,
+	}
 	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, webhookSweepWorker, corpusIndexWorker)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	v2 := providePeriodicJobs(cfg)
-	worker, err := provideWorker(pool, riverjobConfig, workers, v2, logger)
+	worker, err := riverjob.NewWorker(pool, riverjobConfig, workers, v2, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -116,7 +130,6 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainJobOps := provideJobOps(worker, pool)
 	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps, mainJobOps)
 	gate := provideAuthGate(ownerService, logger, cfg)
-	authenticator := provideAuthenticator(gate)
 	v3 := provideMiddleware(gate)
 	inboundUnsealFunc := provideInboundUnseal(box)
 	refusalLog := provideInboundRefusals(unitOfWork, logger)
@@ -126,7 +139,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	handler, err := provideMCP(set, authenticator, logger)
+	handler, err := provideMCP(set, gate, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -142,9 +155,9 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	owners := provideOwnerDirectory(pool)
+	owners := accessdb.NewOwners(pool)
 	publicMounter := providePublicAPI(owners, corpusService, accessService, gate, logger)
-	vaultimportMounter := provideVaultImport(corpusService, authenticator, logger)
+	vaultimportMounter := provideVaultImport(corpusService, gate, logger)
 	v4 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
 	mainMetricsHandler := provideMetricsHandler(prometheusRegistry)
 	mainTasksHandler, err := provideTasksHandler(ctx, worker, logger)
@@ -152,19 +165,25 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, set, authenticator, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
+	server := provideServer(pool, v, set, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	mainOwnerHint := provideOwnerHint(ownerService, logger)
+	mainOwnerHint := &ownerHint{
+		svc:    ownerService,
+		logger: logger,
+	}
 	leaseListener := provideWebhookLeaseListener(webhookdbStore, deliverer, logger)
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
 	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, mainHeaderSealer, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
-	commands := provideCommands(ownerService, mainMasterKeyRotator)
+	commands := Commands{
+		Owners:          ownerService,
+		RotateMasterKey: mainMasterKeyRotator,
+	}
 	app := &App{
 		Config:     cfg,
 		Logger:     logger,

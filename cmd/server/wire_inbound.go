@@ -5,6 +5,7 @@ package main
 // and supplier connections, the first handler.
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,15 +23,29 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
+// InboundSet provides inbound webhooks: sources, the gateway, the inbox
+// processor and its workers, and supplier connections.
+var InboundSet = wire.NewSet(
+	verifier.NewDefaultRegistry,
+	riverjob.NewInboundJobs,
+	provideInboundUnitOfWork,
+	provideSupplierUnitOfWork,
+	provideSupplierService,
+	provideInboundRouter,
+	provideInboundService,
+	provideInboundGateway,
+	provideSourceCache,
+	provideInboundRefusals,
+	provideInboundProcessor,
+	provideInboundProcessWorker,
+	provideInboundPurgeWorker,
+	provideHooksMounter,
+	provideInboundOps,
+)
+
 // inboundOps are the ops of inbound sources and supplier connections (a
 // named type, so Wire tells the parts' op sets apart).
 type inboundOps op.Set
-
-func provideVerifierRegistry() *verifier.Registry { return verifier.NewDefaultRegistry() }
-
-func provideInboundJobs(ins *riverjob.Inserter) *riverjob.InboundJobs {
-	return riverjob.NewInboundJobs(ins)
-}
 
 func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjob.InboundJobs) *inbounddb.UnitOfWork {
 	return inbounddb.New(pool, jobs.With)

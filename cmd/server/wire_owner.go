@@ -1,18 +1,36 @@
 package main
 
+// The owner domain: owners, sessions, API keys, IP bans, account
+// recovery, and the auth gate that serves them over HTTP.
+
 import (
 	"context"
+
+	"github.com/google/wire"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/ownerdb"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner"
+)
+
+// OwnerSet provides the owner domain and its auth gate. Owners act through
+// an API key (Bearer) or the admin session cookie with its CSRF token: the
+// gate is the server's httpapi.Authenticator.
+var OwnerSet = wire.NewSet(
+	provideRecoveryMailer,
+	provideOwnerUnitOfWork,
+	provideOwnerService,
+	provideAuthGate,
+	wire.Bind(new(httpapi.Authenticator), new(*auth.Gate)),
+	wire.Struct(new(ownerHint), "*"),
 )
 
 // provideRecoveryMailer: no mail server yet, so recovery messages go to the
@@ -47,10 +65,6 @@ func provideAuthGate(svc *owner.Service, logger *zap.Logger, cfg config.Config) 
 type ownerHint struct {
 	svc    *owner.Service
 	logger *zap.Logger
-}
-
-func provideOwnerHint(svc *owner.Service, logger *zap.Logger) *ownerHint {
-	return &ownerHint{svc: svc, logger: logger}
 }
 
 // Run checks for an owner (migrations have run by then), logs the hint if

@@ -4,6 +4,7 @@ package main
 // events.publish_batch, with the per-key rate limiter.
 
 import (
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -14,6 +15,13 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/infra/ratelimit"
 	"github.com/standmeet/standmeet/internal/owner/publish"
+)
+
+// PublishSet provides events.publish and events.publish_batch.
+var PublishSet = wire.NewSet(
+	providePublishLimiter,
+	providePublishService,
+	providePublishOps,
 )
 
 // publishOps are the events.publish* ops (a named type so Wire tells the

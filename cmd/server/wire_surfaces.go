@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 
+	"github.com/google/wire"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
@@ -18,6 +19,14 @@ import (
 // UI — are projections of the same op.Set that httpapi.MountOps projects to
 // REST; each is an httpapi.Mounter (collect.go). buildVersion is in
 // wire_webhooks.go.
+
+// SurfacesSet provides the MCP tools, the OpenAPI document and the admin UI.
+var SurfacesSet = wire.NewSet(
+	provideMCP,
+	provideOpenAPI,
+	provideWebAuth,
+	provideWeb,
+)
 
 func provideMCP(ops op.Set, a httpapi.Authenticator, logger *zap.Logger) (*mcp.Handler, error) {
 	return mcp.New(ops, a, logger, mcp.Options{Version: buildVersion()})

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,26 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/httpx"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+)
+
+// WebhookSet provides outbound webhooks: the endpoint ops, fan-out and
+// delivery, their workers and the lease listener.
+var WebhookSet = wire.NewSet(
+	provideWebhookUnitOfWork,
+	provideWebhookService,
+	provideWebhookOps,
+	webhookdb.NewStore,
+	provideWebhookPoster,
+	provideWebhookFanouter,
+	provideWebhookDeliverer,
+	wire.Struct(new(riverjob.WebhookFanoutWorker), "Fanouter"),
+	provideWebhookDeliverWorker,
+	provideWebhookPruneWorker,
+	provideWebhookSweepWorker,
+	provideWebhookLeaseListener,
+	provideWebhookHealth,
+	provideEmbedAdmits,
+	provideEmbedBelongsTo,
 )
 
 // webhookOps are the webhooks.* ops (a named type so Wire tells the op
@@ -62,10 +83,6 @@ func provideWebhookHealth(pool *pgxpool.Pool, reg *prometheus.Registry, logger *
 }
 
 func provideWebhookOps(svc *webhook.Service) webhookOps { return webhookOps(svc.Ops()) }
-
-func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) *webhookdb.Store {
-	return webhookdb.NewStore(pool, ins)
-}
 
 func provideWebhookPoster(cfg config.Config) *webhookhttp.Poster {
 	return webhookhttp.New(webhookhttp.Options{Allow: cfg.EgressAllow, Concurrency: cfg.RiverMaxWorkers})
@@ -126,10 +143,6 @@ func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster,
 		}
 	}
 	return d, nil
-}
-
-func provideWebhookFanoutWorker(f *delivery.Fanouter) *riverjob.WebhookFanoutWorker {
-	return &riverjob.WebhookFanoutWorker{Fanouter: f}
 }
 
 func provideWebhookDeliverWorker(d *delivery.Deliverer, cfg config.Config, logger *zap.Logger) *riverjob.WebhookDeliverWorker {

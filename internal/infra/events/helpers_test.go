@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -84,6 +86,36 @@ func newRiverClient(t *testing.T, pool *pgxpool.Pool) *river.Client[pgx.Tx] {
 
 func testLogger(t *testing.T) *zap.Logger {
 	return zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+}
+
+// listJobs lists, through River's client, every job of the given kinds
+// (every kind when none is given), in every state, oldest first.
+func listJobs(t *testing.T, pool *pgxpool.Pool, kinds ...string) []*rivertype.JobRow {
+	t.Helper()
+	const page = 1000
+	client := newRiverClient(t, pool)
+	params := river.NewJobListParams().First(page)
+	if len(kinds) > 0 {
+		params = params.Kinds(kinds...)
+	}
+	var out []*rivertype.JobRow
+	for {
+		res, err := client.JobList(context.Background(), params)
+		require.NoError(t, err)
+		out = append(out, res.Jobs...)
+		if len(res.Jobs) < page {
+			return out
+		}
+		params = params.After(res.LastCursor)
+	}
+}
+
+// eventOf is the event a subscriber's job is about.
+func eventOf(t *testing.T, j *rivertype.JobRow) uuid.UUID {
+	t.Helper()
+	var args events.EventJobArgs
+	require.NoError(t, json.Unmarshal(j.EncodedArgs, &args), "args of job %d", j.ID)
+	return args.EventID
 }
 
 // record commits one event in its own transaction.

@@ -88,9 +88,7 @@ func TestRecordRolledBackLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tx.Rollback(ctx))
 	require.Zero(t, countEvents(t, pool))
-	var jobs int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs))
-	require.Zero(t, jobs)
+	require.Empty(t, listJobs(t, pool))
 }
 
 func TestRecordRefusesWithoutWriting(t *testing.T) {

@@ -1,5 +1,8 @@
 package main
 
+// Infrastructure: the PostgreSQL pool, the migrations, the Prometheus
+// registry and /metrics, River's client and UI, and jobs.get.
+
 import (
 	"context"
 	"fmt"
@@ -8,11 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/wire"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zapcore"
@@ -24,6 +27,20 @@ import (
 	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
+)
+
+// InfraSet provides what every domain builds on. The registry is also the
+// prometheus.Registerer the parts register their collectors with.
+var InfraSet = wire.NewSet(
+	providePool,
+	provideMigrations,
+	provideRegistry,
+	wire.Bind(new(prometheus.Registerer), new(*prometheus.Registry)),
+	provideMetricsHandler,
+	provideRiverConfig,
+	riverjob.NewWorker,
+	provideTasksHandler,
+	provideJobOps,
 )
 
 func providePool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, func(), error) {
@@ -74,10 +91,6 @@ func provideRiverConfig(cfg config.Config) riverjob.Config {
 		Retention:         cfg.EventRetention,
 		PoolSize:          cfg.DBMaxConns,
 	}
-}
-
-func provideWorker(pool *pgxpool.Pool, cfg riverjob.Config, workers *river.Workers, periodic []*river.PeriodicJob, logger *zap.Logger) (*riverjob.Worker, error) {
-	return riverjob.NewWorker(pool, cfg, workers, periodic, logger)
 }
 
 // tasksHandler serves River's UI.

@@ -79,6 +79,12 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	return ops
 }
 
+// provideEndpoints pairs every op with its line of the REST route table;
+// the server does not start when an op has no route or a route names no op.
+func provideEndpoints(ops op.Set) (httpapi.Endpoints, error) {
+	return httpapi.Bind(ops, httpapi.Routes())
+}
+
 func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *mcp.Handler, openAPI *openapi.Handler, adminUI *web.Handler,
 	publicAPI *public.Mounter, vaultImport *vaultimport.Mounter) []httpapi.Mounter {
 	var ms []httpapi.Mounter

@@ -35,7 +35,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		// events published by the owner's services (wire_publish.go)
 		providePublishLimiter, providePublishService, providePublishOps,
 		// what the parts contribute (collect.go)
-		provideWorkers, providePeriodicJobs, provideOps, provideMounters, provideBackground, provideMiddleware,
+		provideWorkers, providePeriodicJobs, provideOps, provideEndpoints, provideMounters, provideBackground, provideMiddleware,
 		// surfaces: MCP, OpenAPI, admin UI (wire_surfaces.go)
 		provideMCP, provideOpenAPI, provideWebAuth, provideWeb,
 		// HTTP

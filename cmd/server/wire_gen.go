@@ -115,6 +115,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	mainJobOps := provideJobOps(worker, pool)
 	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps, mainJobOps)
+	endpoints, err := provideEndpoints(set)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	gate := provideAuthGate(ownerService, logger, cfg)
 	authenticator := provideAuthenticator(gate)
 	v3 := provideMiddleware(gate)
@@ -126,12 +131,12 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	handler, err := provideMCP(set, authenticator, logger)
+	handler, err := provideMCP(endpoints, authenticator, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	openapiHandler, err := provideOpenAPI(set)
+	openapiHandler, err := provideOpenAPI(endpoints)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -152,7 +157,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, set, authenticator, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
+	server := provideServer(pool, v, endpoints, authenticator, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
@@ -172,6 +177,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		Migrations: v,
 		Server:     server,
 		Ops:        set,
+		Endpoints:  endpoints,
 		Worker:     worker,
 		Background: v6,
 		Commands:   commands,

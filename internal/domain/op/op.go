@@ -2,8 +2,9 @@
 // — the admin REST API, the MCP tools, the OpenAPI document and the admin
 // UI — is a projection of the same declaration and no op is written twice.
 //
-// An op is a name ("webhooks.create"), a summary, the REST method and path it
-// projects to, typed input and output, and a handler. Input structs carry a
+// An op is a name ("webhooks.create"), a summary, typed input and output, and
+// a handler; the surfaces decide how to reach it (the REST adapter declares
+// each op's method and path in its route table). Input structs carry a
 // `json` tag on every field (MCP arguments and REST bodies decode by it);
 // fields also taken from the URL carry `path:"id"` or `query:"limit"`, and
 // may carry `doc:"…"` for generated schemas. Handlers return domain errors
@@ -12,7 +13,6 @@ package op
 
 import (
 	"context"
-	"net/http"
 	"reflect"
 	"sort"
 
@@ -37,12 +37,6 @@ type Meta struct {
 	Summary string
 	// Description is optional longer text.
 	Description string
-	// Method and Path are the REST projection, e.g. POST
-	// "/api/admin/webhooks/{id}/test". Path parameters match `path` tags.
-	Method string
-	Path   string
-	// Status is the success status of the REST projection (200 when zero).
-	Status int
 	// Public ops need no owner credentials (Caller is zero).
 	Public bool
 	// MaxBodyBytes, when positive, caps the request body the REST
@@ -58,14 +52,6 @@ func (m Meta) Group() string {
 		}
 	}
 	return m.Name
-}
-
-// SuccessStatus returns Status, or 200 when unset.
-func (m Meta) SuccessStatus() int {
-	if m.Status == 0 {
-		return http.StatusOK
-	}
-	return m.Status
 }
 
 // Descriptor is the type-erased view of an op that projections use.
@@ -141,8 +127,9 @@ func (s Set) Sorted() Set {
 }
 
 // Statuser is an output that chooses its own REST success status: 200 for
-// the replay of an idempotent request, Meta.Status otherwise. The REST
-// projection asks it before Meta.Status; the OpenAPI document lists both.
+// the replay of an idempotent request, the route's status otherwise. The
+// REST projection asks it before the route's status; the OpenAPI document
+// lists both.
 type Statuser interface {
 	HTTPStatus() int
 }

@@ -3,7 +3,6 @@ package op
 import (
 	"context"
 	"errors"
-	"net/http"
 	"reflect"
 	"strconv"
 	"testing"
@@ -24,7 +23,7 @@ type echoOut struct {
 func TestOpIsCallableThroughItsDescriptor(t *testing.T) {
 	t.Parallel()
 	owner := uuid.New()
-	var d Descriptor = New(Meta{Name: "things.echo", Method: http.MethodPost, Path: "/api/admin/things/{id}/echo"},
+	var d Descriptor = New(Meta{Name: "things.echo"},
 		func(_ context.Context, c Caller, in echoIn) (echoOut, error) {
 			if c.OwnerID != owner {
 				return echoOut{}, errors.New("wrong caller")
@@ -39,7 +38,6 @@ func TestOpIsCallableThroughItsDescriptor(t *testing.T) {
 	require.Equal(t, reflect.TypeFor[echoIn](), d.InputType())
 	require.Equal(t, reflect.TypeFor[echoOut](), d.OutputType())
 	require.Equal(t, "things", d.Meta().Group())
-	require.Equal(t, http.StatusOK, d.Meta().SuccessStatus())
 	_, found := Set{d}.Find("things.echo")
 	require.True(t, found)
 }

@@ -13,6 +13,8 @@ package op
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 
@@ -90,14 +92,18 @@ func (o *Op[In, Out]) InputType() reflect.Type { return reflect.TypeFor[In]() }
 // OutputType implements Descriptor.
 func (o *Op[In, Out]) OutputType() reflect.Type { return reflect.TypeFor[Out]() }
 
+// ErrInputType is the error of a call whose input is not the op's: a bug of
+// the surface that made the call, never the client's, so it is a plain error
+// (surfaces answer it as an internal error) and the handler does not run.
+var ErrInputType = errors.New("op: input of the wrong type")
+
 // Call implements Descriptor. The input passes the gate (Check) first, so
 // no handler on any surface sees a NUL byte, invalid UTF-8 or a limit out of
-// its range.
+// its range. An input that is not a non-nil *In fails with ErrInputType.
 func (o *Op[In, Out]) Call(ctx context.Context, caller Caller, in any) (any, error) {
 	p, ok := in.(*In)
-	if !ok {
-		var zero In
-		p = &zero
+	if !ok || p == nil {
+		return nil, fmt.Errorf("%w: %s takes *%v, got %T", ErrInputType, o.M.Name, reflect.TypeFor[In](), in)
 	}
 	if err := Check(p); err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 type echoIn struct {
@@ -40,6 +42,23 @@ func TestOpIsCallableThroughItsDescriptor(t *testing.T) {
 	require.Equal(t, "things", d.Meta().Group())
 	_, found := Set{d}.Find("things.echo")
 	require.True(t, found)
+}
+
+func TestCallRefusesAnInputOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	ran := false
+	d := New(Meta{Name: "things.echo"}, func(_ context.Context, _ Caller, in echoIn) (echoOut, error) {
+		ran = true
+		return echoOut{Said: in.Word}, nil
+	})
+	for _, in := range []any{nil, echoIn{Word: "value, not pointer"}, &echoOut{}, "x", (*echoIn)(nil)} {
+		out, err := d.Call(context.Background(), Caller{}, in)
+		require.ErrorIs(t, err, ErrInputType, "%T", in)
+		require.ErrorContains(t, err, "things.echo takes *op.echoIn")
+		require.Nil(t, out)
+		require.Nil(t, domain.AsError(err), "a plain error: the surfaces answer it as internal")
+	}
+	require.False(t, ran, "the handler never runs on a wrong input")
 }
 
 func TestNewPage(t *testing.T) {

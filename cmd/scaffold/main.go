@@ -335,7 +335,8 @@ var edits = []edit{
 		`(require\.Len\(t, ExpandGlobs\(\[\]string\{"\*"\}, Webhook\), )(\d+)\)`,
 		`(ProducedByUseCase: )(\d+)`,
 	)},
-	{"cmd/server/wire.go", insertBefore("a new domain's providers go above this line", "\t\tprovide{{.Title}}Service, provide{{.Title}}Ops,\n")},
+	{"cmd/server/wire.go", insertBefore("a new domain's set goes above this line", "\t\t{{.Title}}Set, // wire_{{.Name}}.go\n")},
+	{"internal/adapters/httpapi/routes.go", insertBefore("new routes go above this line", "\t\t{\"POST\", \"{{.Path}}\", \"{{.Op}}\", http.StatusCreated},\n")},
 	{"cmd/server/collect.go", chain(
 		insertBefore("a new domain's ops parameter goes above this line", "\t{{.Name}}Ops {{.Name}}Ops,\n"),
 		insertBefore("a new domain's ops go above this line", "\tops = append(ops, {{.Name}}Ops...)\n"),

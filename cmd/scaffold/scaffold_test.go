@@ -93,6 +93,7 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 	require.Equal(t, []string{
 		"cmd/server/collect.go",
 		"cmd/server/wire.go",
+		"internal/adapters/httpapi/routes.go",
 		"internal/domain/catalog_data.go",
 		"internal/domain/catalog_test.go",
 		"migrations/schema.sql",

@@ -23,6 +23,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -674,7 +675,7 @@ func eventsIsolationRows() map[string]isolationRow {
 func TestOwnerHintOnlyWithoutOwner(t *testing.T) {
 	t.Parallel()
 	for _, withOwner := range []bool{false, true} {
-		svc, err := owner.New(owner.Deps{UoW: owner.NewMemory(), Hasher: auth.NewArgon2id(argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}), Tokens: auth.RandomTokens{}})
+		svc, err := owner.New(owner.Deps{UoW: ownertest.NewMemory(), Hasher: auth.NewArgon2id(argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}), Tokens: auth.RandomTokens{}})
 		require.NoError(t, err)
 		if withOwner {
 			_, err := svc.CreateOwner(context.Background(), "o@example.com", "a long enough password")

@@ -5,7 +5,6 @@ package main
 
 import (
 	"github.com/google/wire"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -13,9 +12,9 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/public"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/accessdb"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
-	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
 // AccessSet provides the access domain and the public routes.
@@ -26,11 +25,11 @@ var AccessSet = wire.NewSet(
 	providePublicAPI,
 )
 
-func provideAccessUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *accessdb.UnitOfWork {
-	return accessdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideAccessUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[access.Tx] {
+	return accessdb.NewUnitOfWork(pool, rec)
 }
 
-func provideAccessService(uow *accessdb.UnitOfWork) *access.Service {
+func provideAccessService(uow *uow.UnitOfWork[access.Tx]) *access.Service {
 	return access.New(access.Deps{UoW: uow, Clock: domain.SystemClock{}})
 }
 

@@ -5,24 +5,22 @@ package main
 
 import (
 	"github.com/google/wire"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/vaultimport"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/corpusdb"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/corpus"
-	"github.com/standmeet/standmeet/internal/domain"
-	"github.com/standmeet/standmeet/internal/infra/events"
 )
 
 // CorpusSet provides the corpus domain, its index worker and the vault
 // import; the indexer reads through the same unit of work as the service.
 var CorpusSet = wire.NewSet(
 	provideCorpusUnitOfWork,
-	wire.Bind(new(corpus.UnitOfWork), new(*corpusdb.UnitOfWork)),
+	wire.Bind(new(corpus.UnitOfWork), new(*uow.UnitOfWork[corpus.Tx])),
 	corpus.NewService,
 	corpus.NewIndexer,
 	wire.Struct(new(riverjob.CorpusIndexWorker), "Indexer"),
@@ -35,8 +33,8 @@ func corpusIndexSubscriber() subscriber {
 	return subscriber{Kind: corpus.IndexSubscriberName, Globs: corpus.IndexSubscriberGlobs(), Queue: riverjob.QueueCorpus}
 }
 
-func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *corpusdb.UnitOfWork {
-	return corpusdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideCorpusUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[corpus.Tx] {
+	return corpusdb.NewUnitOfWork(pool, rec)
 }
 
 func provideVaultImport(svc *corpus.Service, auth httpapi.Authenticator, logger *zap.Logger) *vaultimport.Mounter {

@@ -6,10 +6,12 @@ package main
 
 import (
 	"github.com/google/wire"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
@@ -22,6 +24,7 @@ var EventsSet = wire.NewSet(
 	provideInserter,
 	events.NewMetrics,
 	provideRecorder,
+	provideTxRecorder,
 	provideRelay,
 	events.NewStore,
 	providePruneWorker,
@@ -38,6 +41,11 @@ func provideRecorder(m *events.Metrics) *events.Recorder {
 		_, ok := domain.LookupEventType(t)
 		return ok
 	}, m)
+}
+
+// provideTxRecorder binds the Recorder to each unit of work's transaction.
+func provideTxRecorder(rec *events.Recorder) uow.Recorder {
+	return func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }
 }
 
 func provideRelay(pool *pgxpool.Pool, ins *riverjob.Inserter, subs []events.Subscription, m *events.Metrics, logger *zap.Logger) (*events.Relay, error) {

@@ -59,32 +59,33 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	recorder := provideRecorder(metrics)
-	supplierUnitOfWork := provideSupplierUnitOfWork(pool, recorder)
-	supplierService := provideSupplierService(supplierUnitOfWork)
+	uowRecorder := provideTxRecorder(recorder)
+	uowUnitOfWork := provideSupplierUnitOfWork(pool, uowRecorder)
+	supplierService := provideSupplierService(uowUnitOfWork)
 	mainInboundOps := provideInboundOps(service, supplierService)
 	recoveryMailer := provideRecoveryMailer(cfg, logger)
-	ownerdbUnitOfWork := provideOwnerUnitOfWork(pool, recorder, recoveryMailer)
+	ownerdbUnitOfWork := provideOwnerUnitOfWork(pool, uowRecorder, recoveryMailer)
 	ownerService, err := provideOwnerService(ownerdbUnitOfWork)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	webhookdbUnitOfWork := provideWebhookUnitOfWork(pool, recorder, inserter)
+	unitOfWork2 := provideWebhookUnitOfWork(pool, uowRecorder, inserter)
 	webhookSealFunc := provideWebhookSeal(box)
-	accessdbUnitOfWork := provideAccessUnitOfWork(pool, recorder)
-	accessService := provideAccessService(accessdbUnitOfWork)
+	unitOfWork3 := provideAccessUnitOfWork(pool, uowRecorder)
+	accessService := provideAccessService(unitOfWork3)
 	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
 	healthReader, err := provideWebhookHealth(pool, prometheusRegistry, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	webhookService := provideWebhookService(webhookdbUnitOfWork, webhookSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
+	webhookService := provideWebhookService(unitOfWork2, webhookSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
 	mainWebhookOps := provideWebhookOps(webhookService)
-	corpusdbUnitOfWork := provideCorpusUnitOfWork(pool, recorder)
-	corpusService := corpus.NewService(corpusdbUnitOfWork)
+	unitOfWork4 := provideCorpusUnitOfWork(pool, uowRecorder)
+	corpusService := corpus.NewService(unitOfWork4)
 	limiter := providePublishLimiter(cfg)
-	publishService := providePublishService(pool, recorder, limiter)
+	publishService := providePublishService(pool, uowRecorder, limiter)
 	mainPublishOps := providePublishOps(publishService)
 	riverjobConfig := provideRiverConfig(cfg)
 	pruneWorker := providePruneWorker(pool, logger, metrics)
@@ -112,7 +113,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
 	webhookPruneWorker := provideWebhookPruneWorker(webhookdbStore, pool)
 	webhookSweepWorker := provideWebhookSweepWorker(webhookdbStore, logger)
-	indexer := corpus.NewIndexer(corpusdbUnitOfWork)
+	indexer := corpus.NewIndexer(unitOfWork4)
 	corpusIndexWorker := &riverjob.CorpusIndexWorker{
 		Indexer: indexer,
 	}

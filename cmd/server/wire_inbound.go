@@ -6,18 +6,17 @@ package main
 
 import (
 	"github.com/google/wire"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/hook"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
-	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
@@ -51,11 +50,11 @@ func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjob.InboundJobs) *i
 	return inbounddb.New(pool, jobs.With)
 }
 
-func provideSupplierUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder) *inbounddb.SupplierUnitOfWork {
-	return inbounddb.NewSupplier(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+func provideSupplierUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[supplier.Tx] {
+	return inbounddb.NewSupplier(pool, rec)
 }
 
-func provideSupplierService(uow *inbounddb.SupplierUnitOfWork) *supplier.Service {
+func provideSupplierService(uow *uow.UnitOfWork[supplier.Tx]) *supplier.Service {
 	return supplier.NewService(uow, domain.SystemClock{})
 }
 

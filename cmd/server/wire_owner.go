@@ -7,17 +7,15 @@ import (
 	"context"
 
 	"github.com/google/wire"
-
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/ownerdb"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/config"
-	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner"
 )
 
@@ -40,8 +38,8 @@ func provideRecoveryMailer(cfg config.Config, logger *zap.Logger) owner.Recovery
 	return auth.LogMailer{Logger: logger.Named("recovery"), Dev: cfg.LogFormat == "console"}
 }
 
-func provideOwnerUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, mailer owner.RecoveryMailer) *ownerdb.UnitOfWork {
-	return ownerdb.New(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, mailer)
+func provideOwnerUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, mailer owner.RecoveryMailer) *ownerdb.UnitOfWork {
+	return ownerdb.New(pool, rec, mailer)
 }
 
 func provideOwnerService(uow *ownerdb.UnitOfWork) (*owner.Service, error) {

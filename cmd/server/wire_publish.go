@@ -5,14 +5,12 @@ package main
 
 import (
 	"github.com/google/wire"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/publishdb"
-	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
-	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/infra/ratelimit"
 	"github.com/standmeet/standmeet/internal/owner/publish"
 )
@@ -39,9 +37,8 @@ func providePublishLimiter(cfg config.Config) *ratelimit.Limiter {
 		nil)
 }
 
-func providePublishService(pool *pgxpool.Pool, rec *events.Recorder, limiter *ratelimit.Limiter) *publish.Service {
-	uow := publishdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
-	return publish.NewService(uow, limiter)
+func providePublishService(pool *pgxpool.Pool, rec uow.Recorder, limiter *ratelimit.Limiter) *publish.Service {
+	return publish.NewService(publishdb.NewUnitOfWork(pool, rec), limiter)
 }
 
 func providePublishOps(svc *publish.Service) publishOps { return publishOps(svc.Ops()) }

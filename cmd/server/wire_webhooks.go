@@ -13,19 +13,18 @@ import (
 	"time"
 
 	"github.com/google/wire"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/access"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/adapters/webhookhttp"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
-	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/infra/httpx"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
@@ -62,11 +61,11 @@ func webhookFanoutSubscriber() subscriber {
 	return subscriber{Kind: delivery.KindFanout, Globs: []string{"*"}, Exposure: &exposure}
 }
 
-func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec *events.Recorder, ins *riverjob.Inserter) *webhookdb.UnitOfWork {
-	return webhookdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
+func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, ins *riverjob.Inserter) *uow.UnitOfWork[webhook.Tx] {
+	return webhookdb.NewUnitOfWork(pool, rec, ins)
 }
 
-func provideWebhookService(uow *webhookdb.UnitOfWork, seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, cfg config.Config,
+func provideWebhookService(uow *uow.UnitOfWork[webhook.Tx], seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, cfg config.Config,
 	health *webhookdb.HealthReader, pool *pgxpool.Pool) *webhook.Service {
 	return webhook.NewService(webhook.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
 		Health: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool)})

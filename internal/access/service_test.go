@@ -395,12 +395,12 @@ func TestARecordFailureRollsBack(t *testing.T) {
 	b := setup(t)
 	r := b.role(t, []string{"*"}, true)
 	boom := errors.New("recorder down")
-	b.mem.RecordFunc = func(context.Context, uuid.UUID, string, string, any) (uuid.UUID, error) { return uuid.Nil, boom }
+	b.mem.Recorder().Fail(func(string) error { return boom })
 	_, err := b.svc.IssueCode(b.ctx, b.owner, access.IssueInput{RoleID: r.ID})
 	require.ErrorIs(t, err, boom)
 	_, err = b.svc.CreateAccessRequest(b.ctx, b.owner, access.RequestInput{Name: "n", Email: "n@example.com"}, "k")
 	require.ErrorIs(t, err, boom)
-	b.mem.RecordFunc = nil
+	b.mem.Recorder().Fail(nil)
 	codes, _, err := b.svc.ListCodes(b.ctx, b.owner, op.PageInput{})
 	require.NoError(t, err)
 	require.Empty(t, codes, "the code rolled back with its event")

@@ -190,6 +190,10 @@ func (c Classifier) inDomain(p string) bool {
 	return false
 }
 
+// kernelRoom is the kernel's directory: every domain may import its
+// packages, and every double its double (the fake kit).
+const kernelRoom = "internal/domain"
+
 // rootOf is the domain (or kernel) directory p belongs to.
 func rootOf(p string) string {
 	parts := strings.Split(rel(p), "/")
@@ -218,7 +222,7 @@ func Check(pkgs []Package) []string {
 				add("%s (infra) imports %s package %s", rel(p.ImportPath), to, rel(imp))
 			case c.inDomain(p.ImportPath) && internal && (to == Adapter || to == Infra || to == Command || to == Bench || to == TestDB):
 				add("%s (%s) imports %s: reach it through a port", rel(p.ImportPath), from, rel(imp))
-			case c.inDomain(p.ImportPath) && internal && c.inDomain(imp) && to != Kernel && rootOf(p.ImportPath) != rootOf(imp):
+			case c.inDomain(p.ImportPath) && internal && c.inDomain(imp) && rootOf(imp) != kernelRoom && rootOf(p.ImportPath) != rootOf(imp):
 				add("%s imports another domain's package %s: take a function from the composition root", rel(p.ImportPath), rel(imp))
 			case c.inDomain(p.ImportPath) && !internal && hasPrefixAny(imp, forbiddenInDomain):
 				add("%s (%s) imports %s: reach it through a port", rel(p.ImportPath), from, imp)

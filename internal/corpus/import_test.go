@@ -1,7 +1,6 @@
 package corpus_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -85,7 +84,7 @@ func TestImportIsAllOrNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	boom := errors.New("recorder down")
-	b.mem.RecordFunc = func(context.Context, uuid.UUID, string, string, any) (uuid.UUID, error) { return uuid.Nil, boom }
+	b.mem.Recorder().Fail(func(string) error { return boom })
 	_, err := b.svc.Import(b.ctx, b.owner, corpus.ImportInput{Items: []corpus.ImportItem{item("a", "", corpus.GenreWiki, "A")}})
 	require.ErrorIs(t, err, boom)
 	require.Empty(t, b.mem.Events(), "the notes rolled back with the failed Record")

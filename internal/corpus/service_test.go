@@ -168,12 +168,12 @@ func TestARecordFailureRollsTheWriteBack(t *testing.T) {
 	b := setup(t)
 	w := b.create(t, corpus.GenreWriting, "Draft", nil)
 	boom := errors.New("recorder down")
-	b.mem.RecordFunc = func(context.Context, uuid.UUID, string, string, any) (uuid.UUID, error) { return uuid.Nil, boom }
+	b.mem.Recorder().Fail(func(string) error { return boom })
 	_, err := b.svc.SetPublished(b.ctx, b.owner, w.ID, true)
 	require.ErrorIs(t, err, boom)
 	_, err = b.svc.Create(b.ctx, b.owner, corpus.CreateInput{Fields: corpus.Fields{Genre: corpus.GenreWriting, Title: "New", Published: true}})
 	require.ErrorIs(t, err, boom)
-	b.mem.RecordFunc = nil
+	b.mem.Recorder().Fail(nil)
 	got, err := b.svc.Get(b.ctx, b.owner, w.ID)
 	require.NoError(t, err)
 	require.False(t, got.Published, "the publish rolled back with its event")

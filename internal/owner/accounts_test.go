@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/domaintest"
+	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
 
 func TestCreateOwnerValidates(t *testing.T) {
@@ -16,12 +19,12 @@ func TestCreateOwnerValidates(t *testing.T) {
 	cases := []struct {
 		name, email, password, code string
 	}{
-		{"empty email", "", testPassword, CodeInvalidEmail},
-		{"no at sign", "owner.example.com", testPassword, CodeInvalidEmail},
-		{"display name", "Owner <owner@example.com>", testPassword, CodeInvalidEmail},
-		{"too long email", strings.Repeat("a", 250) + "@example.com", testPassword, CodeInvalidEmail},
-		{"short password", "owner@example.com", "short", CodeWeakPassword},
-		{"huge password", "owner@example.com", strings.Repeat("p", MaxPasswordLen+1), CodeWeakPassword},
+		{"empty email", "", testPassword, owner.CodeInvalidEmail},
+		{"no at sign", "owner.example.com", testPassword, owner.CodeInvalidEmail},
+		{"display name", "Owner <owner@example.com>", testPassword, owner.CodeInvalidEmail},
+		{"too long email", strings.Repeat("a", 250) + "@example.com", testPassword, owner.CodeInvalidEmail},
+		{"short password", "owner@example.com", "short", owner.CodeWeakPassword},
+		{"huge password", "owner@example.com", strings.Repeat("p", owner.MaxPasswordLen+1), owner.CodeWeakPassword},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,7 +54,7 @@ func TestCreateOwnerStoresOnlyTheHashAndRefusesATakenEmailInAnyCase(t *testing.T
 	require.Equal(t, "fake$"+strings.ToUpper(testPassword), o.PasswordHash)
 
 	_, err = b.svc.CreateOwner(ctx, "owner@EXAMPLE.com", testPassword)
-	requireCode(t, err, domain.KindConflict, CodeEmailTaken)
+	requireCode(t, err, domain.KindConflict, owner.CodeEmailTaken)
 
 	has, err = b.svc.HasOwners(ctx)
 	require.NoError(t, err)
@@ -66,7 +69,7 @@ func TestGeneratePasswordIsLongEnough(t *testing.T) {
 	b := setup(t)
 	pw, err := b.svc.GeneratePassword()
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(pw), MinPasswordLen)
+	require.GreaterOrEqual(t, len(pw), owner.MinPasswordLen)
 	_, err = b.svc.CreateOwner(context.Background(), "gen@example.com", pw)
 	require.NoError(t, err)
 }
@@ -79,11 +82,11 @@ func TestChangeEmail(t *testing.T) {
 	b.newOwner(t, "b@example.com")
 
 	_, err := b.svc.ChangeEmail(ctx, a.ID, "new@example.com", "wrong password!!")
-	requireCode(t, err, domain.KindForbidden, CodeWrongPassword)
+	requireCode(t, err, domain.KindForbidden, owner.CodeWrongPassword)
 	_, err = b.svc.ChangeEmail(ctx, a.ID, "B@example.com", testPassword)
-	requireCode(t, err, domain.KindConflict, CodeEmailTaken)
+	requireCode(t, err, domain.KindConflict, owner.CodeEmailTaken)
 	_, err = b.svc.ChangeEmail(ctx, a.ID, "not an email", testPassword)
-	requireCode(t, err, domain.KindValidation, CodeInvalidEmail)
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidEmail)
 	require.Empty(t, b.eventsOf(domain.EventOwnerEmailChanged))
 
 	b.clock.Advance(1000)
@@ -102,7 +105,7 @@ func TestChangeEmail(t *testing.T) {
 
 	// The old email no longer logs in; the new one does.
 	_, err = b.login("a@example.com", testPassword, "192.0.2.1")
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
 	_, err = b.login("NEW@example.com", testPassword, "192.0.2.1")
 	require.NoError(t, err)
 }
@@ -112,12 +115,12 @@ func TestChangeEmailRollsBackWhenRecordFails(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	a := b.newOwner(t, "a@example.com")
-	b.mem.RecordErrFunc = func(eventType string) error {
+	b.mem.Recorder().Fail(func(eventType string) error {
 		if eventType == domain.EventOwnerEmailChanged {
 			return errors.New("recorder down")
 		}
 		return nil
-	}
+	})
 	_, err := b.svc.ChangeEmail(ctx, a.ID, "new@example.com", testPassword)
 	require.Error(t, err)
 	me, err := b.svc.Me(ctx, a.ID)
@@ -127,19 +130,19 @@ func TestChangeEmailRollsBackWhenRecordFails(t *testing.T) {
 
 func TestMemoryRecorderRefusesOutsideItsTransaction(t *testing.T) {
 	t.Parallel()
-	mem := NewMemory()
-	var leaked Tx
-	require.NoError(t, mem.Do(context.Background(), func(tx Tx) error {
+	mem := ownertest.NewMemory()
+	var leaked owner.Tx
+	require.NoError(t, mem.Do(context.Background(), func(tx owner.Tx) error {
 		leaked = tx
 		return nil
 	}))
 	_, err := leaked.Recorder().Record(context.Background(), [16]byte{1}, domain.EventOwnerLogin, "s", map[string]any{})
-	require.ErrorIs(t, err, errTxEnded)
+	require.ErrorIs(t, err, domaintest.ErrTxEnded)
 	require.Equal(t, 1, mem.StrayRecords())
 	require.Empty(t, mem.Events())
 
 	// Events of a rolled-back transaction vanish with it.
-	err = mem.Do(context.Background(), func(tx Tx) error {
+	err = mem.Do(context.Background(), func(tx owner.Tx) error {
 		if _, err := tx.Recorder().Record(context.Background(), [16]byte{1}, domain.EventOwnerLogin, "s", map[string]any{}); err != nil {
 			return err
 		}

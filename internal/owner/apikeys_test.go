@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 func TestIssueAPIKey(t *testing.T) {
@@ -23,7 +24,7 @@ func TestIssueAPIKey(t *testing.T) {
 	require.True(t, strings.HasPrefix(k.Key, "smk_"))
 	require.Equal(t, "ci deploys", k.Name)
 	require.Equal(t, k.Key[:12], k.Prefix)
-	require.Equal(t, DigestOf(k.Key), k.KeyHash)
+	require.Equal(t, owner.DigestOf(k.Key), k.KeyHash)
 
 	evs := b.eventsOf(domain.EventAPIKeyIssued)
 	require.Len(t, evs, 1)
@@ -36,9 +37,9 @@ func TestIssueAPIKey(t *testing.T) {
 	require.Len(t, keys, 1)
 	require.Equal(t, k.APIKey, keys[0])
 
-	for _, name := range []string{"", "   ", strings.Repeat("n", MaxAPIKeyNameLen+1)} {
+	for _, name := range []string{"", "   ", strings.Repeat("n", owner.MaxAPIKeyNameLen+1)} {
 		_, err := b.svc.IssueAPIKey(ctx, a.ID, name)
-		requireCode(t, err, domain.KindValidation, CodeInvalidName)
+		requireCode(t, err, domain.KindValidation, owner.CodeInvalidName)
 	}
 }
 
@@ -51,7 +52,7 @@ func TestIssueAPIKeyForEmail(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.ID, k.OwnerID)
 	_, err = b.svc.IssueAPIKeyForEmail(ctx, "nobody@example.com", "cli")
-	requireCode(t, err, domain.KindNotFound, CodeOwnerNotFound)
+	requireCode(t, err, domain.KindNotFound, owner.CodeOwnerNotFound)
 }
 
 func TestIssueAPIKeyRollsBackWhenRecordFails(t *testing.T) {
@@ -59,14 +60,14 @@ func TestIssueAPIKeyRollsBackWhenRecordFails(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	a := b.newOwner(t, "a@example.com")
-	b.mem.RecordErrFunc = func(string) error { return errors.New("recorder down") }
+	b.mem.Recorder().Fail(func(string) error { return errors.New("recorder down") })
 	_, err := b.svc.IssueAPIKey(ctx, a.ID, "ci")
 	require.Error(t, err)
 	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
 	require.NoError(t, err)
 	require.Empty(t, keys)
 	_, err = b.svc.AuthenticateAPIKey(ctx, "smk_"+b.tokens.lastToken())
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidAPIKey)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidAPIKey)
 }
 
 func TestAuthenticateAPIKey(t *testing.T) {
@@ -102,7 +103,7 @@ func TestAuthenticateAPIKey(t *testing.T) {
 
 	for _, bad := range []string{"", "smk_", "smk_nope", k.Key + "x", strings.TrimPrefix(k.Key, "smk_"), "Bearer " + k.Key} {
 		_, err := b.svc.AuthenticateAPIKey(ctx, bad)
-		requireCode(t, err, domain.KindUnauthorized, CodeInvalidAPIKey)
+		requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidAPIKey)
 	}
 }
 
@@ -129,7 +130,7 @@ func TestRevokeAPIKey(t *testing.T) {
 	require.Equal(t, a.ID, evs[0].OwnerID)
 
 	_, err = b.svc.AuthenticateAPIKey(ctx, k.Key)
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidAPIKey)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidAPIKey)
 	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
 	require.NoError(t, err)
 	require.NotNil(t, keys[0].RevokedAt)

@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 // hammer sends n failed logins for email from ip and returns the last error.
@@ -37,7 +38,7 @@ func TestRepeatedAbuseBansTheIP(t *testing.T) {
 
 	// One short of the threshold: limited, not banned.
 	err := b.hammer(t, lim.BanAfter-1, "a@example.com", attacker)
-	requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	requireCode(t, err, domain.KindRateLimited, owner.CodeRateLimited)
 	banned, err := b.svc.IsBanned(ctx, attacker)
 	require.NoError(t, err)
 	require.False(t, banned)
@@ -45,7 +46,7 @@ func TestRepeatedAbuseBansTheIP(t *testing.T) {
 
 	// The threshold-th refusal bans the IP, recorded for the targeted owner.
 	err = b.hammer(t, 1, "a@example.com", attacker)
-	requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	requireCode(t, err, domain.KindRateLimited, owner.CodeRateLimited)
 	banned, err = b.svc.IsBanned(ctx, attacker)
 	require.NoError(t, err)
 	require.True(t, banned, "the ban takes effect at once on the replica that added it")
@@ -56,7 +57,7 @@ func TestRepeatedAbuseBansTheIP(t *testing.T) {
 
 	// A banned IP cannot even log in with the right password.
 	_, err = b.login("a@example.com", testPassword, attacker)
-	requireCode(t, err, domain.KindForbidden, CodeIPBanned)
+	requireCode(t, err, domain.KindForbidden, owner.CodeIPBanned)
 	// The owner can, from elsewhere: the banned IP's failures no longer
 	// count against the account.
 	_, err = b.login("a@example.com", testPassword, "192.0.2.1")
@@ -145,7 +146,7 @@ func TestOtherReplicasSeeABanWithinTheCacheTTL(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	// A second service on the same storage stands for another replica.
-	replica, err := New(Deps{UoW: b.mem, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
+	replica, err := owner.New(owner.Deps{UoW: b.mem, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
 	require.NoError(t, err)
 	banned, err := replica.IsBanned(ctx, "203.0.113.8")
 	require.NoError(t, err)
@@ -192,17 +193,17 @@ func TestListBansPages(t *testing.T) {
 	require.Equal(t, ips, got)
 
 	_, err := b.svc.ListBans(ctx, a.ID, op.PageInput{Cursor: "not-a-cursor"})
-	requireCode(t, err, domain.KindValidation, CodeInvalidCursor)
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidCursor)
 }
 
 // flakyUoW fails every transaction while down is set.
 type flakyUoW struct {
-	UnitOfWork
+	owner.UnitOfWork
 	down    atomic.Bool
 	queries atomic.Int32
 }
 
-func (f *flakyUoW) Do(ctx context.Context, fn func(tx Tx) error) error {
+func (f *flakyUoW) Do(ctx context.Context, fn func(tx owner.Tx) error) error {
 	f.queries.Add(1)
 	if f.down.Load() {
 		return errors.New("database unreachable")
@@ -218,7 +219,7 @@ func TestBanCheckSurvivesADatabaseOutage(t *testing.T) {
 	b.hammer(t, b.svc.Limits().BanAfter, "a@example.com", "203.0.113.20")
 
 	flaky := &flakyUoW{UnitOfWork: b.mem}
-	replica, err := New(Deps{UoW: flaky, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
+	replica, err := owner.New(owner.Deps{UoW: flaky, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
 	require.NoError(t, err)
 	banned, err := replica.IsBanned(ctx, "203.0.113.20")
 	require.NoError(t, err)
@@ -238,7 +239,7 @@ func TestBanCheckSurvivesADatabaseOutage(t *testing.T) {
 	require.Equal(t, before+1, flaky.queries.Load(), "one failed query per TTL, not one per request")
 
 	// A replica that never read the list lets requests through, with the error.
-	cold, err := New(Deps{UoW: flaky, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
+	cold, err := owner.New(owner.Deps{UoW: flaky, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
 	require.NoError(t, err)
 	banned, err = cold.IsBanned(ctx, "203.0.113.20")
 	require.Error(t, err)

@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
 
 // fakeHasher is a transparent "hash" (never use outside tests) with
@@ -93,8 +95,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 type testBundle struct {
-	svc    *Service
-	mem    *Memory
+	svc    *owner.Service
+	mem    *ownertest.Memory
 	hasher *fakeHasher
 	tokens *fakeTokens
 	clock  *fakeClock
@@ -103,12 +105,12 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{
-		mem:    NewMemory(),
+		mem:    ownertest.NewMemory(),
 		hasher: &fakeHasher{},
 		tokens: &fakeTokens{},
 		clock:  &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
 	}
-	svc, err := New(Deps{UoW: b.mem, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
+	svc, err := owner.New(owner.Deps{UoW: b.mem, Clock: b.clock, Hasher: b.hasher, Tokens: b.tokens})
 	require.NoError(t, err)
 	b.svc = svc
 	// Every test ends by checking that no event was recorded outside the
@@ -119,7 +121,7 @@ func setup(t *testing.T) *testBundle {
 
 const testPassword = "correct horse battery"
 
-func (b *testBundle) newOwner(t *testing.T, email string) Owner {
+func (b *testBundle) newOwner(t *testing.T, email string) owner.Owner {
 	t.Helper()
 	o, err := b.svc.CreateOwner(context.Background(), email, testPassword)
 	require.NoError(t, err)
@@ -127,8 +129,8 @@ func (b *testBundle) newOwner(t *testing.T, email string) Owner {
 }
 
 // eventsOf returns the committed events of that type.
-func (b *testBundle) eventsOf(eventType string) []MemoryEvent {
-	var out []MemoryEvent
+func (b *testBundle) eventsOf(eventType string) []ownertest.MemoryEvent {
+	var out []ownertest.MemoryEvent
 	for _, e := range b.mem.Events() {
 		if e.Type == eventType {
 			out = append(out, e)
@@ -137,7 +139,7 @@ func (b *testBundle) eventsOf(eventType string) []MemoryEvent {
 	return out
 }
 
-func dataOf(t *testing.T, e MemoryEvent) map[string]any {
+func dataOf(t *testing.T, e ownertest.MemoryEvent) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(e.Data, &m))
@@ -153,6 +155,6 @@ func requireCode(t *testing.T, err error, kind domain.Kind, code string) {
 	require.Equal(t, code, de.Code, "code of %v", err)
 }
 
-func (b *testBundle) login(email, password, ip string) (LoginResult, error) {
-	return b.svc.Login(context.Background(), LoginInput{Email: email, Password: password, IP: ip, UserAgent: "test"})
+func (b *testBundle) login(email, password, ip string) (owner.LoginResult, error) {
+	return b.svc.Login(context.Background(), owner.LoginInput{Email: email, Password: password, IP: ip, UserAgent: "test"})
 }

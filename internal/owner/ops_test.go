@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 func TestOpsAreDeclaredOnce(t *testing.T) {
@@ -69,26 +70,26 @@ func TestOpsActForTheCaller(t *testing.T) {
 		return out
 	}
 
-	issued := call("api_keys.issue", map[string]any{"name": "ci"}).(IssuedAPIKeyView)
-	require.True(t, strings.HasPrefix(issued.Key, APIKeyPrefix))
-	listed := call("api_keys.list", nil).(op.List[APIKeyView])
+	issued := call("api_keys.issue", map[string]any{"name": "ci"}).(owner.IssuedAPIKeyView)
+	require.True(t, strings.HasPrefix(issued.Key, owner.APIKeyPrefix))
+	listed := call("api_keys.list", nil).(op.List[owner.APIKeyView])
 	require.Len(t, listed.Data, 1)
 	raw, err := json.Marshal(listed)
 	require.NoError(t, err)
 	require.NotContains(t, string(raw), issued.Key, "a listing never shows the key")
 	require.NotContains(t, string(raw), "hash")
 
-	me := call("owner.me", nil).(OwnerView)
+	me := call("owner.me", nil).(owner.OwnerView)
 	require.Equal(t, a.ID, me.ID)
 	raw, err = json.Marshal(me)
 	require.NoError(t, err)
 	require.NotContains(t, string(raw), "fake$", "never the password hash")
 
 	call("api_keys.revoke", map[string]any{"id": issued.ID})
-	bans := call("ip_bans.list", nil).(op.Page[IPBanView])
+	bans := call("ip_bans.list", nil).(op.Page[owner.IPBanView])
 	require.NotNil(t, bans.Data)
-	up := call("instance.request_upgrade", map[string]any{"note": "please"}).(UpgradeRequest)
+	up := call("instance.request_upgrade", map[string]any{"note": "please"}).(owner.UpgradeRequest)
 	require.NotZero(t, up.EventID)
-	changed := call("owner.change_email", map[string]any{"email": "z@example.com", "current_password": testPassword}).(OwnerView)
+	changed := call("owner.change_email", map[string]any{"email": "z@example.com", "current_password": testPassword}).(owner.OwnerView)
 	require.Equal(t, "z@example.com", changed.Email)
 }

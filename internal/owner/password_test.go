@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 func TestChangePassword(t *testing.T) {
@@ -26,8 +27,8 @@ func TestChangePassword(t *testing.T) {
 		kind                domain.Kind
 		code                string
 	}{
-		{"wrong current password", "wrong password!!", newPassword, domain.KindForbidden, CodeWrongPassword},
-		{"weak new password", testPassword, "short", domain.KindValidation, CodeWeakPassword},
+		{"wrong current password", "wrong password!!", newPassword, domain.KindForbidden, owner.CodeWrongPassword},
+		{"weak new password", testPassword, "short", domain.KindValidation, owner.CodeWeakPassword},
 	}
 	for _, c := range cases {
 		err := b.svc.ChangePassword(ctx, a.ID, c.current, c.next)
@@ -43,7 +44,7 @@ func TestChangePassword(t *testing.T) {
 	_, err = b.svc.AuthenticateSession(ctx, otherSess.Token)
 	require.NoError(t, err, "another owner's session stays")
 	_, err = b.login("a@example.com", testPassword, "192.0.2.2")
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
 	_, err = b.login("a@example.com", newPassword, "192.0.2.2")
 	require.NoError(t, err)
 }
@@ -89,7 +90,7 @@ func TestListAndEndOneSession(t *testing.T) {
 	require.Equal(t, s2.Session.ID, list[0].ID, "newest first")
 	require.Equal(t, "192.0.2.3", list[0].IP)
 
-	requireCode(t, b.svc.EndSession(ctx, s1.Owner.ID, sb.Session.ID), domain.KindNotFound, CodeSessionNotFound)
+	requireCode(t, b.svc.EndSession(ctx, s1.Owner.ID, sb.Session.ID), domain.KindNotFound, owner.CodeSessionNotFound)
 	_, err = b.svc.AuthenticateSession(ctx, sb.Token)
 	require.NoError(t, err, "another owner's session cannot be ended")
 
@@ -98,5 +99,5 @@ func TestListAndEndOneSession(t *testing.T) {
 	require.Error(t, err)
 	_, err = b.svc.AuthenticateSession(ctx, s2.Token)
 	require.NoError(t, err, "only that session ends")
-	requireCode(t, b.svc.EndSession(ctx, s1.Owner.ID, s1.Session.ID), domain.KindNotFound, CodeSessionNotFound)
+	requireCode(t, b.svc.EndSession(ctx, s1.Owner.ID, s1.Session.ID), domain.KindNotFound, owner.CodeSessionNotFound)
 }

@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 func TestRecoveryRequestDeliversASingleUseTokenThroughTheOutbox(t *testing.T) {
@@ -37,12 +38,12 @@ func TestRecoveryRequestDeliversASingleUseTokenThroughTheOutbox(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.ID, id)
 	_, err = b.svc.AuthenticateSession(ctx, old.Token)
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidSession)
 	_, err = b.login("a@example.com", newPassword, "192.0.2.1")
 	require.NoError(t, err)
 
 	_, err = b.svc.CompleteRecovery(ctx, msgs[0].Token, "yet another passphrase")
-	requireCode(t, err, domain.KindValidation, CodeInvalidRecoveryToken)
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidRecoveryToken)
 }
 
 func TestRecoveryTokenExpires(t *testing.T) {
@@ -53,11 +54,11 @@ func TestRecoveryTokenExpires(t *testing.T) {
 	require.NoError(t, b.svc.RequestRecovery(ctx, "a@example.com", "192.0.2.1"))
 	b.clock.Advance(time.Hour)
 	_, err := b.svc.CompleteRecovery(ctx, b.mem.Delivered()[0].Token, "a brand new passphrase")
-	requireCode(t, err, domain.KindValidation, CodeInvalidRecoveryToken)
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidRecoveryToken)
 	_, err = b.svc.CompleteRecovery(ctx, "made-up", "a brand new passphrase")
-	requireCode(t, err, domain.KindValidation, CodeInvalidRecoveryToken)
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidRecoveryToken)
 	_, err = b.svc.CompleteRecovery(ctx, "made-up", "short")
-	requireCode(t, err, domain.KindValidation, CodeWeakPassword)
+	requireCode(t, err, domain.KindValidation, owner.CodeWeakPassword)
 }
 
 func TestRecoveryAnswersAlikeForUnknownAccounts(t *testing.T) {
@@ -86,7 +87,7 @@ func TestRecoveryIsLimited(t *testing.T) {
 		require.NoError(t, b.svc.RequestRecovery(ctx, fmt.Sprintf("x%d@example.com", i), "192.0.2.50"))
 	}
 	err := b.svc.RequestRecovery(ctx, "a@example.com", "192.0.2.50")
-	requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	requireCode(t, err, domain.KindRateLimited, owner.CodeRateLimited)
 
 	b.clock.Advance(lim.RecoveryWindow + time.Second)
 	require.NoError(t, b.svc.RequestRecovery(ctx, "a@example.com", "192.0.2.50"))
@@ -97,7 +98,7 @@ func TestRecoveryMessageIsNotSentWhenTheTransactionRollsBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.newOwner(t, "a@example.com")
-	b.mem.RecordErrFunc = func(string) error { return errors.New("recorder down") }
+	b.mem.Recorder().Fail(func(string) error { return errors.New("recorder down") })
 	require.Error(t, b.svc.RequestRecovery(context.Background(), "a@example.com", "192.0.2.1"))
 	require.Empty(t, b.mem.Delivered())
 }
@@ -117,6 +118,6 @@ func TestRequestUpgradeRecordsTheRequest(t *testing.T) {
 	require.Equal(t, true, dataOf(t, evs[0])["has_note"])
 	require.NotContains(t, string(evs[0].Data), "gas please", "thin: the note's text does not leave the instance")
 
-	_, err = b.svc.RequestUpgrade(ctx, a.ID, strings.Repeat("n", MaxUpgradeNoteLen+1))
-	requireCode(t, err, domain.KindValidation, CodeInvalidNote)
+	_, err = b.svc.RequestUpgrade(ctx, a.ID, strings.Repeat("n", owner.MaxUpgradeNoteLen+1))
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidNote)
 }

@@ -1,4 +1,4 @@
-package owner
+package owner_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 func TestLoginOpensASessionAndRecordsOwnerLogin(t *testing.T) {
@@ -22,7 +23,7 @@ func TestLoginOpensASessionAndRecordsOwnerLogin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, o.ID, res.Owner.ID)
 	require.NotEmpty(t, res.Token)
-	require.Equal(t, DigestOf(res.Token), res.Session.TokenHash, "only the digest is kept")
+	require.Equal(t, owner.DigestOf(res.Token), res.Session.TokenHash, "only the digest is kept")
 	require.Equal(t, b.clock.Now().Add(14*24*time.Hour), res.ExpiresAt)
 
 	evs := b.eventsOf(domain.EventOwnerLogin)
@@ -51,7 +52,7 @@ func TestLoginRefusesBadCredentialsAlike(t *testing.T) {
 			b := setup(t)
 			b.newOwner(t, "owner@example.com")
 			_, err := b.login(c.email, c.password, "192.0.2.1")
-			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+			requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
 			// The password was checked even for an unknown account (timing).
 			require.Equal(t, 1, b.hasher.Verifies())
 			require.Empty(t, b.eventsOf(domain.EventOwnerLogin))
@@ -69,11 +70,11 @@ func TestLoginLimitsFailuresPerIPAndPerAccount(t *testing.T) {
 		for i := 0; i < lim.MaxFailuresPerIP; i++ {
 			// Different accounts, so only the IP's limit can trip.
 			_, err := b.login("someone"+string(rune('a'+i))+"@example.com", "wrong password!", "192.0.2.1")
-			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+			requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
 		}
 		verifies := b.hasher.Verifies()
 		_, err := b.login("owner@example.com", testPassword, "192.0.2.1")
-		requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+		requireCode(t, err, domain.KindRateLimited, owner.CodeRateLimited)
 		require.Equal(t, verifies, b.hasher.Verifies(), "a limited attempt never reaches the password check")
 
 		// Another IP is not limited.
@@ -92,13 +93,13 @@ func TestLoginLimitsFailuresPerIPAndPerAccount(t *testing.T) {
 		lim := b.svc.Limits()
 		for i := 0; i < lim.MaxFailuresPerAccountIP; i++ {
 			_, err := b.login("owner@example.com", "wrong password!", "203.0.113.9")
-			requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+			requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
 		}
 		_, err := b.login("Owner@Example.com", testPassword, "203.0.113.9")
-		requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+		requireCode(t, err, domain.KindRateLimited, owner.CodeRateLimited)
 		// The same address may still try other accounts (until its own limit).
 		_, err = b.login("other@example.com", "wrong password!", "203.0.113.9")
-		requireCode(t, err, domain.KindUnauthorized, CodeInvalidCredentials)
+		requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
 		// The owner, from their own address, is not locked out.
 		_, err = b.login("owner@example.com", testPassword, "192.0.2.7")
 		require.NoError(t, err)
@@ -138,30 +139,30 @@ func TestSessionsExpireAndLogOut(t *testing.T) {
 
 	require.NoError(t, b.svc.Logout(ctx, first.Token))
 	_, err = b.svc.AuthenticateSession(ctx, first.Token)
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidSession)
 	require.NoError(t, b.svc.Logout(ctx, first.Token), "logging out twice is fine")
 
 	_, err = b.svc.AuthenticateSession(ctx, second.Token)
 	require.NoError(t, err)
 	b.clock.Advance(b.svc.Limits().SessionTTL)
 	_, err = b.svc.AuthenticateSession(ctx, second.Token)
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidSession)
 
 	_, err = b.svc.AuthenticateSession(ctx, "")
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidSession)
 	_, err = b.svc.AuthenticateSession(ctx, "made-up")
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidSession)
 }
 
 func TestLoginRollsBackTheSessionWhenRecordFails(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.newOwner(t, "owner@example.com")
-	b.mem.RecordErrFunc = func(string) error { return errors.New("recorder down") }
+	b.mem.Recorder().Fail(func(string) error { return errors.New("recorder down") })
 	res, err := b.login("owner@example.com", testPassword, "192.0.2.1")
 	require.Error(t, err)
 	require.Empty(t, res.Token)
-	b.mem.RecordErrFunc = nil
+	b.mem.Recorder().Fail(nil)
 	_, err = b.svc.AuthenticateSession(context.Background(), b.tokens.lastToken())
-	requireCode(t, err, domain.KindUnauthorized, CodeInvalidSession)
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidSession)
 }

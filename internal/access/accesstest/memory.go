@@ -5,35 +5,26 @@ package accesstest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/domaintest"
 )
 
 // Event is an event the fake committed.
-type Event struct {
-	ID      uuid.UUID
-	OwnerID uuid.UUID
-	Type    string
-	Subject string
-	Data    json.RawMessage
-}
+type Event = domaintest.Event
 
-// Memory implements access.UnitOfWork in memory: one unit of work at a
-// time, on a copy of the state kept only when fn returns nil.
+// Memory implements access.UnitOfWork in memory: a domaintest.Snapshot of
+// the stores' state, one unit of work at a time, on a copy kept only when
+// fn returns nil.
 type Memory struct {
-	// RecordFunc, when set, replaces recording (to inject failures).
-	RecordFunc func(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error)
-
-	mu sync.Mutex
-	st state
+	snap *domaintest.Snapshot[state]
 }
 
 type state struct {
@@ -41,78 +32,43 @@ type state struct {
 	codes    map[uuid.UUID]access.Code
 	embeds   map[uuid.UUID]access.Embed
 	requests map[uuid.UUID]access.AccessRequest
-	events   []Event
 }
 
 func (s state) clone() state {
-	c := state{roles: map[uuid.UUID]access.Role{}, codes: map[uuid.UUID]access.Code{},
-		embeds: map[uuid.UUID]access.Embed{}, requests: map[uuid.UUID]access.AccessRequest{}}
-	for k, v := range s.roles {
-		c.roles[k] = v
-	}
-	for k, v := range s.codes {
-		c.codes[k] = v
-	}
-	for k, v := range s.embeds {
-		c.embeds[k] = v
-	}
-	for k, v := range s.requests {
-		c.requests[k] = v
-	}
-	c.events = append([]Event(nil), s.events...)
-	return c
+	return state{roles: maps.Clone(s.roles), codes: maps.Clone(s.codes), embeds: maps.Clone(s.embeds), requests: maps.Clone(s.requests)}
 }
 
 var _ access.UnitOfWork = (*Memory)(nil)
 
 // NewMemory returns an empty store.
-func NewMemory() *Memory { return &Memory{st: state{}.clone()} }
+func NewMemory() *Memory {
+	return &Memory{snap: domaintest.NewSnapshot(state{roles: map[uuid.UUID]access.Role{}, codes: map[uuid.UUID]access.Code{},
+		embeds: map[uuid.UUID]access.Embed{}, requests: map[uuid.UUID]access.AccessRequest{}}, state.clone)}
+}
 
 // Do implements access.UnitOfWork.
 func (m *Memory) Do(ctx context.Context, fn func(tx access.Tx) error) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	work := m.st.clone()
-	if err := fn(&memTx{m: m, st: &work}); err != nil {
-		return err
-	}
-	m.st = work
-	return nil
+	return m.snap.Do(ctx, func(st *state, rec *domaintest.TxRecorder) error {
+		return fn(&memTx{st: st, rec: rec})
+	})
 }
 
 // Events returns the committed events, oldest first.
-func (m *Memory) Events() []Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Event(nil), m.st.events...)
-}
+func (m *Memory) Events() []Event { return m.snap.Recorder().Events() }
+
+// Recorder returns the fake Recorder (Fail injects recording failures).
+func (m *Memory) Recorder() *domaintest.Recorder { return m.snap.Recorder() }
 
 type memTx struct {
-	m  *Memory
-	st *state
+	st  *state
+	rec *domaintest.TxRecorder
 }
 
 func (t *memTx) Roles() access.RoleStore       { return &memRoles{t} }
 func (t *memTx) Codes() access.CodeStore       { return &memCodes{t} }
 func (t *memTx) Embeds() access.EmbedStore     { return &memEmbeds{t} }
 func (t *memTx) Requests() access.RequestStore { return &memRequests{t} }
-func (t *memTx) Recorder() domain.Recorder     { return domain.RecorderFunc(t.record) }
-
-func (t *memTx) record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
-	if t.m.RecordFunc != nil {
-		return t.m.RecordFunc(ctx, ownerID, eventType, subject, data)
-	}
-	if _, ok := domain.LookupEventType(eventType); !ok {
-		return uuid.Nil, fmt.Errorf("record %q: event type not declared in the catalog", eventType)
-	}
-	raw, err := json.Marshal(data)
-	if err != nil || len(raw) == 0 || raw[0] != '{' {
-		return uuid.Nil, fmt.Errorf("record %q: event data is not a JSON object", eventType)
-	}
-	id := uuid.New()
-	t.st.events = append(t.st.events, Event{ID: id, OwnerID: ownerID, Type: eventType, Subject: subject, Data: raw})
-	return id, nil
-}
+func (t *memTx) Recorder() domain.Recorder     { return t.rec }
 
 func notFound(what string) error { return domain.NotFound("NOT_FOUND", "no such "+what) }
 

@@ -7,7 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -17,103 +17,74 @@ import (
 
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/domaintest"
 )
 
 // Event is an event the fake committed.
-type Event struct {
-	Seq int
-	corpus.ChangeEvent
-}
+type Event = domaintest.Event
 
-// Memory implements corpus.UnitOfWork in memory. Do runs one unit of work
-// at a time on a copy of the state and keeps the copy only when fn returns
-// nil, so a failed use case leaves nothing behind, as a rolled-back
+// Memory implements corpus.UnitOfWork in memory: a domaintest.Snapshot of
+// the stores' state, one unit of work at a time on a copy kept only when fn
+// returns nil, so a failed use case leaves nothing behind, as a rolled-back
 // transaction would. Like the real database it emulates the corpus_notes row
 // trigger: note writes emit corpus.note.changed with the trigger's payload.
-//
-// The Func fields, when set, replace one behaviour to inject failures.
 type Memory struct {
-	// RecordFunc, when set, is called instead of recording an event.
-	RecordFunc func(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error)
 	// NowFunc, when set, is the clock (default: a fixed start advancing one
 	// millisecond per read, so creation order is strict).
 	NowFunc func() time.Time
 
+	snap  *domaintest.Snapshot[state]
 	mu    sync.Mutex
-	st    state
 	clock time.Time
 }
 
 type state struct {
-	notes  map[uuid.UUID]corpus.Note
-	index  map[uuid.UUID]corpus.IndexEntry
-	events []Event
+	notes map[uuid.UUID]corpus.Note
+	index map[uuid.UUID]corpus.IndexEntry
 }
 
-func (s state) clone() state {
-	c := state{notes: make(map[uuid.UUID]corpus.Note, len(s.notes)), index: make(map[uuid.UUID]corpus.IndexEntry, len(s.index))}
-	for k, v := range s.notes {
-		c.notes[k] = v
-	}
-	for k, v := range s.index {
-		c.index[k] = v
-	}
-	c.events = append([]Event(nil), s.events...)
-	return c
-}
+func (s state) clone() state { return state{notes: maps.Clone(s.notes), index: maps.Clone(s.index)} }
 
 var _ corpus.UnitOfWork = (*Memory)(nil)
 
 // NewMemory returns an empty store.
 func NewMemory() *Memory {
-	return &Memory{st: state{notes: map[uuid.UUID]corpus.Note{}, index: map[uuid.UUID]corpus.IndexEntry{}},
-		clock: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return &Memory{
+		snap:  domaintest.NewSnapshot(state{notes: map[uuid.UUID]corpus.Note{}, index: map[uuid.UUID]corpus.IndexEntry{}}, state.clone),
+		clock: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
 }
 
 // Do implements corpus.UnitOfWork.
 func (m *Memory) Do(ctx context.Context, fn func(tx corpus.Tx) error) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	work := m.st.clone()
-	if err := fn(&memTx{m: m, st: &work}); err != nil {
-		return err
-	}
-	m.st = work
-	return nil
+	return m.snap.Do(ctx, func(st *state, rec *domaintest.TxRecorder) error {
+		return fn(&memTx{m: m, st: st, rec: rec})
+	})
 }
 
 // Events returns the committed events, oldest first.
-func (m *Memory) Events() []Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Event(nil), m.st.events...)
-}
+func (m *Memory) Events() []Event { return m.snap.Recorder().Events() }
+
+// Recorder returns the fake Recorder (Fail injects recording failures).
+func (m *Memory) Recorder() *domaintest.Recorder { return m.snap.Recorder() }
 
 // InsertEvent commits an event as if another part of the instance had
 // recorded it (for subscriber tests).
-func (m *Memory) InsertEvent(ev corpus.ChangeEvent) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.st.events = append(m.st.events, Event{Seq: len(m.st.events) + 1, ChangeEvent: ev})
-}
+func (m *Memory) InsertEvent(ev corpus.ChangeEvent) { m.snap.Recorder().Append(Event(ev)) }
 
 // PruneEvents forgets every event, as retention eventually does.
-func (m *Memory) PruneEvents() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.st.events = nil
-}
+func (m *Memory) PruneEvents() { m.snap.Recorder().Reset() }
 
 // Indexed returns the committed index entries of owner, by note id.
 func (m *Memory) Indexed(ownerID uuid.UUID) map[uuid.UUID]corpus.IndexEntry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	out := map[uuid.UUID]corpus.IndexEntry{}
-	for k, v := range m.st.index {
-		if v.OwnerID == ownerID {
-			out[k] = v
+	m.snap.View(func(st state) {
+		for k, v := range st.index {
+			if v.OwnerID == ownerID {
+				out[k] = v
+			}
 		}
-	}
+	})
 	return out
 }
 
@@ -121,40 +92,26 @@ func (m *Memory) now() time.Time {
 	if m.NowFunc != nil {
 		return m.NowFunc()
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.clock = m.clock.Add(time.Millisecond)
 	return m.clock
 }
 
 type memTx struct {
-	m  *Memory
-	st *state
+	m   *Memory
+	st  *state
+	rec *domaintest.TxRecorder
 }
 
 func (t *memTx) Notes() corpus.NoteStore    { return &memNotes{t} }
 func (t *memTx) Index() corpus.IndexStore   { return &memIndex{t} }
 func (t *memTx) Events() corpus.EventReader { return &memEvents{t} }
-func (t *memTx) Recorder() domain.Recorder  { return domain.RecorderFunc(t.record) }
+func (t *memTx) Recorder() domain.Recorder  { return t.rec }
 
-// record mimics events.Recorder: catalog check, JSON-object data.
-func (t *memTx) record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
-	if t.m.RecordFunc != nil {
-		return t.m.RecordFunc(ctx, ownerID, eventType, subject, data)
-	}
-	if _, ok := domain.LookupEventType(eventType); !ok {
-		return uuid.Nil, fmt.Errorf("record %q: event type not declared in the catalog", eventType)
-	}
-	raw, err := json.Marshal(data)
-	if err != nil || len(raw) == 0 || raw[0] != '{' {
-		return uuid.Nil, fmt.Errorf("record %q: event data is not a JSON object", eventType)
-	}
-	return t.emit(ownerID, eventType, subject, raw), nil
-}
-
-func (t *memTx) emit(ownerID uuid.UUID, eventType, subject string, data json.RawMessage) uuid.UUID {
-	id := uuid.New()
-	t.st.events = append(t.st.events, Event{Seq: len(t.st.events) + 1, ChangeEvent: corpus.ChangeEvent{
-		ID: id, OwnerID: ownerID, Type: eventType, Subject: subject, Data: data}})
-	return id
+// emit records an event as the trigger does: unchecked, in the transaction.
+func (t *memTx) emit(ownerID uuid.UUID, eventType, subject string, data json.RawMessage) {
+	t.rec.Append(Event{ID: uuid.New(), OwnerID: ownerID, Type: eventType, Subject: subject, Data: data})
 }
 
 // trigger emulates corpus_notes_emit for a write of before → after (zero
@@ -480,9 +437,9 @@ func (s *memIndex) Search(_ context.Context, ownerID uuid.UUID, query string, li
 type memEvents struct{ t *memTx }
 
 func (r *memEvents) Event(_ context.Context, id uuid.UUID) (corpus.ChangeEvent, error) {
-	for _, e := range r.t.st.events {
+	for _, e := range r.t.rec.Events() {
 		if e.ID == id {
-			return e.ChangeEvent, nil
+			return corpus.ChangeEvent(e), nil
 		}
 	}
 	return corpus.ChangeEvent{}, domain.NotFound("NOT_FOUND", "no such event")

@@ -16,7 +16,7 @@ func TestMemoryPassesTheContract(t *testing.T) {
 			var out []corpus.ChangeEvent
 			for _, e := range m.Events() {
 				if e.OwnerID == ownerID {
-					out = append(out, e.ChangeEvent)
+					out = append(out, corpus.ChangeEvent(e))
 				}
 			}
 			return out

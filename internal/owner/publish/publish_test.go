@@ -1,4 +1,4 @@
-package publish
+package publish_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/publish"
+	"github.com/standmeet/standmeet/internal/owner/publish/publishtest"
 )
 
 // fakeLimiter grants budget events in total and records what it was asked.
@@ -37,15 +39,15 @@ func (l *fakeLimiter) Allow(key string, events, bytes int) (time.Duration, bool)
 	return 0, true
 }
 
-func booking(id string) Input {
-	return Input{Type: "booking.created", Subject: "booking://" + id,
+func booking(id string) publish.Input {
+	return publish.Input{Type: "booking.created", Subject: "booking://" + id,
 		Data: json.RawMessage(`{"booking_id":"` + id + `","starts_at":"2026-12-08T09:30:00Z"}`)}
 }
 
-func newService(budget int) (*Service, *Memory, *fakeLimiter) {
-	m := NewMemory()
+func newService(budget int) (*publish.Service, *publishtest.Memory, *fakeLimiter) {
+	m := publishtest.NewMemory()
 	l := &fakeLimiter{budget: budget}
-	return NewService(m, l), m, l
+	return publish.NewService(m, l), m, l
 }
 
 func requireCode(t *testing.T, err error, kind domain.Kind, code string) *domain.Error {
@@ -77,39 +79,39 @@ func TestPublishRecordsTheEventInOneTransaction(t *testing.T) {
 
 func TestPublishRefusalsRecordNothing(t *testing.T) {
 	t.Parallel()
-	with := func(f func(*Input)) Input {
+	with := func(f func(*publish.Input)) publish.Input {
 		in := booking("b_1")
 		f(&in)
 		return in
 	}
 	for _, tc := range []struct {
 		name string
-		in   Input
+		in   publish.Input
 		kind domain.Kind
 		code string
 	}{
-		{"undeclared type", with(func(in *Input) { in.Type = "booking.exploded" }), domain.KindValidation, CodeUnknownType},
-		{"internal type", with(func(in *Input) { in.Type = domain.EventOwnerLogin; in.Data = json.RawMessage(`{}`) }), domain.KindForbidden, CodeNotPublishable},
-		{"trigger type", with(func(in *Input) { in.Type = domain.EventCorpusNoteChanged }), domain.KindForbidden, CodeNotPublishable},
-		{"empty subject", with(func(in *Input) { in.Subject = "" }), domain.KindValidation, CodeInvalidSubject},
-		{"subject without scheme", with(func(in *Input) { in.Subject = "b_1" }), domain.KindValidation, CodeInvalidSubject},
-		{"subject with a space", with(func(in *Input) { in.Subject = "booking://b 1" }), domain.KindValidation, CodeInvalidSubject},
-		{"subject with a bad scheme", with(func(in *Input) { in.Subject = "1booking://b" }), domain.KindValidation, CodeInvalidSubject},
-		{"raw subject", with(func(in *Input) { in.Subject = "RAW://diary/today" }), domain.KindValidation, CodeInvalidSubject},
-		{"subject too long", with(func(in *Input) { in.Subject = "booking://" + strings.Repeat("b", MaxSubjectLen) }), domain.KindValidation, CodeInvalidSubject},
-		{"data an array", with(func(in *Input) { in.Data = json.RawMessage(`[1]`) }), domain.KindValidation, CodeDataNotObject},
-		{"data a string", with(func(in *Input) { in.Data = json.RawMessage(`"x"`) }), domain.KindValidation, CodeDataNotObject},
-		{"data missing", with(func(in *Input) { in.Data = nil }), domain.KindValidation, CodeDataNotObject},
-		{"data null", with(func(in *Input) { in.Data = json.RawMessage(`null`) }), domain.KindValidation, CodeDataNotObject},
-		{"data oversized", with(func(in *Input) {
-			in.Data = json.RawMessage(`{"booking_id":"b_1","pad":"` + strings.Repeat("x", MaxDataBytes) + `"}`)
-		}), domain.KindTooLarge, CodeDataTooLarge},
-		{"data off schema", with(func(in *Input) { in.Data = json.RawMessage(`{"booking_id":"b_1"}`) }), domain.KindUnprocessable, CodeDataSchema},
-		{"data with an undeclared field", with(func(in *Input) {
+		{"undeclared type", with(func(in *publish.Input) { in.Type = "booking.exploded" }), domain.KindValidation, publish.CodeUnknownType},
+		{"internal type", with(func(in *publish.Input) { in.Type = domain.EventOwnerLogin; in.Data = json.RawMessage(`{}`) }), domain.KindForbidden, publish.CodeNotPublishable},
+		{"trigger type", with(func(in *publish.Input) { in.Type = domain.EventCorpusNoteChanged }), domain.KindForbidden, publish.CodeNotPublishable},
+		{"empty subject", with(func(in *publish.Input) { in.Subject = "" }), domain.KindValidation, publish.CodeInvalidSubject},
+		{"subject without scheme", with(func(in *publish.Input) { in.Subject = "b_1" }), domain.KindValidation, publish.CodeInvalidSubject},
+		{"subject with a space", with(func(in *publish.Input) { in.Subject = "booking://b 1" }), domain.KindValidation, publish.CodeInvalidSubject},
+		{"subject with a bad scheme", with(func(in *publish.Input) { in.Subject = "1booking://b" }), domain.KindValidation, publish.CodeInvalidSubject},
+		{"raw subject", with(func(in *publish.Input) { in.Subject = "RAW://diary/today" }), domain.KindValidation, publish.CodeInvalidSubject},
+		{"subject too long", with(func(in *publish.Input) { in.Subject = "booking://" + strings.Repeat("b", publish.MaxSubjectLen) }), domain.KindValidation, publish.CodeInvalidSubject},
+		{"data an array", with(func(in *publish.Input) { in.Data = json.RawMessage(`[1]`) }), domain.KindValidation, publish.CodeDataNotObject},
+		{"data a string", with(func(in *publish.Input) { in.Data = json.RawMessage(`"x"`) }), domain.KindValidation, publish.CodeDataNotObject},
+		{"data missing", with(func(in *publish.Input) { in.Data = nil }), domain.KindValidation, publish.CodeDataNotObject},
+		{"data null", with(func(in *publish.Input) { in.Data = json.RawMessage(`null`) }), domain.KindValidation, publish.CodeDataNotObject},
+		{"data oversized", with(func(in *publish.Input) {
+			in.Data = json.RawMessage(`{"booking_id":"b_1","pad":"` + strings.Repeat("x", publish.MaxDataBytes) + `"}`)
+		}), domain.KindTooLarge, publish.CodeDataTooLarge},
+		{"data off schema", with(func(in *publish.Input) { in.Data = json.RawMessage(`{"booking_id":"b_1"}`) }), domain.KindUnprocessable, publish.CodeDataSchema},
+		{"data with an undeclared field", with(func(in *publish.Input) {
 			in.Data = json.RawMessage(`{"booking_id":"b_1","starts_at":"2026-12-08T09:30:00Z","email":"a@example.com"}`)
-		}), domain.KindUnprocessable, CodeDataSchema},
-		{"idempotency key with a space", with(func(in *Input) { in.IdempotencyKey = "a b" }), domain.KindValidation, CodeInvalidIdempotency},
-		{"idempotency key too long", with(func(in *Input) { in.IdempotencyKey = strings.Repeat("k", 256) }), domain.KindValidation, CodeInvalidIdempotency},
+		}), domain.KindUnprocessable, publish.CodeDataSchema},
+		{"idempotency key with a space", with(func(in *publish.Input) { in.IdempotencyKey = "a b" }), domain.KindValidation, publish.CodeInvalidIdempotency},
+		{"idempotency key too long", with(func(in *publish.Input) { in.IdempotencyKey = strings.Repeat("k", 256) }), domain.KindValidation, publish.CodeInvalidIdempotency},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -129,7 +131,7 @@ func TestPublishRateLimitRefusesWithRetryAfterAndRecordsNothing(t *testing.T) {
 	_, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, booking("b_1"))
 	require.NoError(t, err)
 	_, err = svc.Publish(context.Background(), op.Caller{OwnerID: owner}, booking("b_2"))
-	de := requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	de := requireCode(t, err, domain.KindRateLimited, publish.CodeRateLimited)
 	require.Equal(t, 2*time.Second, de.RetryAfter, "rounded to whole seconds")
 	require.Len(t, m.Events(), 1)
 	require.Equal(t, "owner:"+owner.String(), l.keys[0], "without an API key, the owner is the key")
@@ -148,7 +150,7 @@ func TestPublishIdempotencyKeyReturnsTheFirstEvent(t *testing.T) {
 	other.IdempotencyKey = "order-1"
 	again, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, other)
 	require.NoError(t, err)
-	require.Equal(t, Output{ID: first.ID, Duplicate: true}, again, "whatever the body")
+	require.Equal(t, publish.Output{ID: first.ID, Duplicate: true}, again, "whatever the body")
 	require.Equal(t, http.StatusOK, again.HTTPStatus())
 	require.Len(t, m.Events(), 1)
 
@@ -176,7 +178,7 @@ func TestPublishKeyClaimedConcurrentlyReturnsTheWinner(t *testing.T) {
 	m.BeforeClaim = func() {
 		once.Do(func() {
 			// Another publish commits the key between this one's Find and Claim.
-			other := NewService(m, nil)
+			other := publish.NewService(m, nil)
 			m.BeforeClaim = nil
 			out, err := other.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
 			require.NoError(t, err)
@@ -185,7 +187,7 @@ func TestPublishKeyClaimedConcurrentlyReturnsTheWinner(t *testing.T) {
 	}
 	out, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
 	require.NoError(t, err)
-	require.Equal(t, Output{ID: winner, Duplicate: true}, out)
+	require.Equal(t, publish.Output{ID: winner, Duplicate: true}, out)
 	require.Len(t, m.Events(), 1, "the loser's event was rolled back")
 }
 
@@ -193,18 +195,18 @@ func TestPublishBatchIsAllOrNothingAndNamesEveryRefusedItem(t *testing.T) {
 	t.Parallel()
 	svc, m, _ := newService(1000)
 	owner := op.Caller{OwnerID: uuid.New()}
-	good := []Input{booking("b_1"), booking("b_2"), booking("b_3")}
-	bad := append([]Input(nil), good...)
+	good := []publish.Input{booking("b_1"), booking("b_2"), booking("b_3")}
+	bad := append([]publish.Input(nil), good...)
 	bad[1].Type = domain.EventIPBanAdded
 	bad[2].Subject = "not a uri"
-	_, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: bad})
-	de := requireCode(t, err, domain.KindForbidden, CodeNotPublishable)
+	_, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: bad})
+	de := requireCode(t, err, domain.KindForbidden, publish.CodeNotPublishable)
 	require.Equal(t, "events[1].type", de.Field)
 	require.Contains(t, de.Message, "events[1].type: EVENT_TYPE_NOT_PUBLISHABLE")
 	require.Contains(t, de.Message, "events[2].subject: INVALID_SUBJECT")
 	require.Empty(t, m.Events())
 
-	out, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: good})
+	out, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: good})
 	require.NoError(t, err)
 	require.Len(t, out.Data, 3)
 	require.Equal(t, http.StatusAccepted, out.HTTPStatus())
@@ -217,83 +219,53 @@ func TestPublishBatchIsAllOrNothingAndNamesEveryRefusedItem(t *testing.T) {
 
 func TestPublishBatchFailingInsideTheTransactionRecordsNothing(t *testing.T) {
 	t.Parallel()
-	failing := &failingUoW{Memory: NewMemory(), failAt: 3}
-	svc := NewService(failing, nil)
-	evs := []Input{booking("b_1"), booking("b_2"), booking("b_3"), booking("b_4")}
-	_, err := svc.PublishBatch(context.Background(), op.Caller{OwnerID: uuid.New()}, BatchInput{Events: evs})
-	require.Error(t, err)
-	require.Empty(t, failing.Events())
-}
-
-// failingUoW fails the failAt-th Record of a transaction.
-type failingUoW struct {
-	*Memory
-	failAt int
-}
-
-func (f *failingUoW) Do(ctx context.Context, fn func(tx Tx) error) error {
-	return f.Memory.Do(ctx, func(tx Tx) error { return fn(&failingTx{Tx: tx, failAt: f.failAt}) })
-}
-
-type failingTx struct {
-	Tx
-	n, failAt int
-}
-
-func (t *failingTx) Recorder() domain.Recorder {
-	return domain.RecorderFunc(func(ctx context.Context, o uuid.UUID, et, s string, d any) (uuid.UUID, error) {
-		t.n++
-		if t.n == t.failAt {
-			return uuid.Nil, fmt.Errorf("insert event: connection lost")
+	m := publishtest.NewMemory()
+	n := 0
+	m.Recorder().Fail(func(string) error {
+		if n++; n == 3 {
+			return fmt.Errorf("insert event: connection lost")
 		}
-		return t.Tx.Recorder().Record(ctx, o, et, s, d)
+		return nil
 	})
+	svc := publish.NewService(m, nil)
+	evs := []publish.Input{booking("b_1"), booking("b_2"), booking("b_3"), booking("b_4")}
+	_, err := svc.PublishBatch(context.Background(), op.Caller{OwnerID: uuid.New()}, publish.BatchInput{Events: evs})
+	require.Error(t, err)
+	require.Equal(t, 3, n, "the batch stops at the failed Record")
+	require.Empty(t, m.Events())
 }
 
 func TestPublishBatchLimitsAndKeys(t *testing.T) {
 	t.Parallel()
 	svc, m, l := newService(1000)
 	owner := op.Caller{OwnerID: uuid.New()}
-	_, err := svc.PublishBatch(context.Background(), owner, BatchInput{})
-	requireCode(t, err, domain.KindValidation, CodeEmptyBatch)
-	many := make([]Input, MaxBatch+1)
+	_, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{})
+	requireCode(t, err, domain.KindValidation, publish.CodeEmptyBatch)
+	many := make([]publish.Input, publish.MaxBatch+1)
 	for i := range many {
 		many[i] = booking(fmt.Sprintf("b_%d", i))
 	}
-	_, err = svc.PublishBatch(context.Background(), owner, BatchInput{Events: many})
-	requireCode(t, err, domain.KindTooLarge, CodeBatchTooLarge)
-	out, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: many[:MaxBatch]})
+	_, err = svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: many})
+	requireCode(t, err, domain.KindTooLarge, publish.CodeBatchTooLarge)
+	out, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: many[:publish.MaxBatch]})
 	require.NoError(t, err)
-	require.Len(t, out.Data, MaxBatch)
+	require.Len(t, out.Data, publish.MaxBatch)
 
 	// Keys repeated inside a batch and across batches return the first.
 	a, b := booking("k_1"), booking("k_2")
 	a.IdempotencyKey, b.IdempotencyKey = "same", "same"
-	out, err = svc.PublishBatch(context.Background(), owner, BatchInput{Events: []Input{a, b}})
+	out, err = svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{a, b}})
 	require.NoError(t, err)
 	require.False(t, out.Data[0].Duplicate)
-	require.Equal(t, Output{ID: out.Data[0].ID, Duplicate: true}, out.Data[1])
-	again, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: []Input{b}})
+	require.Equal(t, publish.Output{ID: out.Data[0].ID, Duplicate: true}, out.Data[1])
+	again, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{b}})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, again.HTTPStatus(), "every item a replay")
-	require.Len(t, m.Events(), MaxBatch+1)
+	require.Len(t, m.Events(), publish.MaxBatch+1)
 
 	// A batch counts all its events against the rate at once.
 	tight, _, _ := newService(2)
-	_, err = tight.PublishBatch(context.Background(), owner, BatchInput{Events: many[:3]})
-	requireCode(t, err, domain.KindRateLimited, CodeRateLimited)
+	_, err = tight.PublishBatch(context.Background(), owner, publish.BatchInput{Events: many[:3]})
+	requireCode(t, err, domain.KindRateLimited, publish.CodeRateLimited)
 	require.NotEmpty(t, l.keys)
-}
-
-func FuzzCheckSubject(f *testing.F) {
-	for _, s := range []string{"booking://b_1", "urn:isbn:1", "b_1", "", "a:", ":x", "h\x00://x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if checkSubject(s) == nil {
-			scheme, rest, ok := strings.Cut(s, ":")
-			require.True(t, ok && scheme != "" && rest != "")
-			require.NotContains(t, s, " ")
-		}
-	})
 }

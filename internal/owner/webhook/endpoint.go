@@ -103,6 +103,39 @@ func (e Endpoint) State() string {
 	}
 }
 
+// Live refuses a change to a deleted endpoint (ENDPOINT_DELETED): it
+// changes no more.
+func (e Endpoint) Live() error {
+	if e.DeletedAt != nil {
+		return errDeleted()
+	}
+	return nil
+}
+
+// SetEnabled enables the endpoint, forgetting why it was disabled and its
+// failing streak, or disables it as the owner's choice; disabling an
+// endpoint disabled already keeps the reason it has.
+func (e *Endpoint) SetEnabled(on bool) {
+	switch {
+	case on:
+		e.Enabled, e.DisabledReason, e.FailingSince = true, nil, nil
+	case e.Enabled:
+		r := ReasonDisabledByOwner
+		e.Enabled, e.DisabledReason = false, &r
+	}
+}
+
+// RotateSecret makes sealed the signing secret at now; the current one
+// stays valid for SecretGrace, until the time it returns, and the one
+// before it is dropped.
+func (e *Endpoint) RotateSecret(sealed []byte, now time.Time) time.Time {
+	until := now.Add(SecretGrace)
+	e.PrevSecretSealed, e.PrevSecretUntil = e.SecretSealed, &until
+	e.SecretSealed = sealed
+	e.UpdatedAt = now
+	return until
+}
+
 // Health is an endpoint's recent delivery outcomes, read from the attempt
 // records that exist (within the retention).
 type Health struct {
@@ -272,16 +305,20 @@ type EndpointStore interface {
 	// List returns up to q.Limit endpoints of ownerID that pass q's
 	// filters, in q's order, after q.After.
 	List(ctx context.Context, ownerID uuid.UUID, q EndpointQuery) ([]Endpoint, error)
-	// Get returns one endpoint; forUpdate locks it until the transaction
-	// ends.
-	Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (Endpoint, error)
+	// Get returns one endpoint, deleted ones included.
+	Get(ctx context.Context, ownerID, id uuid.UUID) (Endpoint, error)
 	// Count returns how many endpoints ownerID has, deleted ones not
 	// counted.
 	Count(ctx context.Context, ownerID uuid.UUID) (int, error)
 	// Insert stores a new endpoint with its lease slots.
 	Insert(ctx context.Context, e Endpoint) error
-	// Update writes every field of e (found by owner and id).
-	Update(ctx context.Context, e Endpoint) error
+	// Update reads the endpoint locked until the transaction ends, hands it
+	// to fn and writes every field fn leaves (but its id and owner) when fn
+	// returns nil. fn's error is returned as is and nothing is written; an
+	// endpoint that does not exist for ownerID is not found and fn is not
+	// called; a deleted endpoint is handed to fn but never written (not
+	// found when fn returns nil).
+	Update(ctx context.Context, ownerID, id uuid.UUID, fn func(e *Endpoint) error) error
 	// Delete marks an endpoint deleted at at: disabled for good, its
 	// delivery log kept until PurgeDeleted. An endpoint deleted already is
 	// not found.

@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 func TestValidateURLRefusesHostsNotWrittenCanonically(t *testing.T) {
@@ -37,8 +38,8 @@ func TestValidateURLRefusesHostsNotWrittenCanonically(t *testing.T) {
 		{"http://[fe80::1%25eth0]/h", "zone"},
 	}
 	for _, c := range cases {
-		_, err := ValidateURL(c.url)
-		requireCode(t, err, CodeInvalidURL)
+		_, err := webhook.ValidateURL(c.url)
+		requireCode(t, err, webhook.CodeInvalidURL)
 		require.ErrorContains(t, err, c.says, c.url)
 		require.Equal(t, "url", domain.AsError(err).Field)
 	}
@@ -47,14 +48,14 @@ func TestValidateURLRefusesHostsNotWrittenCanonically(t *testing.T) {
 		"https://localhost/h", "https://my_host.internal./h", "https://xn--bcher-kva.example/h", "https://8.8.8.8/h",
 		"https://0x.example/h", "https://1password.com/h",
 	} {
-		_, err := ValidateURL(ok)
+		_, err := webhook.ValidateURL(ok)
 		require.NoError(t, err, ok)
 	}
 }
 
 // refuseInternal is an egress policy refusing loopback and 10/8 unless
 // allowed, as httpx.CheckAddr with STANDMEET_EGRESS_ALLOW would.
-func refuseInternal(allow ...string) EgressCheckFunc {
+func refuseInternal(allow ...string) webhook.EgressCheckFunc {
 	return func(ip netip.Addr) error {
 		for _, a := range allow {
 			if netip.MustParsePrefix(a).Contains(ip.Unmap()) {
@@ -94,25 +95,25 @@ func TestCreateAndUpdateRefuseInternalLiteralsTheEgressPolicyRefuses(t *testing.
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupService(t)
-			b.svc.egress = refuseInternal(c.allow...)
-			_, err := b.svc.Create(context.Background(), b.owner, decode[CreateInput](t, `{"url":"`+c.url+`","event_types":["code.*"]}`))
+			b.svc.SetEgress(refuseInternal(c.allow...))
+			_, err := b.svc.Create(context.Background(), b.owner, decode[webhook.CreateInput](t, `{"url":"`+c.url+`","event_types":["code.*"]}`))
 			if c.ok {
 				require.NoError(t, err)
 				return
 			}
-			requireCode(t, err, CodeInvalidURL)
+			requireCode(t, err, webhook.CodeInvalidURL)
 			require.ErrorContains(t, err, "STANDMEET_EGRESS_ALLOW")
-			require.Empty(t, b.store.endpoints)
+			require.Empty(t, b.store.Endpoints())
 
 			// Update: an endpoint at a public URL cannot be moved there.
-			b.svc.egress = refuseInternal()
-			out, err := b.svc.Create(context.Background(), b.owner, decode[CreateInput](t, `{"url":"https://hooks.example.com/h","event_types":["code.*"]}`))
+			b.svc.SetEgress(refuseInternal())
+			out, err := b.svc.Create(context.Background(), b.owner, decode[webhook.CreateInput](t, `{"url":"https://hooks.example.com/h","event_types":["code.*"]}`))
 			require.NoError(t, err)
-			b.svc.egress = refuseInternal(c.allow...)
-			_, err = b.svc.Update(context.Background(), b.owner, decode[UpdateInput](t, `{"id":"`+out.ID.String()+`","url":"`+c.url+`"}`))
-			requireCode(t, err, CodeInvalidURL)
+			b.svc.SetEgress(refuseInternal(c.allow...))
+			_, err = b.svc.Update(context.Background(), b.owner, decode[webhook.UpdateInput](t, `{"id":"`+out.ID.String()+`","url":"`+c.url+`"}`))
+			requireCode(t, err, webhook.CodeInvalidURL)
 			require.ErrorContains(t, err, "STANDMEET_EGRESS_ALLOW")
-			require.Equal(t, "https://hooks.example.com/h", b.store.endpoints[out.ID].URL)
+			require.Equal(t, "https://hooks.example.com/h", stored(t, b.store, out.ID).URL)
 		})
 	}
 }

@@ -308,7 +308,7 @@ func sentRequest(e Endpoint, ev LoggedEvent) (*SentRequest, error) {
 func (s *Service) Delivery(ctx context.Context, ownerID uuid.UUID, in DeliveryIDInput) (DeliveryDetail, error) {
 	var out DeliveryDetail
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		e, err := tx.Endpoints().Get(ctx, ownerID, in.ID, false)
+		e, err := tx.Endpoints().Get(ctx, ownerID, in.ID)
 		if err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func (s *Service) SendAgain(ctx context.Context, ownerID uuid.UUID, in DeliveryI
 func (s *Service) retry(ctx context.Context, ownerID uuid.UUID, in DeliveryIDInput, states []string, refusal string) (RetryOutput, error) {
 	var out RetryOutput
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		e, err := getLive(ctx, tx, ownerID, in.ID, false)
+		e, err := getLive(ctx, tx, ownerID, in.ID)
 		if err != nil {
 			return err
 		}
@@ -412,7 +412,7 @@ func (s *Service) Recover(ctx context.Context, ownerID uuid.UUID, in RecoverInpu
 	}
 	var out RecoverOutput
 	err = s.uow.Do(ctx, func(tx Tx) error {
-		e, err := getLive(ctx, tx, ownerID, in.ID, false)
+		e, err := getLive(ctx, tx, ownerID, in.ID)
 		if err != nil {
 			return err
 		}

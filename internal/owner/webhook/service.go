@@ -208,7 +208,7 @@ func (s *Service) Get(ctx context.Context, ownerID, id uuid.UUID) (View, error) 
 	var e Endpoint
 	err := s.uow.Do(ctx, func(tx Tx) error {
 		var err error
-		e, err = tx.Endpoints().Get(ctx, ownerID, id, false)
+		e, err = tx.Endpoints().Get(ctx, ownerID, id)
 		return err
 	})
 	if err != nil {
@@ -228,15 +228,12 @@ func errDeleted() error {
 
 // getLive returns an endpoint that is not deleted (ENDPOINT_DELETED
 // otherwise).
-func getLive(ctx context.Context, tx Tx, ownerID, id uuid.UUID, forUpdate bool) (Endpoint, error) {
-	e, err := tx.Endpoints().Get(ctx, ownerID, id, forUpdate)
+func getLive(ctx context.Context, tx Tx, ownerID, id uuid.UUID) (Endpoint, error) {
+	e, err := tx.Endpoints().Get(ctx, ownerID, id)
 	if err != nil {
 		return e, err
 	}
-	if e.DeletedAt != nil {
-		return e, errDeleted()
-	}
-	return e, nil
+	return e, e.Live()
 }
 
 // checkEmbed refuses an embed_id that is not an embed of the owner.
@@ -416,46 +413,44 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 	}
 	var e Endpoint
 	err = s.uow.Do(ctx, func(tx Tx) error {
-		var err error
-		if e, err = getLive(ctx, tx, ownerID, in.ID, true); err != nil {
-			return err
-		}
-		if u != nil {
-			e.URL = *u
-		}
-		if desc != nil {
-			e.Description = *desc
-		}
-		if types != nil {
-			e.EventTypes = types
-		}
-		if headers != nil {
-			if e.Headers, err = s.sealHeaders(e.ID, headers, e.Headers); err != nil {
+		return tx.Endpoints().Update(ctx, ownerID, in.ID, func(ep *Endpoint) error {
+			if err := ep.Live(); err != nil {
 				return err
 			}
-		}
-		if in.MaxInFlight != nil {
-			e.MaxInFlight = *in.MaxInFlight
-		}
-		if in.TimeoutSeconds != nil {
-			e.TimeoutSeconds = *in.TimeoutSeconds
-		}
-		if in.MaxAttempts != nil {
-			e.MaxAttempts = *in.MaxAttempts
-		}
-		if embedChanged {
-			e.EmbedID = embedID
-		}
-		if in.Enabled != nil {
-			if *in.Enabled {
-				e.Enabled, e.DisabledReason, e.FailingSince = true, nil, nil
-			} else if e.Enabled {
-				r := ReasonDisabledByOwner
-				e.Enabled, e.DisabledReason = false, &r
+			if u != nil {
+				ep.URL = *u
 			}
-		}
-		e.UpdatedAt = s.clock.Now()
-		return tx.Endpoints().Update(ctx, e)
+			if desc != nil {
+				ep.Description = *desc
+			}
+			if types != nil {
+				ep.EventTypes = types
+			}
+			if headers != nil {
+				var err error
+				if ep.Headers, err = s.sealHeaders(ep.ID, headers, ep.Headers); err != nil {
+					return err
+				}
+			}
+			if in.MaxInFlight != nil {
+				ep.MaxInFlight = *in.MaxInFlight
+			}
+			if in.TimeoutSeconds != nil {
+				ep.TimeoutSeconds = *in.TimeoutSeconds
+			}
+			if in.MaxAttempts != nil {
+				ep.MaxAttempts = *in.MaxAttempts
+			}
+			if embedChanged {
+				ep.EmbedID = embedID
+			}
+			if in.Enabled != nil {
+				ep.SetEnabled(*in.Enabled)
+			}
+			ep.UpdatedAt = s.clock.Now()
+			e = *ep
+			return nil
+		})
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("update endpoint %s: %w", in.ID, err)
@@ -489,16 +484,13 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (Secr
 	}
 	var until time.Time
 	err = s.uow.Do(ctx, func(tx Tx) error {
-		e, err := getLive(ctx, tx, ownerID, id, true)
-		if err != nil {
-			return err
-		}
-		now := s.clock.Now()
-		until = now.Add(SecretGrace)
-		e.PrevSecretSealed, e.PrevSecretUntil = e.SecretSealed, &until
-		e.SecretSealed = sealed
-		e.UpdatedAt = now
-		return tx.Endpoints().Update(ctx, e)
+		return tx.Endpoints().Update(ctx, ownerID, id, func(e *Endpoint) error {
+			if err := e.Live(); err != nil {
+				return err
+			}
+			until = e.RotateSecret(sealed, s.clock.Now())
+			return nil
+		})
 	})
 	if err != nil {
 		return SecretOutput{}, fmt.Errorf("rotate secret of endpoint %s: %w", id, err)
@@ -520,7 +512,7 @@ type testEventData struct {
 func (s *Service) SendTest(ctx context.Context, ownerID, id uuid.UUID) (TestOutput, error) {
 	var out TestOutput
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		e, err := getLive(ctx, tx, ownerID, id, false)
+		e, err := getLive(ctx, tx, ownerID, id)
 		if err != nil {
 			return err
 		}
@@ -557,7 +549,7 @@ func (s *Service) Deliveries(ctx context.Context, ownerID uuid.UUID, in Deliveri
 	q.Limit = limit + 1
 	var rows []Delivery
 	err = s.uow.Do(ctx, func(tx Tx) error {
-		if _, err := tx.Endpoints().Get(ctx, ownerID, in.ID, false); err != nil {
+		if _, err := tx.Endpoints().Get(ctx, ownerID, in.ID); err != nil {
 			return err
 		}
 		var err error
@@ -636,7 +628,7 @@ func (s *Service) EventDeliveries(ctx context.Context, ownerID, eventID uuid.UUI
 func (s *Service) Redeliver(ctx context.Context, ownerID, id uuid.UUID) (RedeliverOutput, error) {
 	out := RedeliverOutput{States: RedeliverStates, ByState: map[string]int{}}
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		e, err := getLive(ctx, tx, ownerID, id, false)
+		e, err := getLive(ctx, tx, ownerID, id)
 		if err != nil {
 			return err
 		}

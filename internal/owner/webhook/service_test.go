@@ -1,13 +1,10 @@
-package webhook
+package webhook_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,191 +14,9 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/webhooktest"
 )
-
-// memStore is an in-memory UnitOfWork for the service's unit tests (the
-// PostgreSQL adapter has its own tests against a real database).
-type memStore struct {
-	mu        sync.Mutex
-	endpoints map[uuid.UUID]Endpoint
-	recorded  []recordedEvent
-	queued    []queuedDelivery
-	nextJob   int64
-	// DeliveriesFunc and RedeliverFunc answer the delivery log calls.
-	DeliveriesFunc func(endpointID uuid.UUID, q DeliveryQuery) ([]Delivery, error)
-	RedeliverFunc  func(endpointID uuid.UUID) (map[string]int, error)
-	// RetryFunc and RecoverFunc answer Retry and Recover.
-	RetryFunc   func(endpointID uuid.UUID, jobID int64, states []string) (string, string, error)
-	RecoverFunc func(ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error)
-	// EventDeliveriesFunc answers ListByEvent.
-	EventDeliveriesFunc func(ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
-}
-
-type recordedEvent struct {
-	OwnerID uuid.UUID
-	Type    string
-	Subject string
-	Data    any
-}
-
-type queuedDelivery struct{ EndpointID, EventID uuid.UUID }
-
-func newMemStore() *memStore { return &memStore{endpoints: map[uuid.UUID]Endpoint{}} }
-
-// Do runs fn on a copy of the state and keeps it only if fn succeeds, as a
-// transaction would.
-func (m *memStore) Do(_ context.Context, fn func(tx Tx) error) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	tx := &memTx{m: m, endpoints: map[uuid.UUID]Endpoint{}}
-	for k, v := range m.endpoints {
-		tx.endpoints[k] = v
-	}
-	if err := fn(tx); err != nil {
-		return err
-	}
-	m.endpoints = tx.endpoints
-	m.recorded = append(m.recorded, tx.recorded...)
-	m.queued = append(m.queued, tx.queued...)
-	return nil
-}
-
-type memTx struct {
-	m         *memStore
-	endpoints map[uuid.UUID]Endpoint
-	recorded  []recordedEvent
-	queued    []queuedDelivery
-}
-
-func (t *memTx) Endpoints() EndpointStore  { return memEndpoints{t} }
-func (t *memTx) Deliveries() DeliveryStore { return memDeliveries{t} }
-func (t *memTx) Recorder() domain.Recorder {
-	return domain.RecorderFunc(func(_ context.Context, owner uuid.UUID, typ, subject string, data any) (uuid.UUID, error) {
-		t.recorded = append(t.recorded, recordedEvent{owner, typ, subject, data})
-		return uuid.New(), nil
-	})
-}
-
-type memEndpoints struct{ t *memTx }
-
-func (s memEndpoints) List(_ context.Context, owner uuid.UUID, q EndpointQuery) ([]Endpoint, error) {
-	less := func(a, b Endpoint) bool {
-		if q.Sort == SortURL && a.URL != b.URL {
-			return a.URL < b.URL
-		}
-		return bytes.Compare(a.ID[:], b.ID[:]) < 0
-	}
-	var out []Endpoint
-	for _, e := range s.t.endpoints {
-		switch {
-		case e.OwnerID != owner:
-		case q.State == "" && e.DeletedAt != nil, q.State != "" && e.State() != q.State:
-		case q.EventType != "" && !domain.MatchAnyGlob(e.EventTypes, q.EventType):
-		case q.URLContains != "" && !strings.Contains(strings.ToLower(e.URL), strings.ToLower(q.URLContains)):
-		case q.After != nil && !(q.Desc && less(e, Endpoint{URL: q.After.URL, ID: q.After.ID}) ||
-			!q.Desc && less(Endpoint{URL: q.After.URL, ID: q.After.ID}, e)):
-		default:
-			out = append(out, e)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return less(out[i], out[j]) != q.Desc })
-	if len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
-	return out, nil
-}
-
-func (s memEndpoints) Get(_ context.Context, owner, id uuid.UUID, _ bool) (Endpoint, error) {
-	e, ok := s.t.endpoints[id]
-	if !ok || e.OwnerID != owner {
-		return Endpoint{}, domain.ErrNotFound
-	}
-	return e, nil
-}
-
-func (s memEndpoints) Count(_ context.Context, owner uuid.UUID) (int, error) {
-	n := 0
-	for _, e := range s.t.endpoints {
-		if e.OwnerID == owner && e.DeletedAt == nil {
-			n++
-		}
-	}
-	return n, nil
-}
-
-func (s memEndpoints) Insert(_ context.Context, e Endpoint) error {
-	s.t.endpoints[e.ID] = e
-	return nil
-}
-
-func (s memEndpoints) Update(ctx context.Context, e Endpoint) error {
-	if _, err := s.Get(ctx, e.OwnerID, e.ID, false); err != nil {
-		return err
-	}
-	s.t.endpoints[e.ID] = e
-	return nil
-}
-
-func (s memEndpoints) Delete(ctx context.Context, owner, id uuid.UUID, at time.Time) error {
-	e, err := s.Get(ctx, owner, id, false)
-	if err != nil {
-		return err
-	}
-	if e.DeletedAt != nil {
-		return domain.ErrNotFound
-	}
-	r := "deleted"
-	e.DeletedAt, e.Enabled, e.DisabledReason = &at, false, &r
-	s.t.endpoints[id] = e
-	return nil
-}
-
-type memDeliveries struct{ t *memTx }
-
-func (d memDeliveries) Enqueue(_ context.Context, endpointID, eventID uuid.UUID) (int64, error) {
-	d.t.queued = append(d.t.queued, queuedDelivery{endpointID, eventID})
-	d.t.m.nextJob++
-	return d.t.m.nextJob, nil
-}
-
-func (d memDeliveries) List(_ context.Context, endpointID uuid.UUID, q DeliveryQuery) ([]Delivery, error) {
-	if d.t.m.DeliveriesFunc == nil {
-		return nil, nil
-	}
-	return d.t.m.DeliveriesFunc(endpointID, q)
-}
-
-func (d memDeliveries) Get(context.Context, uuid.UUID, int64) (Delivery, []Attempt, *LoggedEvent, error) {
-	return Delivery{}, nil, nil, domain.NotFound(CodeDeliveryNotFound, "delivery not found")
-}
-
-func (d memDeliveries) Retry(_ context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
-	if d.t.m.RetryFunc == nil {
-		return "", "", domain.NotFound(CodeDeliveryNotFound, "delivery not found")
-	}
-	return d.t.m.RetryFunc(endpointID, jobID, states)
-}
-
-func (d memDeliveries) Recover(_ context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {
-	if d.t.m.RecoverFunc == nil {
-		return 0, 0, nil
-	}
-	return d.t.m.RecoverFunc(ownerID, endpointID, types, since, until, max)
-}
-
-func (d memDeliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error) {
-	if d.t.m.EventDeliveriesFunc == nil {
-		return nil, domain.ErrNotFound
-	}
-	return d.t.m.EventDeliveriesFunc(ownerID, eventID, limit)
-}
-
-func (d memDeliveries) Redeliver(_ context.Context, endpointID uuid.UUID) (map[string]int, error) {
-	if d.t.m.RedeliverFunc == nil {
-		return nil, nil
-	}
-	return d.t.m.RedeliverFunc(endpointID)
-}
 
 // sealing is a fake cryptobox: it "seals" by prefixing the associated data,
 // so a test can see which row a secret was sealed for.
@@ -214,7 +29,7 @@ func unsealFor(t *testing.T, sealed []byte, id uuid.UUID) string {
 }
 
 // headerOf opens a stored header value (sealed with the endpoint id).
-func headerOf(t *testing.T, e Endpoint, name string) string {
+func headerOf(t *testing.T, e webhook.Endpoint, name string) string {
 	t.Helper()
 	v, ok := e.Headers[name]
 	require.True(t, ok, "no header %s", name)
@@ -223,9 +38,27 @@ func headerOf(t *testing.T, e Endpoint, name string) string {
 	return unsealFor(t, sealed, e.ID)
 }
 
+// requireCode asserts err is a validation error with code.
+func requireCode(t *testing.T, err error, code string) {
+	t.Helper()
+	require.Error(t, err)
+	de := domain.AsError(err)
+	require.NotNil(t, de, "not a domain error: %v", err)
+	require.Equal(t, code, de.Code, err.Error())
+	require.Equal(t, domain.KindValidation, de.Kind)
+}
+
+// stored returns the committed endpoint id.
+func stored(t *testing.T, m *webhooktest.Memory, id uuid.UUID) webhook.Endpoint {
+	t.Helper()
+	e, ok := m.Endpoint(id)
+	require.True(t, ok, "endpoint %s not stored", id)
+	return e
+}
+
 type svcBundle struct {
-	svc   *Service
-	store *memStore
+	svc   *webhook.Service
+	store *webhooktest.Memory
 	owner uuid.UUID
 	embed uuid.UUID
 	now   time.Time
@@ -233,8 +66,8 @@ type svcBundle struct {
 
 func setupService(t *testing.T) *svcBundle {
 	t.Helper()
-	b := &svcBundle{store: newMemStore(), owner: uuid.New(), embed: uuid.New(), now: time.Date(2026, 9, 27, 12, 0, 0, 0, time.UTC)}
-	b.svc = NewService(Deps{
+	b := &svcBundle{store: webhooktest.NewMemory(), owner: uuid.New(), embed: uuid.New(), now: time.Date(2026, 9, 27, 12, 0, 0, 0, time.UTC)}
+	b.svc = webhook.NewService(webhook.Deps{
 		UnitOfWork: b.store,
 		Seal:       seal,
 		EmbedBelongsTo: func(_ context.Context, owner, embed uuid.UUID) (bool, error) {
@@ -256,16 +89,16 @@ func decode[T any](t *testing.T, body string) T {
 func TestCreateShowsTheSecretOnceAndSealsItForItsRow(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	in := decode[CreateInput](t, `{"url":"https://r.example/h","event_types":["code.*"],"headers":{"X-Tenant":"t1"},"description":"orders"}`)
+	in := decode[webhook.CreateInput](t, `{"url":"https://r.example/h","event_types":["code.*"],"headers":{"X-Tenant":"t1"},"description":"orders"}`)
 	out, err := b.svc.Create(context.Background(), b.owner, in)
 	require.NoError(t, err)
 	_, err = standardwebhooks.ParseSecret(out.Secret)
 	require.NoError(t, err, "whsec_ + base64 of 32 bytes")
 	require.True(t, out.Enabled)
 	require.Equal(t, 1, out.MaxInFlight)
-	require.Equal(t, map[string]string{"X-Tenant": HeaderMask}, out.Headers, "header values are never shown")
+	require.Equal(t, map[string]string{"X-Tenant": webhook.HeaderMask}, out.Headers, "header values are never shown")
 
-	stored := b.store.endpoints[out.ID]
+	stored := stored(t, b.store, out.ID)
 	require.Equal(t, out.Secret, unsealFor(t, stored.SecretSealed, out.ID))
 	require.Equal(t, "t1", headerOf(t, stored, "X-Tenant"), "header values are sealed for their endpoint")
 	view, err := b.svc.Get(context.Background(), b.owner, out.ID)
@@ -285,27 +118,27 @@ func TestCreateValidatesWithClearCodes(t *testing.T) {
 		body string
 		code string
 	}{
-		{`{"url":"ftp://x","event_types":["*"]}`, CodeInvalidURL},
-		{`{"url":"https://u:p@x.example","event_types":["*"]}`, CodeInvalidURL},
-		{`{"url":"https://x.example","event_types":[]}`, CodeInvalidEventTypes},
-		{`{"url":"https://x.example","event_types":["nope.*"]}`, CodeInvalidEventTypes},
-		{`{"url":"https://x.example","event_types":["*"],"headers":{"X":1}}`, CodeInvalidHeaders},
-		{`{"url":"https://x.example","event_types":["*"],"headers":["X"]}`, CodeInvalidHeaders},
-		{`{"url":"https://x.example","event_types":["*"],"headers":{"webhook-id":"x"}}`, CodeInvalidHeaders},
-		{`{"url":"https://x.example","event_types":["*"],"max_in_flight":9}`, CodeInvalidMaxInFlight},
-		{`{"url":"https://x.example","event_types":["*"],"timeout_seconds":0}`, CodeInvalidTimeout},
-		{`{"url":"https://x.example","event_types":["*"],"timeout_seconds":11}`, CodeInvalidTimeout},
-		{`{"url":"https://x.example","event_types":["*"],"max_attempts":0}`, CodeInvalidMaxAttempts},
-		{`{"url":"https://x.example","event_types":["*"],"max_attempts":19}`, CodeInvalidMaxAttempts},
-		{`{"url":"https://x.example","event_types":["*"],"embed_id":"` + uuid.NewString() + `"}`, CodeUnknownEmbed},
+		{`{"url":"ftp://x","event_types":["*"]}`, webhook.CodeInvalidURL},
+		{`{"url":"https://u:p@x.example","event_types":["*"]}`, webhook.CodeInvalidURL},
+		{`{"url":"https://x.example","event_types":[]}`, webhook.CodeInvalidEventTypes},
+		{`{"url":"https://x.example","event_types":["nope.*"]}`, webhook.CodeInvalidEventTypes},
+		{`{"url":"https://x.example","event_types":["*"],"headers":{"X":1}}`, webhook.CodeInvalidHeaders},
+		{`{"url":"https://x.example","event_types":["*"],"headers":["X"]}`, webhook.CodeInvalidHeaders},
+		{`{"url":"https://x.example","event_types":["*"],"headers":{"webhook-id":"x"}}`, webhook.CodeInvalidHeaders},
+		{`{"url":"https://x.example","event_types":["*"],"max_in_flight":9}`, webhook.CodeInvalidMaxInFlight},
+		{`{"url":"https://x.example","event_types":["*"],"timeout_seconds":0}`, webhook.CodeInvalidTimeout},
+		{`{"url":"https://x.example","event_types":["*"],"timeout_seconds":11}`, webhook.CodeInvalidTimeout},
+		{`{"url":"https://x.example","event_types":["*"],"max_attempts":0}`, webhook.CodeInvalidMaxAttempts},
+		{`{"url":"https://x.example","event_types":["*"],"max_attempts":19}`, webhook.CodeInvalidMaxAttempts},
+		{`{"url":"https://x.example","event_types":["*"],"embed_id":"` + uuid.NewString() + `"}`, webhook.CodeUnknownEmbed},
 	}
 	for _, c := range cases {
 		b := setupService(t)
-		_, err := b.svc.Create(context.Background(), b.owner, decode[CreateInput](t, c.body))
+		_, err := b.svc.Create(context.Background(), b.owner, decode[webhook.CreateInput](t, c.body))
 		requireCode(t, err, c.code)
-		require.Empty(t, b.store.endpoints, c.body)
+		require.Empty(t, b.store.Endpoints(), c.body)
 	}
-	var in CreateInput
+	var in webhook.CreateInput
 	require.Error(t, json.Unmarshal([]byte(`{"url":"https://x.example","event_types":["*"],"secret":"mine"}`), &in),
 		"unknown fields are refused: the instance makes the secret")
 }
@@ -313,7 +146,7 @@ func TestCreateValidatesWithClearCodes(t *testing.T) {
 func TestCreateStopsAtTheSoftLimit(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	in := CreateInput{URL: "https://x.example", EventTypes: []string{"*"}}
+	in := webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}}
 	for range 3 {
 		_, err := b.svc.Create(context.Background(), b.owner, in)
 		require.NoError(t, err)
@@ -321,7 +154,7 @@ func TestCreateStopsAtTheSoftLimit(t *testing.T) {
 	_, err := b.svc.Create(context.Background(), b.owner, in)
 	de := domain.AsError(err)
 	require.NotNil(t, de)
-	require.Equal(t, CodeEndpointLimit, de.Code)
+	require.Equal(t, webhook.CodeEndpointLimit, de.Code)
 	require.Equal(t, domain.KindConflict, de.Kind)
 	_, err = b.svc.Create(context.Background(), uuid.New(), in)
 	require.NoError(t, err, "the limit is per owner")
@@ -330,12 +163,12 @@ func TestCreateStopsAtTheSoftLimit(t *testing.T) {
 func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	created, err := b.svc.Create(context.Background(), b.owner, decode[CreateInput](t,
+	created, err := b.svc.Create(context.Background(), b.owner, decode[webhook.CreateInput](t,
 		`{"url":"https://x.example","event_types":["code.*"],"headers":{"X-A":"1"},"embed_id":"`+b.embed.String()+`"}`))
 	require.NoError(t, err)
-	update := func(body string) View {
+	update := func(body string) webhook.View {
 		t.Helper()
-		in := decode[UpdateInput](t, body)
+		in := decode[webhook.UpdateInput](t, body)
 		in.ID = created.ID
 		v, err := b.svc.Update(context.Background(), b.owner, in)
 		require.NoError(t, err)
@@ -345,17 +178,17 @@ func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 	v := update(`{"description":"renamed"}`)
 	require.Equal(t, "renamed", v.Description)
 	require.Equal(t, []string{"code.*"}, v.EventTypes)
-	require.Equal(t, map[string]string{"X-A": HeaderMask}, v.Headers)
-	require.Equal(t, "1", headerOf(t, b.store.endpoints[created.ID], "X-A"))
+	require.Equal(t, map[string]string{"X-A": webhook.HeaderMask}, v.Headers)
+	require.Equal(t, "1", headerOf(t, stored(t, b.store, created.ID), "X-A"))
 	require.Equal(t, &b.embed, v.EmbedID)
 
 	// The mask sent back keeps a value; a new value replaces it.
-	v = update(`{"headers":{"x-a":"` + HeaderMask + `","X-B":"2"}}`)
-	require.Equal(t, map[string]string{"x-a": HeaderMask, "X-B": HeaderMask}, v.Headers)
-	require.Equal(t, "1", headerOf(t, b.store.endpoints[created.ID], "x-a"))
-	require.Equal(t, "2", headerOf(t, b.store.endpoints[created.ID], "X-B"))
+	v = update(`{"headers":{"x-a":"` + webhook.HeaderMask + `","X-B":"2"}}`)
+	require.Equal(t, map[string]string{"x-a": webhook.HeaderMask, "X-B": webhook.HeaderMask}, v.Headers)
+	require.Equal(t, "1", headerOf(t, stored(t, b.store, created.ID), "x-a"))
+	require.Equal(t, "2", headerOf(t, stored(t, b.store, created.ID), "X-B"))
 	update(`{"headers":{"X-A":"3"}}`)
-	require.Equal(t, "3", headerOf(t, b.store.endpoints[created.ID], "X-A"))
+	require.Equal(t, "3", headerOf(t, stored(t, b.store, created.ID), "X-A"))
 
 	v = update(`{"headers":{},"embed_id":null}`)
 	require.Empty(t, v.Headers, "{} removes the headers")
@@ -363,23 +196,23 @@ func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 
 	v = update(`{"enabled":false}`)
 	require.False(t, v.Enabled)
-	require.Equal(t, ReasonDisabledByOwner, *v.DisabledReason)
+	require.Equal(t, webhook.ReasonDisabledByOwner, *v.DisabledReason)
 
 	// A failing, auto-disabled endpoint: enabled:true clears the failure.
-	e := b.store.endpoints[created.ID]
+	e := stored(t, b.store, created.ID)
 	since, reason := b.now.Add(-6*24*time.Hour), "deliveries failed continuously"
 	e.FailingSince, e.DisabledReason = &since, &reason
-	b.store.endpoints[created.ID] = e
+	b.store.PutEndpoint(e)
 	v = update(`{"enabled":true}`)
 	require.True(t, v.Enabled)
 	require.Nil(t, v.DisabledReason)
 	require.Nil(t, v.FailingSince)
 
-	in := decode[UpdateInput](t, `{"event_types":[]}`)
+	in := decode[webhook.UpdateInput](t, `{"event_types":[]}`)
 	in.ID = created.ID
 	_, err = b.svc.Update(context.Background(), b.owner, in)
-	requireCode(t, err, CodeInvalidEventTypes)
-	in = decode[UpdateInput](t, `{"description":"x"}`)
+	requireCode(t, err, webhook.CodeInvalidEventTypes)
+	in = decode[webhook.UpdateInput](t, `{"description":"x"}`)
 	in.ID = created.ID
 	_, err = b.svc.Update(context.Background(), uuid.New(), in)
 	require.ErrorIs(t, err, domain.ErrNotFound)
@@ -388,20 +221,20 @@ func TestUpdateChangesOnlyWhatIsGiven(t *testing.T) {
 func TestRotateKeepsThePreviousSecretForADay(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
 	rotated, err := b.svc.RotateSecret(context.Background(), b.owner, created.ID)
 	require.NoError(t, err)
 	require.NotEqual(t, created.Secret, rotated.Secret)
-	e := b.store.endpoints[created.ID]
+	e := stored(t, b.store, created.ID)
 	require.Equal(t, rotated.Secret, unsealFor(t, e.SecretSealed, e.ID))
 	require.Equal(t, created.Secret, unsealFor(t, e.PrevSecretSealed, e.ID))
-	require.Equal(t, b.now.Add(SecretGrace), *e.PrevSecretUntil)
+	require.Equal(t, b.now.Add(webhook.SecretGrace), *e.PrevSecretUntil)
 	require.Nil(t, created.RotationGraceUntil, "a new endpoint has no previous secret")
-	require.Equal(t, b.now.Add(SecretGrace), *rotated.RotationGraceUntil, "the rotation says when the old secret stops")
+	require.Equal(t, b.now.Add(webhook.SecretGrace), *rotated.RotationGraceUntil, "the rotation says when the old secret stops")
 	got, err := b.svc.Get(context.Background(), b.owner, created.ID)
 	require.NoError(t, err)
-	require.Equal(t, b.now.Add(SecretGrace), *got.RotationGraceUntil, "the endpoint shows the grace")
+	require.Equal(t, b.now.Add(webhook.SecretGrace), *got.RotationGraceUntil, "the endpoint shows the grace")
 	_, err = b.svc.RotateSecret(context.Background(), uuid.New(), created.ID)
 	require.ErrorIs(t, err, domain.ErrNotFound)
 }
@@ -409,83 +242,84 @@ func TestRotateKeepsThePreviousSecretForADay(t *testing.T) {
 func TestSendTestRecordsAndQueuesInOneUnitOfWork(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"code.*"}})
+	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"code.*"}})
 	require.NoError(t, err)
 	out, err := b.svc.SendTest(context.Background(), b.owner, created.ID)
 	require.NoError(t, err)
 	require.NotZero(t, out.JobID)
-	require.Len(t, b.store.recorded, 1)
-	ev := b.store.recorded[0]
+	require.Len(t, b.store.Events(), 1)
+	ev := b.store.Events()[0]
 	require.Equal(t, domain.EventWebhookTest, ev.Type)
-	require.Equal(t, testEventData{EndpointID: created.ID, Test: true}, ev.Data)
-	require.Equal(t, []queuedDelivery{{created.ID, out.EventID}}, b.store.queued)
+	require.Equal(t, out.EventID, ev.ID)
+	require.Equal(t, webhook.TestEventData{EndpointID: created.ID, Test: true}, decode[webhook.TestEventData](t, string(ev.Data)))
+	require.Equal(t, []webhooktest.Queued{{EndpointID: created.ID, EventID: out.EventID}}, b.store.Queued())
 
 	disabled := false
-	_, err = b.svc.Update(context.Background(), b.owner, UpdateInput{ID: created.ID, Enabled: &disabled})
+	_, err = b.svc.Update(context.Background(), b.owner, webhook.UpdateInput{ID: created.ID, Enabled: &disabled})
 	require.NoError(t, err)
 	_, err = b.svc.SendTest(context.Background(), b.owner, created.ID)
-	require.Equal(t, CodeEndpointDisabled, domain.AsError(err).Code)
+	require.Equal(t, webhook.CodeEndpointDisabled, domain.AsError(err).Code)
 	_, err = b.svc.Redeliver(context.Background(), b.owner, created.ID)
-	require.Equal(t, CodeEndpointDisabled, domain.AsError(err).Code)
-	require.Len(t, b.store.recorded, 1, "nothing recorded for a refused test")
+	require.Equal(t, webhook.CodeEndpointDisabled, domain.AsError(err).Code)
+	require.Len(t, b.store.Events(), 1, "nothing recorded for a refused test")
 }
 
 func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
-	b.store.DeliveriesFunc = func(_ uuid.UUID, q DeliveryQuery) ([]Delivery, error) {
-		var out []Delivery
+	b.store.DeliveriesFunc = func(_ uuid.UUID, q webhook.DeliveryQuery) ([]webhook.Delivery, error) {
+		var out []webhook.Delivery
 		if q.After > 0 {
 			for id := q.After + 1; id <= 10 && len(out) < q.Limit; id++ {
-				out = append(out, Delivery{JobID: id, State: "completed"})
+				out = append(out, webhook.Delivery{JobID: id, State: "completed"})
 			}
 			return out, nil
 		}
 		for id := int64(10); id > 0 && len(out) < q.Limit; id-- {
 			if q.Before == 0 || id < q.Before {
-				out = append(out, Delivery{JobID: id, State: "completed"})
+				out = append(out, webhook.Delivery{JobID: id, State: "completed"})
 			}
 		}
 		return out, nil
 	}
-	page, err := b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}})
+	page, err := b.svc.Deliveries(context.Background(), b.owner, webhook.DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}})
 	require.NoError(t, err)
 	require.Len(t, page.Data, 4)
 	require.Equal(t, "/admin/tasks?job=10", page.Data[0].TaskURL)
 	require.Equal(t, "7", *page.NextCursor)
 	require.Nil(t, page.PrevCursor, "the newest page has no newer page")
-	require.Equal(t, StatusDelivered, page.Data[0].Status)
-	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4, Cursor: *page.NextCursor}})
+	require.Equal(t, webhook.StatusDelivered, page.Data[0].Status)
+	page, err = b.svc.Deliveries(context.Background(), b.owner, webhook.DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4, Cursor: *page.NextCursor}})
 	require.NoError(t, err)
 	require.Equal(t, int64(6), page.Data[0].JobID)
 	require.Equal(t, "6", *page.PrevCursor)
 	// Back up: the page newer than job 6 is 10…7 again, newest first.
-	page, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}, Before: *page.PrevCursor})
+	page, err = b.svc.Deliveries(context.Background(), b.owner, webhook.DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Limit: 4}, Before: *page.PrevCursor})
 	require.NoError(t, err)
 	require.Equal(t, []int64{10, 9, 8, 7}, []int64{page.Data[0].JobID, page.Data[1].JobID, page.Data[2].JobID, page.Data[3].JobID})
 	require.Nil(t, page.PrevCursor)
 	require.Equal(t, "7", *page.NextCursor)
 	for _, bad := range []struct {
-		in   DeliveriesInput
+		in   webhook.DeliveriesInput
 		code string
 	}{
-		{DeliveriesInput{State: "bogus"}, CodeInvalidState},
-		{DeliveriesInput{State: "completed"}, CodeInvalidState},
-		{DeliveriesInput{EventType: "no.such"}, CodeInvalidEventType},
-		{DeliveriesInput{Since: "yesterday"}, CodeInvalidTime},
-		{DeliveriesInput{Since: "2026-01-02T00:00:00Z", Until: "2026-01-01T00:00:00Z"}, CodeInvalidTime},
-		{DeliveriesInput{Before: "0"}, "INVALID_CURSOR"},
-		{DeliveriesInput{Before: "5", PageInput: op.PageInput{Cursor: "6"}}, "INVALID_CURSOR"},
+		{webhook.DeliveriesInput{State: "bogus"}, webhook.CodeInvalidState},
+		{webhook.DeliveriesInput{State: "completed"}, webhook.CodeInvalidState},
+		{webhook.DeliveriesInput{EventType: "no.such"}, webhook.CodeInvalidEventType},
+		{webhook.DeliveriesInput{Since: "yesterday"}, webhook.CodeInvalidTime},
+		{webhook.DeliveriesInput{Since: "2026-01-02T00:00:00Z", Until: "2026-01-01T00:00:00Z"}, webhook.CodeInvalidTime},
+		{webhook.DeliveriesInput{Before: "0"}, "INVALID_CURSOR"},
+		{webhook.DeliveriesInput{Before: "5", PageInput: op.PageInput{Cursor: "6"}}, "INVALID_CURSOR"},
 	} {
 		bad.in.ID = created.ID
 		_, err = b.svc.Deliveries(context.Background(), b.owner, bad.in)
 		requireCode(t, err, bad.code)
 	}
-	_, err = b.svc.Deliveries(context.Background(), b.owner, DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Cursor: "x"}})
+	_, err = b.svc.Deliveries(context.Background(), b.owner, webhook.DeliveriesInput{ID: created.ID, PageInput: op.PageInput{Cursor: "x"}})
 	requireCode(t, err, "INVALID_CURSOR")
-	_, err = b.svc.Deliveries(context.Background(), uuid.New(), DeliveriesInput{ID: created.ID})
+	_, err = b.svc.Deliveries(context.Background(), uuid.New(), webhook.DeliveriesInput{ID: created.ID})
 	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
@@ -550,7 +384,7 @@ func TestStoreErrorsKeepTheirKind(t *testing.T) {
 	b := setupService(t)
 	boom := errors.New("database down")
 	b.store.RedeliverFunc = func(uuid.UUID) (map[string]int, error) { return nil, boom }
-	created, err := b.svc.Create(context.Background(), b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
 	_, err = b.svc.Redeliver(context.Background(), b.owner, created.ID)
 	require.ErrorIs(t, err, boom)
@@ -561,36 +395,36 @@ func TestSettingsDefaultToTheCapsAndChangeThroughUpdate(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
 	ctx := context.Background()
-	created, err := b.svc.Create(ctx, b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	created, err := b.svc.Create(ctx, b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
-	require.Equal(t, MaxTimeoutSeconds, created.TimeoutSeconds)
-	require.Equal(t, MaxAttemptsCap, created.MaxAttempts)
+	require.Equal(t, webhook.MaxTimeoutSeconds, created.TimeoutSeconds)
+	require.Equal(t, webhook.MaxAttemptsCap, created.MaxAttempts)
 	require.Equal(t, 1, created.MaxInFlight)
-	require.Equal(t, StateEnabled, created.State)
+	require.Equal(t, webhook.StateEnabled, created.State)
 
-	in := decode[UpdateInput](t, `{"timeout_seconds":3,"max_attempts":5,"max_in_flight":4}`)
+	in := decode[webhook.UpdateInput](t, `{"timeout_seconds":3,"max_attempts":5,"max_in_flight":4}`)
 	in.ID = created.ID
 	v, err := b.svc.Update(ctx, b.owner, in)
 	require.NoError(t, err)
 	require.Equal(t, 3, v.TimeoutSeconds)
 	require.Equal(t, 5, v.MaxAttempts)
 	require.Equal(t, 4, v.MaxInFlight)
-	e := b.store.endpoints[created.ID]
+	e := stored(t, b.store, created.ID)
 	require.Equal(t, 3*time.Second, e.Timeout(), "the worker reads Timeout()")
 	require.Equal(t, 5, e.Attempts(), "the worker reads Attempts()")
 
 	for body, code := range map[string]string{
-		`{"timeout_seconds":0}`:  CodeInvalidTimeout,
-		`{"timeout_seconds":60}`: CodeInvalidTimeout,
-		`{"max_attempts":-1}`:    CodeInvalidMaxAttempts,
-		`{"max_attempts":100}`:   CodeInvalidMaxAttempts,
+		`{"timeout_seconds":0}`:  webhook.CodeInvalidTimeout,
+		`{"timeout_seconds":60}`: webhook.CodeInvalidTimeout,
+		`{"max_attempts":-1}`:    webhook.CodeInvalidMaxAttempts,
+		`{"max_attempts":100}`:   webhook.CodeInvalidMaxAttempts,
 	} {
-		in := decode[UpdateInput](t, body)
+		in := decode[webhook.UpdateInput](t, body)
 		in.ID = created.ID
 		_, err := b.svc.Update(ctx, b.owner, in)
 		requireCode(t, err, code)
 	}
-	require.Equal(t, e, b.store.endpoints[created.ID], "a refused update changes nothing")
+	require.Equal(t, e, stored(t, b.store, created.ID), "a refused update changes nothing")
 }
 
 func TestDeleteIsSoftAndFreezesTheEndpoint(t *testing.T) {
@@ -599,47 +433,47 @@ func TestDeleteIsSoftAndFreezesTheEndpoint(t *testing.T) {
 	ctx := context.Background()
 	var ids []uuid.UUID
 	for range 3 {
-		created, err := b.svc.Create(ctx, b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+		created, err := b.svc.Create(ctx, b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 		require.NoError(t, err)
 		ids = append(ids, created.ID)
 	}
 	require.NoError(t, b.svc.Delete(ctx, b.owner, ids[0]))
 	v, err := b.svc.Get(ctx, b.owner, ids[0])
 	require.NoError(t, err, "a deleted endpoint stays readable")
-	require.Equal(t, StateDeleted, v.State)
+	require.Equal(t, webhook.StateDeleted, v.State)
 	require.False(t, v.Enabled, "deleted implies disabled: the fan-out reads only enabled endpoints")
 	require.Equal(t, b.now, *v.DeletedAt)
 
-	in := decode[UpdateInput](t, `{"enabled":true}`)
+	in := decode[webhook.UpdateInput](t, `{"enabled":true}`)
 	in.ID = ids[0]
 	_, err = b.svc.Update(ctx, b.owner, in)
-	requireConflict(t, err, CodeEndpointDeleted)
+	requireConflict(t, err, webhook.CodeEndpointDeleted)
 	_, err = b.svc.RotateSecret(ctx, b.owner, ids[0])
-	requireConflict(t, err, CodeEndpointDeleted)
+	requireConflict(t, err, webhook.CodeEndpointDeleted)
 	_, err = b.svc.SendTest(ctx, b.owner, ids[0])
-	requireConflict(t, err, CodeEndpointDeleted)
+	requireConflict(t, err, webhook.CodeEndpointDeleted)
 	_, err = b.svc.Redeliver(ctx, b.owner, ids[0])
-	requireConflict(t, err, CodeEndpointDeleted)
+	requireConflict(t, err, webhook.CodeEndpointDeleted)
 	require.ErrorIs(t, b.svc.Delete(ctx, b.owner, ids[0]), domain.ErrNotFound, "deleting twice")
-	_, err = b.svc.Deliveries(ctx, b.owner, DeliveriesInput{ID: ids[0]})
+	_, err = b.svc.Deliveries(ctx, b.owner, webhook.DeliveriesInput{ID: ids[0]})
 	require.NoError(t, err, "its delivery log stays readable")
 
-	_, err = b.svc.Create(ctx, b.owner, CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
+	_, err = b.svc.Create(ctx, b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err, "a deleted endpoint does not count against the limit")
 
-	p, err := b.svc.List(ctx, b.owner, ListInput{})
+	p, err := b.svc.List(ctx, b.owner, webhook.ListInput{})
 	require.NoError(t, err)
 	require.Len(t, p.Data, 3, "the default list leaves deleted endpoints out")
-	p, err = b.svc.List(ctx, b.owner, ListInput{State: StateDeleted})
+	p, err = b.svc.List(ctx, b.owner, webhook.ListInput{State: webhook.StateDeleted})
 	require.NoError(t, err)
 	require.Len(t, p.Data, 1)
 	require.Equal(t, ids[0], p.Data[0].ID)
 }
 
-type fakeHealth map[uuid.UUID]Health
+type fakeHealth map[uuid.UUID]webhook.Health
 
-func (f fakeHealth) Health(_ context.Context, ids []uuid.UUID, _ time.Time) (map[uuid.UUID]Health, error) {
-	out := map[uuid.UUID]Health{}
+func (f fakeHealth) Health(_ context.Context, ids []uuid.UUID, _ time.Time) (map[uuid.UUID]webhook.Health, error) {
+	out := map[uuid.UUID]webhook.Health{}
 	for _, id := range ids {
 		if h, ok := f[id]; ok {
 			out[id] = h
@@ -651,10 +485,10 @@ func (f fakeHealth) Health(_ context.Context, ids []uuid.UUID, _ time.Time) (map
 func TestListFiltersSortsPagesAndShowsHealth(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
-	b.svc.maxEndpoints = 10
+	b.svc.SetMaxEndpoints(10)
 	ctx := context.Background()
-	mk := func(url string, types ...string) View {
-		created, err := b.svc.Create(ctx, b.owner, CreateInput{URL: url, EventTypes: types})
+	mk := func(url string, types ...string) webhook.View {
+		created, err := b.svc.Create(ctx, b.owner, webhook.CreateInput{URL: url, EventTypes: types})
 		require.NoError(t, err)
 		return created.View
 	}
@@ -662,24 +496,24 @@ func TestListFiltersSortsPagesAndShowsHealth(t *testing.T) {
 	a := mk("https://A.example/hook", "webhook.test")
 	bb := mk("https://b.example/other", "*")
 	_ = mk("https://other-owner.example", "*") // moved to another owner below
-	for id, e := range b.store.endpoints {
+	for _, e := range b.store.Endpoints() {
 		if e.URL == "https://other-owner.example" {
 			e.OwnerID = uuid.New()
-			b.store.endpoints[id] = e
+			b.store.PutEndpoint(e)
 		}
 	}
 	// b is failing, c disabled.
-	e := b.store.endpoints[bb.ID]
+	e := stored(t, b.store, bb.ID)
 	since := b.now.Add(-time.Hour)
 	e.FailingSince = &since
-	b.store.endpoints[bb.ID] = e
-	e = b.store.endpoints[c.ID]
+	b.store.PutEndpoint(e)
+	e = stored(t, b.store, c.ID)
 	e.Enabled = false
-	b.store.endpoints[c.ID] = e
+	b.store.PutEndpoint(e)
 	rate := 0.5
-	b.svc.health = fakeHealth{a.ID: {Attempts24h: 2, Succeeded24h: 1, SuccessRate24h: &rate}}
+	b.svc.SetHealth(fakeHealth{a.ID: {Attempts24h: 2, Succeeded24h: 1, SuccessRate24h: &rate}})
 
-	ids := func(in ListInput) []uuid.UUID {
+	ids := func(in webhook.ListInput) []uuid.UUID {
 		t.Helper()
 		p, err := b.svc.List(ctx, b.owner, in)
 		require.NoError(t, err)
@@ -690,30 +524,30 @@ func TestListFiltersSortsPagesAndShowsHealth(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []uuid.UUID{c.ID, a.ID, bb.ID}, ids(ListInput{}))
-	require.Equal(t, []uuid.UUID{bb.ID, a.ID, c.ID}, ids(ListInput{Sort: "-created"}))
-	require.Equal(t, []uuid.UUID{a.ID, bb.ID, c.ID}, ids(ListInput{Sort: "url"}), "A < b < c: case as stored")
-	require.Equal(t, []uuid.UUID{c.ID, bb.ID, a.ID}, ids(ListInput{Sort: "-url"}))
-	require.Equal(t, []uuid.UUID{a.ID}, ids(ListInput{State: StateEnabled}))
-	require.Equal(t, []uuid.UUID{bb.ID}, ids(ListInput{State: StateFailing}))
-	require.Equal(t, []uuid.UUID{c.ID}, ids(ListInput{State: StateDisabled}))
-	require.Equal(t, []uuid.UUID{c.ID, bb.ID}, ids(ListInput{EventType: "booking.created"}))
-	require.Equal(t, []uuid.UUID{a.ID, bb.ID}, ids(ListInput{EventType: "webhook.test"}))
-	require.Equal(t, []uuid.UUID{c.ID, a.ID}, ids(ListInput{URL: "/HOOK"}))
+	require.Equal(t, []uuid.UUID{c.ID, a.ID, bb.ID}, ids(webhook.ListInput{}))
+	require.Equal(t, []uuid.UUID{bb.ID, a.ID, c.ID}, ids(webhook.ListInput{Sort: "-created"}))
+	require.Equal(t, []uuid.UUID{a.ID, bb.ID, c.ID}, ids(webhook.ListInput{Sort: "url"}), "A < b < c: case as stored")
+	require.Equal(t, []uuid.UUID{c.ID, bb.ID, a.ID}, ids(webhook.ListInput{Sort: "-url"}))
+	require.Equal(t, []uuid.UUID{a.ID}, ids(webhook.ListInput{State: webhook.StateEnabled}))
+	require.Equal(t, []uuid.UUID{bb.ID}, ids(webhook.ListInput{State: webhook.StateFailing}))
+	require.Equal(t, []uuid.UUID{c.ID}, ids(webhook.ListInput{State: webhook.StateDisabled}))
+	require.Equal(t, []uuid.UUID{c.ID, bb.ID}, ids(webhook.ListInput{EventType: "booking.created"}))
+	require.Equal(t, []uuid.UUID{a.ID, bb.ID}, ids(webhook.ListInput{EventType: "webhook.test"}))
+	require.Equal(t, []uuid.UUID{c.ID, a.ID}, ids(webhook.ListInput{URL: "/HOOK"}))
 
-	p, err := b.svc.List(ctx, b.owner, ListInput{Sort: "url", PageInput: op.PageInput{Limit: 2}})
+	p, err := b.svc.List(ctx, b.owner, webhook.ListInput{Sort: "url", PageInput: op.PageInput{Limit: 2}})
 	require.NoError(t, err)
 	require.Equal(t, []uuid.UUID{a.ID, bb.ID}, []uuid.UUID{p.Data[0].ID, p.Data[1].ID})
 	require.Equal(t, 0.5, *p.Data[0].Health.SuccessRate24h)
 	require.Nil(t, p.Data[1].Health.SuccessRate24h, "no attempts: no rate")
 	require.NotNil(t, p.NextCursor)
-	require.Equal(t, []uuid.UUID{c.ID}, ids(ListInput{Sort: "url", PageInput: op.PageInput{Limit: 2, Cursor: *p.NextCursor}}))
+	require.Equal(t, []uuid.UUID{c.ID}, ids(webhook.ListInput{Sort: "url", PageInput: op.PageInput{Limit: 2, Cursor: *p.NextCursor}}))
 
-	for in, code := range map[ListInput]string{
-		{State: "paused"}:           CodeInvalidState,
-		{EventType: "nope.nothing"}: CodeInvalidEventType,
-		{EventType: "booking.*"}:    CodeInvalidEventType,
-		{Sort: "health"}:            CodeInvalidSort,
+	for in, code := range map[webhook.ListInput]string{
+		{State: "paused"}:           webhook.CodeInvalidState,
+		{EventType: "nope.nothing"}: webhook.CodeInvalidEventType,
+		{EventType: "booking.*"}:    webhook.CodeInvalidEventType,
+		{Sort: "health"}:            webhook.CodeInvalidSort,
 		{Sort: "url", PageInput: op.PageInput{Cursor: "zzz"}}: "INVALID_CURSOR",
 		{PageInput: op.PageInput{Cursor: "zzz"}}:              "INVALID_CURSOR",
 	} {
@@ -738,15 +572,15 @@ func FuzzEndpointCursor(f *testing.F) {
 	f.Add("", "~")
 	f.Add("é~ü", "AAAA~0190b2c4-1c2d-7000-8000-000000000000")
 	f.Fuzz(func(t *testing.T, url, raw string) {
-		e := Endpoint{ID: uuid.New(), URL: url}
-		for _, sort := range []string{SortCreated, SortURL} {
-			c, err := parseEndpointCursor(sort, endpointCursor(sort, e))
+		e := webhook.Endpoint{ID: uuid.New(), URL: url}
+		for _, sort := range []string{webhook.SortCreated, webhook.SortURL} {
+			c, err := webhook.ParseEndpointCursor(sort, webhook.EndpointCursorOf(sort, e))
 			require.NoError(t, err)
 			require.Equal(t, e.ID, c.ID)
-			if sort == SortURL {
+			if sort == webhook.SortURL {
 				require.Equal(t, url, c.URL)
 			}
-			if _, err := parseEndpointCursor(sort, raw); err != nil {
+			if _, err := webhook.ParseEndpointCursor(sort, raw); err != nil {
 				requireCode(t, err, "INVALID_CURSOR")
 			}
 		}

@@ -22,13 +22,14 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
 
 const password = "correct horse battery"
 
 type testBundle struct {
 	svc   *owner.Service
-	mem   *owner.Memory
+	mem   *ownertest.Memory
 	gate  *auth.Gate
 	echo  *echo.Echo
 	owner owner.Owner
@@ -41,7 +42,7 @@ func cheapArgon2id() auth.Argon2id {
 
 func setup(t *testing.T, opts auth.Options) *testBundle {
 	t.Helper()
-	mem := owner.NewMemory()
+	mem := ownertest.NewMemory()
 	svc, err := owner.New(owner.Deps{UoW: mem, Hasher: cheapArgon2id(), Tokens: auth.RandomTokens{}})
 	require.NoError(t, err)
 	o, err := svc.CreateOwner(context.Background(), "owner@example.com", password)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/access/accesstest"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/accessdb"
 	"github.com/standmeet/standmeet/internal/domain"
@@ -16,7 +17,7 @@ import (
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
-func newUoW(t *testing.T) (*accessdb.UnitOfWork, *pgxpool.Pool) {
+func newUoW(t *testing.T) (access.UnitOfWork, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.New(t)
 	rec := events.NewRecorder(func(name string) bool { _, ok := domain.LookupEventType(name); return ok }, nil)

@@ -5,7 +5,6 @@
 package accessdb
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -14,31 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/access"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
-// RecorderFunc binds the event recorder to a transaction.
-type RecorderFunc func(tx pgx.Tx) domain.Recorder
-
-// UnitOfWork runs access use cases in pgx transactions.
-type UnitOfWork struct {
-	pool     *pgxpool.Pool
-	recorder RecorderFunc
-}
-
-var _ access.UnitOfWork = (*UnitOfWork)(nil)
-
-// NewUnitOfWork returns a unit of work over pool recording with
-// recorder(tx).
-func NewUnitOfWork(pool *pgxpool.Pool, recorder RecorderFunc) *UnitOfWork {
-	return &UnitOfWork{pool: pool, recorder: recorder}
-}
-
-// Do implements access.UnitOfWork.
-func (u *UnitOfWork) Do(ctx context.Context, fn func(tx access.Tx) error) error {
-	return pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
-		return fn(&txStores{tx: tx, rec: u.recorder(tx)})
-	})
+// NewUnitOfWork returns the access domain's unit of work over pool; its Tx
+// records events with rec bound to the transaction.
+func NewUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[access.Tx] {
+	return uow.New(pool, rec, func(tx pgx.Tx, rec domain.Recorder) access.Tx { return &txStores{tx: tx, rec: rec} })
 }
 
 type txStores struct {

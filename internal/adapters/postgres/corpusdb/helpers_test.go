@@ -18,7 +18,7 @@ import (
 
 // newUoW returns the adapter's unit of work on a fresh database, recording
 // events with the real Recorder and the domain catalog.
-func newUoW(t *testing.T) (*corpusdb.UnitOfWork, *pgxpool.Pool) {
+func newUoW(t *testing.T) (corpus.UnitOfWork, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.New(t)
 	rec := events.NewRecorder(func(name string) bool { _, ok := domain.LookupEventType(name); return ok }, nil)

@@ -14,34 +14,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
-// RecorderFunc binds the event recorder to a transaction (events.Recorder's
-// With, adapted by the composition root).
-type RecorderFunc func(tx pgx.Tx) domain.Recorder
-
-// UnitOfWork runs corpus use cases in pgx transactions.
-type UnitOfWork struct {
-	pool     *pgxpool.Pool
-	recorder RecorderFunc
-}
-
-var _ corpus.UnitOfWork = (*UnitOfWork)(nil)
-
-// NewUnitOfWork returns a unit of work over pool whose Tx records events with
-// recorder(tx).
-func NewUnitOfWork(pool *pgxpool.Pool, recorder RecorderFunc) *UnitOfWork {
-	return &UnitOfWork{pool: pool, recorder: recorder}
-}
-
-// Do implements corpus.UnitOfWork: fn runs in one transaction, committed
-// when it returns nil and rolled back otherwise.
-func (u *UnitOfWork) Do(ctx context.Context, fn func(tx corpus.Tx) error) error {
-	return pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
-		return fn(&txStores{tx: tx, rec: u.recorder(tx)})
-	})
+// NewUnitOfWork returns the corpus domain's unit of work over pool; its Tx
+// records events with rec bound to the transaction.
+func NewUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[corpus.Tx] {
+	return uow.New(pool, rec, func(tx pgx.Tx, rec domain.Recorder) corpus.Tx { return &txStores{tx: tx, rec: rec} })
 }
 
 type txStores struct {

@@ -8,36 +8,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 )
 
-// BindRecorderFunc returns the event Recorder bound to tx (the composition
-// root passes events.Recorder.With).
-type BindRecorderFunc func(tx pgx.Tx) domain.Recorder
-
-// SupplierUnitOfWork implements supplier.UnitOfWork.
-type SupplierUnitOfWork struct {
-	db   DB
-	bind BindRecorderFunc
-}
-
-var _ supplier.UnitOfWork = (*SupplierUnitOfWork)(nil)
-
-// NewSupplier returns the supplier connections' unit of work on db.
-func NewSupplier(db DB, bind BindRecorderFunc) *SupplierUnitOfWork {
-	return &SupplierUnitOfWork{db: db, bind: bind}
-}
-
-// Do runs fn in one transaction with the connection store and the Recorder
-// bound to it, so an event exists only if the change it records commits.
-func (u *SupplierUnitOfWork) Do(ctx context.Context, fn func(tx supplier.Tx) error) error {
-	return inTx(ctx, u.db, func(tx pgx.Tx) error {
-		return fn(supplierTxn{tx: tx, rec: u.bind(tx)})
-	})
+// NewSupplier returns the supplier connections' unit of work over pool: its
+// Tx holds the connection store and rec bound to the transaction, so an
+// event exists only if the change it records commits.
+func NewSupplier(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[supplier.Tx] {
+	return uow.New(pool, rec, func(tx pgx.Tx, rec domain.Recorder) supplier.Tx { return supplierTxn{tx: tx, rec: rec} })
 }
 
 type supplierTxn struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
 
 // TestConcurrentWritersOnPostgres: what PostgreSQL's locks and unique
@@ -36,12 +37,12 @@ func TestConcurrentWritersOnPostgres(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := h.uow.Do(ctx, func(tx owner.Tx) error {
+			err := h.UoW.Do(ctx, func(tx owner.Tx) error {
 				_, err := tx.Recovery().Consume(ctx, owner.DigestOf("race"), t0.Add(time.Minute))
 				return err
 			})
 			added := false
-			berr := h.uow.Do(ctx, func(tx owner.Tx) error {
+			berr := h.UoW.Do(ctx, func(tx owner.Tx) error {
 				var err error
 				added, err = tx.Bans().Add(ctx, owner.IPBan{ID: uuid.New(), OwnerID: a.ID, IP: "203.0.113.1", Reason: "r", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
 				return err
@@ -71,4 +72,19 @@ func TestConcurrentWritersOnPostgres(t *testing.T) {
 	require.Equal(t, n-1, notFound)
 	require.Equal(t, 1, bansAdded)
 	require.Equal(t, n-1, bansFound)
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+
+// do runs fn in a committed transaction, failing the test on error.
+func do(t *testing.T, h ownertest.Harness, fn func(tx owner.Tx) error) {
+	t.Helper()
+	require.NoError(t, h.UoW.Do(context.Background(), fn))
+}
+
+func mkOwner(t *testing.T, h ownertest.Harness, email string, at time.Time) owner.Owner {
+	t.Helper()
+	o := owner.Owner{ID: uuid.Must(uuid.NewV7()), Email: email, PasswordHash: "hash-of-" + email, CreatedAt: at, UpdatedAt: at}
+	do(t, h, func(tx owner.Tx) error { return tx.Owners().Create(context.Background(), o) })
+	return o
 }

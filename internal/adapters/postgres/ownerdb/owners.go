@@ -14,60 +14,44 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner"
 )
 
-// Beginner starts a transaction: a *pgxpool.Pool, or a pgx.Tx (the unit of
-// work then runs in a savepoint of the caller's transaction).
-type Beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
-// BindRecorderFunc returns the event Recorder bound to tx (the composition
-// root passes events.Recorder.With).
-type BindRecorderFunc func(tx pgx.Tx) domain.Recorder
-
 // UnitOfWork implements owner.UnitOfWork over PostgreSQL.
 type UnitOfWork struct {
-	db     Beginner
-	bind   BindRecorderFunc
+	kit    *uow.UnitOfWork[*txn]
 	mailer owner.RecoveryMailer
 }
 
 var _ owner.UnitOfWork = (*UnitOfWork)(nil)
 
-// New returns a UnitOfWork on db. Recovery messages queued in a committed
-// transaction go to mailer.
-func New(db Beginner, bind BindRecorderFunc, mailer owner.RecoveryMailer) *UnitOfWork {
-	return &UnitOfWork{db: db, bind: bind, mailer: mailer}
+// New returns a UnitOfWork over pool whose Tx records events with rec bound
+// to the transaction. Recovery messages queued in a committed transaction go
+// to mailer.
+func New(pool *pgxpool.Pool, rec uow.Recorder, mailer owner.RecoveryMailer) *UnitOfWork {
+	return &UnitOfWork{
+		kit:    uow.New(pool, rec, func(tx pgx.Tx, rec domain.Recorder) *txn { return &txn{tx: tx, rec: rec} }),
+		mailer: mailer,
+	}
 }
 
-// Do runs fn in one transaction: it commits when fn returns nil and rolls
-// back otherwise, then delivers what fn queued on the outbox (only after a
-// commit). fn's error is returned as is (a failed rollback joined to it),
-// so domain errors reach the caller unchanged.
-func (u *UnitOfWork) Do(ctx context.Context, fn func(tx owner.Tx) error) (err error) {
-	tx, err := u.db.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	// After Commit, Rollback reports only that the transaction is closed.
-	defer func() {
-		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
-			err = errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
-		}
-	}()
-	t := &txn{tx: tx, rec: u.bind(tx)}
-	err = fn(t)
-	t.ended = true
+// Do runs fn in one transaction (uow.UnitOfWork.Do: committed when fn
+// returns nil, fn's error returned as is), then delivers what fn queued on
+// the outbox, only after a commit.
+func (u *UnitOfWork) Do(ctx context.Context, fn func(tx owner.Tx) error) error {
+	var t *txn
+	err := u.kit.Do(ctx, func(x *txn) error {
+		t = x
+		defer func() { x.ended = true }()
+		return fn(x)
+	})
 	if err != nil {
 		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit: %w", err)
 	}
 	if u.mailer != nil {
 		for _, m := range t.outbox {

@@ -12,33 +12,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/publish"
 )
 
-// RecorderFunc binds the event Recorder to a transaction
-// (events.Recorder.With).
-type RecorderFunc func(tx pgx.Tx) domain.Recorder
-
-// UnitOfWork implements publish.UnitOfWork over a pgx transaction.
-type UnitOfWork struct {
-	pool     *pgxpool.Pool
-	recorder RecorderFunc
-}
-
-var _ publish.UnitOfWork = (*UnitOfWork)(nil)
-
-// NewUnitOfWork returns a UnitOfWork.
-func NewUnitOfWork(pool *pgxpool.Pool, recorder RecorderFunc) *UnitOfWork {
-	return &UnitOfWork{pool: pool, recorder: recorder}
-}
-
-// Do runs fn in one transaction, committed when fn returns nil; fn's error
-// is returned as is (domain errors keep their kind).
-func (u *UnitOfWork) Do(ctx context.Context, fn func(tx publish.Tx) error) error {
-	return pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
-		return fn(&txn{tx: tx, rec: u.recorder(tx)})
-	})
+// NewUnitOfWork returns the publishing unit of work over pool; its Tx
+// records events with rec bound to the transaction.
+func NewUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[publish.Tx] {
+	return uow.New(pool, rec, func(tx pgx.Tx, rec domain.Recorder) publish.Tx { return &txn{tx: tx, rec: rec} })
 }
 
 type txn struct {

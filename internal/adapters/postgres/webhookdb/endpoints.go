@@ -123,12 +123,13 @@ WHERE `+where+` ORDER BY `+order+` LIMIT $2`, args...)
 	return out, nil
 }
 
-func (s *endpointStore) Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (webhook.Endpoint, error) {
-	q := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE owner_id = $1 AND id = $2`
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
-	e, err := scanEndpoint(s.tx.QueryRow(ctx, q, ownerID, id))
+func (s *endpointStore) Get(ctx context.Context, ownerID, id uuid.UUID) (webhook.Endpoint, error) {
+	return s.get(ctx, ownerID, id, "")
+}
+
+// get reads one endpoint; lock is appended to the query (" FOR UPDATE").
+func (s *endpointStore) get(ctx context.Context, ownerID, id uuid.UUID, lock string) (webhook.Endpoint, error) {
+	e, err := scanEndpoint(s.tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE owner_id = $1 AND id = $2`+lock, ownerID, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return e, notFound()
 	}
@@ -183,7 +184,16 @@ SELECT e.id, s FROM e, generate_series(0, $17::int - 1) AS s`,
 	return nil
 }
 
-func (s *endpointStore) Update(ctx context.Context, e webhook.Endpoint) error {
+// Update reads the endpoint under its row lock, so concurrent changes of
+// one endpoint apply one after the other, and writes what fn leaves.
+func (s *endpointStore) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(*webhook.Endpoint) error) error {
+	e, err := s.get(ctx, ownerID, id, ` FOR UPDATE`)
+	if err != nil {
+		return err
+	}
+	if err := fn(&e); err != nil {
+		return err
+	}
 	headers, err := headersJSON(e.Headers)
 	if err != nil {
 		return err
@@ -193,11 +203,11 @@ func (s *endpointStore) Update(ctx context.Context, e webhook.Endpoint) error {
   enabled = $9, disabled_reason = $10, failing_since = $11, secret_enc = $12, prev_secret_enc = $13,
   prev_secret_until = $14, updated_at = $15, timeout_seconds = $16, max_attempts = $17
 WHERE owner_id = $1 AND id = $2 AND deleted_at IS NULL`,
-		e.OwnerID, e.ID, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
+		ownerID, id, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
 		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
 		e.UpdatedAt, e.TimeoutSeconds, e.MaxAttempts)
 	if err != nil {
-		return fmt.Errorf("update endpoint %s: %w", e.ID, err)
+		return fmt.Errorf("update endpoint %s: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return notFound()

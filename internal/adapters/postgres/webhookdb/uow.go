@@ -12,48 +12,30 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
-// RecorderFunc binds the event Recorder to a transaction
-// (events.Recorder.With).
-type RecorderFunc func(tx pgx.Tx) domain.Recorder
-
-// UnitOfWork implements webhooks.UnitOfWork over a pgx transaction.
-type UnitOfWork struct {
-	pool     *pgxpool.Pool
-	recorder RecorderFunc
-	river    *riverjob.Inserter
-}
-
-var _ webhook.UnitOfWork = (*UnitOfWork)(nil)
-
-// NewUnitOfWork returns a UnitOfWork; river (an insert-only client) queues
-// and re-queues deliveries inside the transaction.
-func NewUnitOfWork(pool *pgxpool.Pool, recorder RecorderFunc, river *riverjob.Inserter) *UnitOfWork {
-	return &UnitOfWork{pool: pool, recorder: recorder, river: river}
-}
-
-// Do runs fn in one transaction, committed when fn returns nil. fn's error
-// is returned as is (domain errors keep their kind).
-func (u *UnitOfWork) Do(ctx context.Context, fn func(tx webhook.Tx) error) error {
-	return pgx.BeginFunc(ctx, u.pool, func(tx pgx.Tx) error {
-		return fn(&txn{tx: tx, uow: u})
-	})
+// NewUnitOfWork returns the webhook domain's unit of work over pool; its Tx
+// records events with rec bound to the transaction, and river (an
+// insert-only client) queues and re-queues deliveries inside it.
+func NewUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, river *riverjob.Inserter) *uow.UnitOfWork[webhook.Tx] {
+	return uow.New(pool, rec, func(tx pgx.Tx, rec domain.Recorder) webhook.Tx { return &txn{tx: tx, rec: rec, river: river} })
 }
 
 type txn struct {
-	tx  pgx.Tx
-	uow *UnitOfWork
+	tx    pgx.Tx
+	rec   domain.Recorder
+	river *riverjob.Inserter
 }
 
 func (t *txn) Endpoints() webhook.EndpointStore { return &endpointStore{tx: t.tx} }
 func (t *txn) Deliveries() webhook.DeliveryStore {
-	return &deliveryStore{tx: t.tx, river: t.uow.river}
+	return &deliveryStore{tx: t.tx, river: t.river}
 }
-func (t *txn) Recorder() domain.Recorder { return t.uow.recorder(t.tx) }
+func (t *txn) Recorder() domain.Recorder { return t.rec }
 
 // deliveryStore implements webhooks.DeliveryStore over River's job table.
 type deliveryStore struct {

@@ -3,6 +3,7 @@ package supplier_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -10,77 +11,70 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/domaintest"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 )
 
-type recorded struct {
-	owner   uuid.UUID
-	typ     string
-	subject string
-	data    any
+// fakeUoW keeps connections in a domaintest.Snapshot and events in its
+// Recorder; a failing fn rolls both back, as a transaction would.
+type fakeUoW struct {
+	snap *domaintest.Snapshot[fakeState]
+	// sources maps a source to its owner (set up before the test runs).
+	sources map[uuid.UUID]uuid.UUID
 }
 
-// fakeUoW keeps connections in a map and events in a slice; a failing fn
-// rolls both back, as a transaction would.
-type fakeUoW struct {
-	conns   map[uuid.UUID]supplier.Connection
-	sources map[uuid.UUID]uuid.UUID // source → owner
-	events  []recorded
-	// RecordFunc, when set, replaces the recorder (to make it fail).
-	RecordFunc func(eventType string) error
+type fakeState struct {
+	conns map[uuid.UUID]supplier.Connection
 }
 
 func newFake() *fakeUoW {
-	return &fakeUoW{conns: map[uuid.UUID]supplier.Connection{}, sources: map[uuid.UUID]uuid.UUID{}}
+	return &fakeUoW{
+		snap: domaintest.NewSnapshot(fakeState{conns: map[uuid.UUID]supplier.Connection{}},
+			func(s fakeState) fakeState { return fakeState{conns: maps.Clone(s.conns)} }),
+		sources: map[uuid.UUID]uuid.UUID{},
+	}
 }
 
-func (f *fakeUoW) Do(_ context.Context, fn func(tx supplier.Tx) error) error {
-	conns := make(map[uuid.UUID]supplier.Connection, len(f.conns))
-	for k, v := range f.conns {
-		conns[k] = v
-	}
-	events := append([]recorded(nil), f.events...)
-	if err := fn(fakeTx{f}); err != nil {
-		f.conns, f.events = conns, events
-		return err
-	}
-	return nil
-}
-
-type fakeTx struct{ f *fakeUoW }
-
-func (t fakeTx) Connections() supplier.Store { return fakeStore(t) }
-func (t fakeTx) Recorder() domain.Recorder {
-	return domain.RecorderFunc(func(_ context.Context, owner uuid.UUID, typ, subject string, data any) (uuid.UUID, error) {
-		if t.f.RecordFunc != nil {
-			if err := t.f.RecordFunc(typ); err != nil {
-				return uuid.Nil, err
-			}
-		}
-		t.f.events = append(t.f.events, recorded{owner, typ, subject, data})
-		return uuid.New(), nil
+func (f *fakeUoW) Do(ctx context.Context, fn func(tx supplier.Tx) error) error {
+	return f.snap.Do(ctx, func(st *fakeState, rec *domaintest.TxRecorder) error {
+		return fn(fakeTx{f: f, st: st, rec: rec})
 	})
 }
 
-type fakeStore struct{ f *fakeUoW }
+// events returns the committed events, oldest first.
+func (f *fakeUoW) events() []domaintest.Event { return f.snap.Recorder().Events() }
+
+type fakeTx struct {
+	f   *fakeUoW
+	st  *fakeState
+	rec *domaintest.TxRecorder
+}
+
+func (t fakeTx) Connections() supplier.Store { return fakeStore{f: t.f, conns: t.st.conns} }
+func (t fakeTx) Recorder() domain.Recorder   { return t.rec }
+
+type fakeStore struct {
+	f     *fakeUoW
+	conns map[uuid.UUID]supplier.Connection
+}
 
 func (s fakeStore) Insert(_ context.Context, c supplier.Connection) error {
 	if s.f.sources[c.SourceID] != c.OwnerID {
 		return supplier.ErrSourceNotFound
 	}
-	for _, o := range s.f.conns {
+	for _, o := range s.conns {
 		if o.SourceID == c.SourceID {
 			return supplier.ErrSourceTaken
 		}
 	}
-	s.f.conns[c.ID] = c
+	s.conns[c.ID] = c
 	return nil
 }
 
 func (s fakeStore) Get(_ context.Context, owner, id uuid.UUID) (supplier.Connection, error) {
-	c, ok := s.f.conns[id]
+	c, ok := s.conns[id]
 	if !ok || c.OwnerID != owner {
 		return supplier.Connection{}, domain.ErrNotFound
 	}
@@ -89,7 +83,7 @@ func (s fakeStore) Get(_ context.Context, owner, id uuid.UUID) (supplier.Connect
 
 func (s fakeStore) List(_ context.Context, owner uuid.UUID, _ inbound.PageQuery) ([]supplier.Connection, error) {
 	var out []supplier.Connection
-	for _, c := range s.f.conns {
+	for _, c := range s.conns {
 		if c.OwnerID == owner {
 			out = append(out, c)
 		}
@@ -102,15 +96,15 @@ func (s fakeStore) Delete(ctx context.Context, owner, id uuid.UUID) (supplier.Co
 	if err != nil {
 		return c, err
 	}
-	delete(s.f.conns, id)
+	delete(s.conns, id)
 	return c, nil
 }
 
 func (s fakeStore) Activate(_ context.Context, owner, source uuid.UUID, at time.Time) (supplier.Connection, bool, error) {
-	for id, c := range s.f.conns {
+	for id, c := range s.conns {
 		if c.OwnerID == owner && c.SourceID == source && c.ActivatedAt.IsZero() {
 			c.ActivatedAt = at
-			s.f.conns[id] = c
+			s.conns[id] = c
 			return c, true, nil
 		}
 	}
@@ -131,17 +125,17 @@ func TestConnectionLifecycleRecordsEvents(t *testing.T) {
 	require.Equal(t, "connected", v.Status)
 	require.Nil(t, v.ActivatedAt)
 	require.Equal(t, "/hooks/"+source.String(), v.ReceiveURL)
-	require.Len(t, f.events, 1)
-	require.Equal(t, domain.EventSupplierConnected, f.events[0].typ)
-	require.Equal(t, owner, f.events[0].owner)
-	require.Equal(t, "supplier://"+v.ID.String(), f.events[0].subject)
+	require.Len(t, f.events(), 1)
+	require.Equal(t, domain.EventSupplierConnected, f.events()[0].Type)
+	require.Equal(t, owner, f.events()[0].OwnerID)
+	require.Equal(t, "supplier://"+v.ID.String(), f.events()[0].Subject)
 
 	msg := inbound.Message{ID: uuid.New(), OwnerID: owner, SourceID: source, ReceivedAt: now.Add(time.Minute)}
 	require.NoError(t, svc.Route().Handler.HandleInbound(ctx, msg))
 	require.NoError(t, svc.HandleInbound(ctx, msg), "the same message again")
 	require.NoError(t, svc.HandleInbound(ctx, inbound.Message{ID: uuid.New(), OwnerID: owner, SourceID: source}))
-	require.Len(t, f.events, 2, "activated once, on the first message")
-	require.Equal(t, domain.EventSupplierActivated, f.events[1].typ)
+	require.Len(t, f.events(), 2, "activated once, on the first message")
+	require.Equal(t, domain.EventSupplierActivated, f.events()[1].Type)
 	got, err := svc.Get(ctx, owner, v.ID)
 	require.NoError(t, err)
 	require.Equal(t, "active", got.Status)
@@ -149,12 +143,12 @@ func TestConnectionLifecycleRecordsEvents(t *testing.T) {
 
 	// A message on a source without a connection, or of another owner, does nothing.
 	require.NoError(t, svc.HandleInbound(ctx, inbound.Message{ID: uuid.New(), OwnerID: uuid.New(), SourceID: source}))
-	require.Len(t, f.events, 2)
+	require.Len(t, f.events(), 2)
 
 	require.ErrorIs(t, svc.Delete(ctx, uuid.New(), v.ID), supplier.ErrNotFound)
 	require.NoError(t, svc.Delete(ctx, owner, v.ID))
-	require.Len(t, f.events, 3)
-	require.Equal(t, domain.EventSupplierDisconnected, f.events[2].typ)
+	require.Len(t, f.events(), 3)
+	require.Equal(t, domain.EventSupplierDisconnected, f.events()[2].Type)
 	_, err = svc.Get(ctx, owner, v.ID)
 	require.ErrorIs(t, err, supplier.ErrNotFound)
 }
@@ -185,7 +179,7 @@ func TestCreateRefusals(t *testing.T) {
 	require.Equal(t, domain.KindValidation, domain.AsError(err).Kind)
 	_, err = svc.Create(ctx, owner, supplier.CreateInput{Name: "x"})
 	require.Equal(t, domain.KindValidation, domain.AsError(err).Kind)
-	require.Len(t, f.events, 1)
+	require.Len(t, f.events(), 1)
 }
 
 func TestCreateRollsBackWhenRecordFails(t *testing.T) {
@@ -193,7 +187,7 @@ func TestCreateRollsBackWhenRecordFails(t *testing.T) {
 	f := newFake()
 	owner, source := uuid.New(), uuid.New()
 	f.sources[source] = owner
-	f.RecordFunc = func(string) error { return errors.New("events table gone") }
+	f.snap.Recorder().Fail(func(string) error { return errors.New("events table gone") })
 	svc := supplier.NewService(f, nil)
 	_, err := svc.Create(context.Background(), owner, supplier.CreateInput{Name: "A", SourceID: source})
 	require.Error(t, err)

@@ -5,14 +5,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/standmeet/standmeet/internal/owner/publish"
 	"github.com/standmeet/standmeet/internal/owner/publish/publishtest"
 )
 
 func TestMemoryPassesTheContract(t *testing.T) {
 	t.Parallel()
 	publishtest.RunContract(t, func(t *testing.T) publishtest.Harness {
-		m := publish.NewMemory()
+		m := publishtest.NewMemory()
 		return publishtest.Harness{
 			UoW: m,
 			EventIDs: func(t *testing.T, ownerID uuid.UUID) []uuid.UUID {

@@ -1,105 +1,98 @@
-package owner
+// Package ownertest holds the owner domain's in-memory unit of work and
+// the contract suite that it and the PostgreSQL adapter both pass.
+package ownertest
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/domaintest"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
-// Memory is an in-memory UnitOfWork with every store of the domain, for unit
-// tests and for trying the domain without a database. Transactions are
-// serialised and isolated: fn works on a copy of the state that replaces
-// the state only when fn returns nil. The PostgreSQL adapter's contract
-// suite runs against Memory too, so the two keep the same behaviour.
+// Memory is an in-memory owner.UnitOfWork with every store of the domain,
+// for unit tests and for trying the domain without a database: a
+// domaintest.Snapshot of the stores' state, transactions serialised and
+// isolated, fn's copy of the state kept only when fn returns nil. The
+// PostgreSQL adapter's contract suite runs against Memory too, so the two
+// keep the same behaviour.
 //
 // Its Recorder keeps the events of committed transactions (Events) and
 // refuses to record outside the transaction it was handed out by — the
 // check behind "every Record happens in the use case's transaction".
 type Memory struct {
-	mu    sync.Mutex
-	state memState
-	// Mailer, when set, receives recovery messages after commit.
-	Mailer RecoveryMailer
-	// RecordErrFunc, when set, makes Record fail for the event types it
-	// returns an error for (to test that a failed Record rolls back).
-	RecordErrFunc func(eventType string) error
+	snap *domaintest.Snapshot[memState]
 
-	delivered     []RecoveryMessage
-	strayRecords  atomic.Int64
-	transactions  int
-	rolledBackTxs int
+	mu sync.Mutex
+	// Mailer, when set, receives recovery messages after commit.
+	Mailer    owner.RecoveryMailer
+	delivered []owner.RecoveryMessage
 }
 
 // MemoryEvent is an event recorded in a committed Memory transaction.
-type MemoryEvent struct {
-	ID      uuid.UUID
-	OwnerID uuid.UUID
-	Type    string
-	Subject string
-	// Data is the event's data as JSON.
-	Data json.RawMessage
-}
+type MemoryEvent = domaintest.Event
 
 type memState struct {
-	owners   map[uuid.UUID]Owner
-	sessions map[uuid.UUID]Session
-	keys     map[uuid.UUID]APIKey
-	attempts []Attempt
-	bans     map[uuid.UUID]IPBan
-	recovery map[uuid.UUID]RecoveryToken
-	events   []MemoryEvent
+	owners   map[uuid.UUID]owner.Owner
+	sessions map[uuid.UUID]owner.Session
+	keys     map[uuid.UUID]owner.APIKey
+	attempts []owner.Attempt
+	bans     map[uuid.UUID]owner.IPBan
+	recovery map[uuid.UUID]owner.RecoveryToken
 }
 
+// clone copies the state. Pointer fields inside the values are shared, so
+// stores always replace them and never write through them.
 func (s memState) clone() memState {
 	return memState{
-		owners:   cloneMap(s.owners),
-		sessions: cloneMap(s.sessions),
-		keys:     cloneMap(s.keys),
-		attempts: append([]Attempt(nil), s.attempts...),
-		bans:     cloneMap(s.bans),
-		recovery: cloneMap(s.recovery),
-		events:   append([]MemoryEvent(nil), s.events...),
+		owners:   maps.Clone(s.owners),
+		sessions: maps.Clone(s.sessions),
+		keys:     maps.Clone(s.keys),
+		attempts: append([]owner.Attempt(nil), s.attempts...),
+		bans:     maps.Clone(s.bans),
+		recovery: maps.Clone(s.recovery),
 	}
-}
-
-// cloneMap copies a map of values. Pointer fields inside the values are
-// shared, so stores always replace them and never write through them.
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{state: memState{}.clone()}
+	return &Memory{snap: domaintest.NewSnapshot(memState{
+		owners: map[uuid.UUID]owner.Owner{}, sessions: map[uuid.UUID]owner.Session{}, keys: map[uuid.UUID]owner.APIKey{},
+		bans: map[uuid.UUID]owner.IPBan{}, recovery: map[uuid.UUID]owner.RecoveryToken{},
+	}, memState.clone)}
 }
 
 var (
-	_ UnitOfWork = (*Memory)(nil)
-	_ Tx         = (*memTx)(nil)
+	_ owner.UnitOfWork = (*Memory)(nil)
+	_ owner.Tx         = (*memTx)(nil)
 )
 
-// Do runs fn in a transaction of its own.
-func (m *Memory) Do(ctx context.Context, fn func(tx Tx) error) error {
-	tx, err := m.run(fn)
+// Do runs fn in a transaction of its own and delivers the recovery messages
+// it queued once it commits.
+func (m *Memory) Do(ctx context.Context, fn func(tx owner.Tx) error) error {
+	var tx *memTx
+	err := m.snap.Do(ctx, func(st *memState, rec *domaintest.TxRecorder) error {
+		tx = &memTx{st: st, rec: rec, open: true}
+		defer func() { tx.open = false }()
+		return fn(tx)
+	})
 	if err != nil {
 		return err
 	}
-	if mailer := m.mailer(); mailer != nil {
+	m.mu.Lock()
+	m.delivered = append(m.delivered, tx.outbox...)
+	mailer := m.Mailer
+	m.mu.Unlock()
+	if mailer != nil {
 		for _, msg := range tx.outbox {
 			mailer.DeliverRecovery(ctx, msg)
 		}
@@ -107,119 +100,56 @@ func (m *Memory) Do(ctx context.Context, fn func(tx Tx) error) error {
 	return nil
 }
 
-// run holds the lock while fn runs (released even if fn panics) and
-// commits fn's state when it returns nil.
-func (m *Memory) run(fn func(tx Tx) error) (*memTx, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	tx := &memTx{m: m, st: m.state.clone(), open: true}
-	defer func() { tx.open = false }()
-	m.transactions++
-	if err := fn(tx); err != nil {
-		m.rolledBackTxs++
-		return nil, err
-	}
-	m.state = tx.st
-	m.delivered = append(m.delivered, tx.outbox...)
-	return tx, nil
-}
-
-func (m *Memory) mailer() RecoveryMailer {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.Mailer
-}
+// Recorder returns the fake Recorder (Fail makes Record fail for chosen
+// event types, to test that a failed Record rolls back).
+func (m *Memory) Recorder() *domaintest.Recorder { return m.snap.Recorder() }
 
 // Events returns the events of committed transactions, oldest first.
-func (m *Memory) Events() []MemoryEvent {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]MemoryEvent(nil), m.state.events...)
-}
+func (m *Memory) Events() []MemoryEvent { return m.snap.Recorder().Events() }
 
 // Delivered returns the recovery messages of committed transactions.
-func (m *Memory) Delivered() []RecoveryMessage {
+func (m *Memory) Delivered() []owner.RecoveryMessage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]RecoveryMessage(nil), m.delivered...)
+	return append([]owner.RecoveryMessage(nil), m.delivered...)
 }
 
 // StrayRecords counts Record calls made after their transaction had ended
 // (each also failed). A correct use case leaves it at zero.
-func (m *Memory) StrayRecords() int {
-	return int(m.strayRecords.Load())
-}
+func (m *Memory) StrayRecords() int { return m.snap.Recorder().Strays() }
 
 // Transactions returns how many transactions ran and how many rolled back.
-func (m *Memory) Transactions() (total, rolledBack int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.transactions, m.rolledBackTxs
-}
-
-// errTxEnded is returned by a Memory store or recorder used after its
-// transaction ended.
-var errTxEnded = errors.New("memory: transaction has ended")
+func (m *Memory) Transactions() (total, rolledBack int) { return m.snap.Transactions() }
 
 type memTx struct {
-	m      *Memory
-	st     memState
+	st     *memState
+	rec    *domaintest.TxRecorder
 	open   bool
-	outbox []RecoveryMessage
+	outbox []owner.RecoveryMessage
 }
 
-func (t *memTx) Owners() OwnerStore        { return memOwners{t} }
-func (t *memTx) Sessions() SessionStore    { return memSessions{t} }
-func (t *memTx) APIKeys() APIKeyStore      { return memKeys{t} }
-func (t *memTx) Attempts() AttemptStore    { return memAttempts{t} }
-func (t *memTx) Bans() BanStore            { return memBans{t} }
-func (t *memTx) Recovery() RecoveryStore   { return memRecovery{t} }
-func (t *memTx) Recorder() domain.Recorder { return memRecorder{t} }
-func (t *memTx) Outbox() RecoveryOutbox    { return memOutbox{t} }
+func (t *memTx) Owners() owner.OwnerStore      { return memOwners{t} }
+func (t *memTx) Sessions() owner.SessionStore  { return memSessions{t} }
+func (t *memTx) APIKeys() owner.APIKeyStore    { return memKeys{t} }
+func (t *memTx) Attempts() owner.AttemptStore  { return memAttempts{t} }
+func (t *memTx) Bans() owner.BanStore          { return memBans{t} }
+func (t *memTx) Recovery() owner.RecoveryStore { return memRecovery{t} }
+func (t *memTx) Recorder() domain.Recorder     { return t.rec }
+func (t *memTx) Outbox() owner.RecoveryOutbox  { return memOutbox{t} }
 
+// check refuses a store used after its transaction ended.
 func (t *memTx) check() error {
 	if !t.open {
-		return errTxEnded
+		return domaintest.ErrTxEnded
 	}
 	return nil
 }
 
 func notFound(what string) error { return fmt.Errorf("%s: %w", what, domain.ErrNotFound) }
 
-type memRecorder struct{ t *memTx }
-
-// Record mirrors the infra recorder: a declared type, data that is a JSON
-// object, and only inside the open transaction.
-func (r memRecorder) Record(_ context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
-	// A stray call (after its Do returned) takes no lock: it may come from
-	// inside another transaction, which holds it.
-	if !r.t.open {
-		r.t.m.strayRecords.Add(1)
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, errTxEnded)
-	}
-	if _, ok := domain.LookupEventType(eventType); !ok {
-		return uuid.Nil, fmt.Errorf("record %q: type not declared in the catalog", eventType)
-	}
-	if f := r.t.m.RecordErrFunc; f != nil {
-		if err := f(eventType); err != nil {
-			return uuid.Nil, err
-		}
-	}
-	raw, err := json.Marshal(data)
-	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-		return uuid.Nil, fmt.Errorf("record %q: data is not a JSON object", eventType)
-	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.Nil, err
-	}
-	r.t.st.events = append(r.t.st.events, MemoryEvent{ID: id, OwnerID: ownerID, Type: eventType, Subject: subject, Data: raw})
-	return id, nil
-}
-
 type memOutbox struct{ t *memTx }
 
-func (o memOutbox) Enqueue(_ context.Context, msg RecoveryMessage) error {
+func (o memOutbox) Enqueue(_ context.Context, msg owner.RecoveryMessage) error {
 	if err := o.t.check(); err != nil {
 		return err
 	}
@@ -238,12 +168,12 @@ func (s memOwners) emailFree(email string, except uuid.UUID) bool {
 	return true
 }
 
-func (s memOwners) Create(_ context.Context, o Owner) error {
+func (s memOwners) Create(_ context.Context, o owner.Owner) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
 	if !s.emailFree(o.Email, uuid.Nil) {
-		return ErrEmailTaken
+		return owner.ErrEmailTaken
 	}
 	if _, dup := s.t.st.owners[o.ID]; dup {
 		return fmt.Errorf("owner %s already exists", o.ID)
@@ -252,27 +182,27 @@ func (s memOwners) Create(_ context.Context, o Owner) error {
 	return nil
 }
 
-func (s memOwners) ByID(_ context.Context, id uuid.UUID) (Owner, error) {
+func (s memOwners) ByID(_ context.Context, id uuid.UUID) (owner.Owner, error) {
 	if err := s.t.check(); err != nil {
-		return Owner{}, err
+		return owner.Owner{}, err
 	}
 	o, ok := s.t.st.owners[id]
 	if !ok {
-		return Owner{}, notFound("owner")
+		return owner.Owner{}, notFound("owner")
 	}
 	return o, nil
 }
 
-func (s memOwners) ByEmail(_ context.Context, email string) (Owner, error) {
+func (s memOwners) ByEmail(_ context.Context, email string) (owner.Owner, error) {
 	if err := s.t.check(); err != nil {
-		return Owner{}, err
+		return owner.Owner{}, err
 	}
 	for _, o := range s.t.st.owners {
 		if strings.EqualFold(o.Email, email) {
 			return o, nil
 		}
 	}
-	return Owner{}, notFound("owner")
+	return owner.Owner{}, notFound("owner")
 }
 
 func (s memOwners) UpdateEmail(_ context.Context, id uuid.UUID, email string, at time.Time) error {
@@ -284,7 +214,7 @@ func (s memOwners) UpdateEmail(_ context.Context, id uuid.UUID, email string, at
 		return notFound("owner")
 	}
 	if !s.emailFree(email, id) {
-		return ErrEmailTaken
+		return owner.ErrEmailTaken
 	}
 	o.Email, o.UpdatedAt = email, at
 	s.t.st.owners[id] = o
@@ -317,11 +247,11 @@ func (s memOwners) SetOperator(_ context.Context, id uuid.UUID, operator bool, a
 	return nil
 }
 
-func (s memOwners) Oldest(_ context.Context) (Owner, error) {
+func (s memOwners) Oldest(_ context.Context) (owner.Owner, error) {
 	if err := s.t.check(); err != nil {
-		return Owner{}, err
+		return owner.Owner{}, err
 	}
-	var first *Owner
+	var first *owner.Owner
 	for _, o := range s.t.st.owners {
 		if first == nil || o.CreatedAt.Before(first.CreatedAt) ||
 			(o.CreatedAt.Equal(first.CreatedAt) && bytes.Compare(o.ID[:], first.ID[:]) < 0) {
@@ -330,7 +260,7 @@ func (s memOwners) Oldest(_ context.Context) (Owner, error) {
 		}
 	}
 	if first == nil {
-		return Owner{}, notFound("owner")
+		return owner.Owner{}, notFound("owner")
 	}
 	return *first, nil
 }
@@ -344,7 +274,7 @@ func (s memOwners) Count(_ context.Context) (int, error) {
 
 type memSessions struct{ t *memTx }
 
-func (s memSessions) Create(_ context.Context, sess Session) error {
+func (s memSessions) Create(_ context.Context, sess owner.Session) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
@@ -355,19 +285,19 @@ func (s memSessions) Create(_ context.Context, sess Session) error {
 	return nil
 }
 
-func (s memSessions) ByTokenHash(_ context.Context, h Digest) (Session, error) {
+func (s memSessions) ByTokenHash(_ context.Context, h owner.Digest) (owner.Session, error) {
 	if err := s.t.check(); err != nil {
-		return Session{}, err
+		return owner.Session{}, err
 	}
 	for _, sess := range s.t.st.sessions {
 		if sess.TokenHash == h {
 			return sess, nil
 		}
 	}
-	return Session{}, notFound("session")
+	return owner.Session{}, notFound("session")
 }
 
-func (s memSessions) DeleteByTokenHash(_ context.Context, h Digest) error {
+func (s memSessions) DeleteByTokenHash(_ context.Context, h owner.Digest) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
@@ -391,11 +321,11 @@ func (s memSessions) DeleteForOwner(_ context.Context, ownerID uuid.UUID) error 
 	return nil
 }
 
-func (s memSessions) ListForOwner(_ context.Context, ownerID uuid.UUID, now time.Time) ([]Session, error) {
+func (s memSessions) ListForOwner(_ context.Context, ownerID uuid.UUID, now time.Time) ([]owner.Session, error) {
 	if err := s.t.check(); err != nil {
 		return nil, err
 	}
-	var out []Session
+	var out []owner.Session
 	for _, sess := range s.t.st.sessions {
 		if sess.OwnerID == ownerID && sess.ExpiresAt.After(now) {
 			out = append(out, sess)
@@ -436,7 +366,7 @@ func (s memSessions) DeleteExpired(_ context.Context, now time.Time) error {
 
 type memKeys struct{ t *memTx }
 
-func (s memKeys) Create(_ context.Context, k APIKey) error {
+func (s memKeys) Create(_ context.Context, k owner.APIKey) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
@@ -447,34 +377,34 @@ func (s memKeys) Create(_ context.Context, k APIKey) error {
 	return nil
 }
 
-func (s memKeys) ByHash(_ context.Context, h Digest) (APIKey, error) {
+func (s memKeys) ByHash(_ context.Context, h owner.Digest) (owner.APIKey, error) {
 	if err := s.t.check(); err != nil {
-		return APIKey{}, err
+		return owner.APIKey{}, err
 	}
 	for _, k := range s.t.st.keys {
 		if k.KeyHash == h {
 			return k, nil
 		}
 	}
-	return APIKey{}, notFound("api key")
+	return owner.APIKey{}, notFound("api key")
 }
 
-func (s memKeys) Get(_ context.Context, ownerID, id uuid.UUID) (APIKey, error) {
+func (s memKeys) Get(_ context.Context, ownerID, id uuid.UUID) (owner.APIKey, error) {
 	if err := s.t.check(); err != nil {
-		return APIKey{}, err
+		return owner.APIKey{}, err
 	}
 	k, ok := s.t.st.keys[id]
 	if !ok || k.OwnerID != ownerID {
-		return APIKey{}, notFound("api key")
+		return owner.APIKey{}, notFound("api key")
 	}
 	return k, nil
 }
 
-func (s memKeys) List(_ context.Context, ownerID uuid.UUID) ([]APIKey, error) {
+func (s memKeys) List(_ context.Context, ownerID uuid.UUID) ([]owner.APIKey, error) {
 	if err := s.t.check(); err != nil {
 		return nil, err
 	}
-	out := []APIKey{}
+	out := []owner.APIKey{}
 	for _, k := range s.t.st.keys {
 		if k.OwnerID == ownerID {
 			out = append(out, k)
@@ -516,7 +446,7 @@ func (s memKeys) Touch(_ context.Context, id uuid.UUID, at, notBefore time.Time)
 
 type memAttempts struct{ t *memTx }
 
-func (s memAttempts) Add(_ context.Context, a Attempt) error {
+func (s memAttempts) Add(_ context.Context, a owner.Attempt) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
@@ -524,7 +454,7 @@ func (s memAttempts) Add(_ context.Context, a Attempt) error {
 	return nil
 }
 
-func (s memAttempts) count(match func(Attempt) bool) (int, error) {
+func (s memAttempts) count(match func(owner.Attempt) bool) (int, error) {
 	if err := s.t.check(); err != nil {
 		return 0, err
 	}
@@ -537,19 +467,21 @@ func (s memAttempts) count(match func(Attempt) bool) (int, error) {
 	return n, nil
 }
 
-func (s memAttempts) CountByIP(_ context.Context, kind AttemptKind, ip string, since time.Time) (int, error) {
-	return s.count(func(a Attempt) bool { return a.Kind == kind && a.IP == ip && !a.At.Before(since) })
+func (s memAttempts) CountByIP(_ context.Context, kind owner.AttemptKind, ip string, since time.Time) (int, error) {
+	return s.count(func(a owner.Attempt) bool { return a.Kind == kind && a.IP == ip && !a.At.Before(since) })
 }
 
-func (s memAttempts) CountByEmail(_ context.Context, kind AttemptKind, email string, since time.Time) (int, error) {
-	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && !a.At.Before(since) })
+func (s memAttempts) CountByEmail(_ context.Context, kind owner.AttemptKind, email string, since time.Time) (int, error) {
+	return s.count(func(a owner.Attempt) bool { return a.Kind == kind && a.Email == email && !a.At.Before(since) })
 }
 
-func (s memAttempts) CountByEmailAndIP(_ context.Context, kind AttemptKind, email, ip string, since time.Time) (int, error) {
-	return s.count(func(a Attempt) bool { return a.Kind == kind && a.Email == email && a.IP == ip && !a.At.Before(since) })
+func (s memAttempts) CountByEmailAndIP(_ context.Context, kind owner.AttemptKind, email, ip string, since time.Time) (int, error) {
+	return s.count(func(a owner.Attempt) bool {
+		return a.Kind == kind && a.Email == email && a.IP == ip && !a.At.Before(since)
+	})
 }
 
-func (s memAttempts) TargetedOwners(_ context.Context, kind AttemptKind, ip string, since time.Time) ([]uuid.UUID, error) {
+func (s memAttempts) TargetedOwners(_ context.Context, kind owner.AttemptKind, ip string, since time.Time) ([]uuid.UUID, error) {
 	if err := s.t.check(); err != nil {
 		return nil, err
 	}
@@ -568,7 +500,7 @@ func (s memAttempts) TargetedOwners(_ context.Context, kind AttemptKind, ip stri
 	return out, nil
 }
 
-func (s memAttempts) filter(drop func(Attempt) bool) error {
+func (s memAttempts) filter(drop func(owner.Attempt) bool) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
@@ -582,17 +514,17 @@ func (s memAttempts) filter(drop func(Attempt) bool) error {
 	return nil
 }
 
-func (s memAttempts) DeleteByIP(_ context.Context, kind AttemptKind, ip string) error {
-	return s.filter(func(a Attempt) bool { return a.Kind == kind && a.IP == ip })
+func (s memAttempts) DeleteByIP(_ context.Context, kind owner.AttemptKind, ip string) error {
+	return s.filter(func(a owner.Attempt) bool { return a.Kind == kind && a.IP == ip })
 }
 
 func (s memAttempts) DeleteBefore(_ context.Context, t time.Time) error {
-	return s.filter(func(a Attempt) bool { return a.At.Before(t) })
+	return s.filter(func(a owner.Attempt) bool { return a.At.Before(t) })
 }
 
 type memBans struct{ t *memTx }
 
-func (s memBans) Add(_ context.Context, b IPBan) (bool, error) {
+func (s memBans) Add(_ context.Context, b owner.IPBan) (bool, error) {
 	if err := s.t.check(); err != nil {
 		return false, err
 	}
@@ -624,11 +556,11 @@ func (s memBans) ActiveIPs(_ context.Context, now time.Time) ([]string, error) {
 	return out, nil
 }
 
-func (s memBans) ListActive(_ context.Context, ownerID uuid.UUID, now time.Time, after *BanCursor, limit int) ([]IPBan, error) {
+func (s memBans) ListActive(_ context.Context, ownerID uuid.UUID, now time.Time, after *owner.BanCursor, limit int) ([]owner.IPBan, error) {
 	if err := s.t.check(); err != nil {
 		return nil, err
 	}
-	out := []IPBan{}
+	out := []owner.IPBan{}
 	for _, b := range s.t.st.bans {
 		if b.OwnerID != ownerID || !b.Active(now) {
 			continue
@@ -660,7 +592,7 @@ func (s memBans) Lift(_ context.Context, ownerID, id uuid.UUID, now time.Time) e
 
 type memRecovery struct{ t *memTx }
 
-func (s memRecovery) Create(_ context.Context, rt RecoveryToken) error {
+func (s memRecovery) Create(_ context.Context, rt owner.RecoveryToken) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
@@ -671,9 +603,9 @@ func (s memRecovery) Create(_ context.Context, rt RecoveryToken) error {
 	return nil
 }
 
-func (s memRecovery) Consume(_ context.Context, h Digest, now time.Time) (RecoveryToken, error) {
+func (s memRecovery) Consume(_ context.Context, h owner.Digest, now time.Time) (owner.RecoveryToken, error) {
 	if err := s.t.check(); err != nil {
-		return RecoveryToken{}, err
+		return owner.RecoveryToken{}, err
 	}
 	for id, rt := range s.t.st.recovery {
 		if rt.TokenHash == h && rt.UsedAt == nil && now.Before(rt.ExpiresAt) {
@@ -682,7 +614,7 @@ func (s memRecovery) Consume(_ context.Context, h Digest, now time.Time) (Recove
 			return rt, nil
 		}
 	}
-	return RecoveryToken{}, notFound("recovery token")
+	return owner.RecoveryToken{}, notFound("recovery token")
 }
 
 // newerFirst orders (created_at, id) descending, as the listings do.

@@ -55,9 +55,10 @@ func TestScaffoldRefusesNamesThatAreBadOrTaken(t *testing.T) {
 // TestScaffoldedDomainBuildsAndPassesItsTests copies the repository (its
 // tracked and untracked, not ignored, files) into a scratch directory, runs
 // the scaffold there, and requires the result to be gofmt-clean, to build and
-// vet, and to pass the new domain's tests, the catalog, architecture and
-// migration tests, and the e2e tests that cover every route, every op and
-// every event type, on the tests' PostgreSQL server.
+// vet, and to pass the new domain's tests, the tests of the packages whose
+// files it changed (catalog, route table, migrations), the architecture
+// test, and the e2e tests that cover every route, every op and every event
+// type, on the tests' PostgreSQL server.
 func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies, builds and tests the whole repository: runs without -short")
@@ -130,7 +131,7 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 	run("go build", "go", "build", "./...")
 	run("go vet", "go", "vet", "./...")
 	run("go test (packages)", "go", "test", "-count=1", "./internal/parcel/...", "./internal/adapters/postgres/parceldb",
-		"./internal/domain", "./internal/architecture", "./migrations")
+		"./internal/domain", "./internal/adapters/httpapi", "./internal/architecture", "./migrations")
 	e2e := []string{"TestParcelCreateStoresAndRecords", "TestOwnerIsolationOnEveryAdminRoute", "TestWebhookEventTypes",
 		"TestEveryDeclaredOpIsProjected", "TestOpenAPIDocumentCoversEveryAdminRoute", "TestOpFuzzEveryOp"}
 	out := run("go test (e2e)", "go", "test", "-count=1", "-v", "-run", "^("+strings.Join(e2e, "|")+")$", "./cmd/server")

@@ -63,9 +63,9 @@ type shot struct {
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path := chromiumPath(t)
-	// The flags a root session needs on these machines (machines/go.md):
-	// no sandbox as root, no GPU, and no background traffic, which this
-	// machine's closed network refuses; a fresh profile every run.
+	// The flags a root session in a container needs: no sandbox as root, no
+	// GPU, and no background traffic, which a closed network refuses; a
+	// fresh profile every run.
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,

@@ -80,6 +80,7 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
 	_, key := webhookOwner(t, ts)
 	var failingSeen *time.Time
+	var failingErr error
 	var once sync.Once
 	var tsRef *testServer
 	var epID uuid.UUID
@@ -91,7 +92,7 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 		// By the second attempt the first failure is on the endpoint.
 		once.Do(func() {
 			var fs *time.Time
-			_ = tsRef.App.Pool.QueryRow(context.Background(), `SELECT failing_since FROM webhook_endpoints WHERE id = $1`, epID).Scan(&fs)
+			failingErr = tsRef.App.Pool.QueryRow(context.Background(), `SELECT failing_since FROM webhook_endpoints WHERE id = $1`, epID).Scan(&fs)
 			failingSeen = fs
 		})
 		w.WriteHeader(http.StatusAccepted)
@@ -110,6 +111,7 @@ func TestWebhookEdge500ThenSuccessRetriesAndClearsTheFailure(t *testing.T) {
 	reqs := rc.requests()
 	require.Equal(t, 2, len(reqs))
 	sameMessage(t, reqs)
+	require.NoError(t, failingErr)
 	require.NotNil(t, failingSeen, "a 500 marks the endpoint failing")
 	require.Nil(t, getEndpoint(t, ts, key, ep.ID).FailingSince, "a success clears it")
 	got := attemptsOf(t, ts, jobID)

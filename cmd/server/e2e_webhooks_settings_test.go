@@ -70,8 +70,8 @@ func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
 	failing := createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/f","event_types":["booking.*"]}`)
 	_, err := ts.App.Pool.Exec(t.Context(), `UPDATE webhook_endpoints SET failing_since = now() WHERE id = $1`, failing)
 	require.NoError(t, err)
-	disabled := createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/d","event_types":["booking.*"],"enabled":false}`)
-	_ = disabled
+	// The one disabled endpoint the state gauge counts below.
+	createEndpointAPI(t, ts, o.Key, `{"url":"http://127.0.0.1:9/d","event_types":["booking.*"],"enabled":false}`)
 
 	// Soft delete: readable, frozen, out of the default list, once.
 	status, resp = ts.do(t, http.MethodDelete, "/api/admin/webhooks/"+id, o.Key, "")

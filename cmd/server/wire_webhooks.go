@@ -1,6 +1,6 @@
 package main
 
-// Outbound webhooks (seed 002, issue 6): the endpoint ops, the fan-out and
+// Outbound webhooks: the endpoint ops, the fan-out and
 // delivery workers, the chains' sweep, the lease listener and the relay
 // subscription.
 

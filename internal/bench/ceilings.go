@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -86,7 +87,7 @@ func newNoopClient(pool *pgxpool.Pool, cfg riverjob.Config, w *noopWorker) (*riv
 // RiverNoop measures River's raw throughput with the server's settings:
 // n no-op jobs inserted in batches of 1,000 and worked, per second from the
 // first insert to the last completion.
-func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, n int) (float64, error) {
+func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, n int) (_ float64, err error) {
 	var done int64
 	client, err := newNoopClient(pool, cfg, &noopWorker{done: &done})
 	if err != nil {
@@ -95,7 +96,7 @@ func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, n i
 	if err := client.Start(ctx); err != nil {
 		return 0, err
 	}
-	defer stopClient(client)
+	defer func() { err = errors.Join(err, stopClient(client)) }()
 	start := time.Now()
 	for i := 0; i < n; i += 1000 {
 		batch := make([]river.InsertManyParams, 0, 1000)
@@ -114,7 +115,7 @@ func RiverNoop(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, n i
 
 // RiverPickup measures River's own insert-to-work-start latency with the
 // server's settings, inserting one job at a time at rate per second for d.
-func RiverPickup(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, rate int, d time.Duration) (*Latencies, error) {
+func RiverPickup(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, rate int, d time.Duration) (_ *Latencies, err error) {
 	var done int64
 	lat := &Latencies{}
 	client, err := newNoopClient(pool, cfg, &noopWorker{done: &done, pickup: lat})
@@ -124,7 +125,7 @@ func RiverPickup(ctx context.Context, pool *pgxpool.Pool, cfg riverjob.Config, r
 	if err := client.Start(ctx); err != nil {
 		return nil, err
 	}
-	defer stopClient(client)
+	defer func() { err = errors.Join(err, stopClient(client)) }()
 	n := Pace(ctx, rate, d, func(int) {
 		if _, err := client.Insert(ctx, noopArgs{InsertedAt: time.Now()}, nil); err != nil {
 			return
@@ -165,11 +166,30 @@ func waitCount(ctx context.Context, c *int64, want int64, limit time.Duration) e
 	return nil
 }
 
-func stopClient(c *river.Client[pgx.Tx]) {
+// stopClient stops a ceiling's River client once its figure is taken; a
+// client still working would compete with the next measurement, so a
+// failed stop is an error.
+func stopClient(c *river.Client[pgx.Tx]) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// Called once the figure is taken; a slow stop cannot change it.
-	_ = c.Stop(ctx)
+	if err := c.Stop(ctx); err != nil {
+		return fmt.Errorf("stop the ceiling's River client: %w", err)
+	}
+	return nil
+}
+
+// serve runs srv on ln until it is closed; the returned function closes it
+// and returns what closing or serving failed with.
+func serve(srv *http.Server, ln net.Listener) (closeFn func() error) {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return func() error {
+		err := srv.Close()
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, fmt.Errorf("serve %s: %w", ln.Addr(), serr))
+		}
+		return err
+	}
 }
 
 // Receiver is a loopback HTTP server answering 204 and counting requests.
@@ -177,6 +197,7 @@ type Receiver struct {
 	URL   string
 	Count int64
 	srv   *http.Server
+	close func() error
 	// OnRequest, when set, is called for each request before answering.
 	OnRequest func(r *http.Request, body []byte)
 }
@@ -206,16 +227,12 @@ func StartReceiver(onRequest func(r *http.Request, body []byte)) (*Receiver, err
 		atomic.AddInt64(&rc.Count, 1)
 		w.WriteHeader(http.StatusNoContent)
 	}), ReadHeaderTimeout: 5 * time.Second}
-	// Serve ends with ErrServerClosed on Close; a failing listener shows as
-	// failed requests, which the measurement reports.
-	go func() { _ = rc.srv.Serve(ln) }()
+	rc.close = serve(rc.srv, ln)
 	return rc, nil
 }
 
-// Close stops the receiver.
-func (rc *Receiver) Close() {
-	_ = rc.srv.Close() // the receiver is done with; nothing is left to report to
-}
+// Close stops the receiver and returns what closing or serving failed with.
+func (rc *Receiver) Close() error { return rc.close() }
 
 // SerialSignPost is the W1 ceiling: one loop that signs each body with the
 // Standard Webhooks headers and POSTs it to the receiver, one at a time.
@@ -275,8 +292,8 @@ func SerialSign(ctx context.Context, url, secret string, msgs []Message) (float6
 }
 
 // ServeEcho starts handler on a loopback Echo server and returns its URL
-// and a stop function.
-func ServeEcho(handler echo.HandlerFunc) (string, func(), error) {
+// and a stop function, which returns what closing or serving failed with.
+func ServeEcho(handler echo.HandlerFunc) (string, func() error, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.POST("/hooks/bench", handler)
@@ -285,10 +302,7 @@ func ServeEcho(handler echo.HandlerFunc) (string, func(), error) {
 		return "", nil, err
 	}
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 5 * time.Second}
-	// Serve ends with ErrServerClosed on Close; a failing listener shows as
-	// failed requests, which the measurement reports.
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String() + "/hooks/bench", func() { _ = srv.Close() }, nil
+	return "http://" + ln.Addr().String() + "/hooks/bench", serve(srv, ln), nil
 }
 
 // EchoRiverHandler is the W4 ceiling handler: reads the body and commits one

@@ -108,7 +108,38 @@ type Server struct {
 	opts ServerOptions
 	cmd  *exec.Cmd
 	done chan struct{}
+	// exit is how the process ended (cmd.Wait), set before done closes.
+	exit error
 	log  io.Closer
+	// logErr is the first write the log file refused.
+	logMu  sync.Mutex
+	logErr error
+}
+
+// refusedLog keeps the first error writing the log file.
+func (s *Server) refusedLog(err error) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if s.logErr == nil {
+		s.logErr = fmt.Errorf("write server log: %w", err)
+	}
+}
+
+// closeLog closes the log file and returns what writing or closing it
+// refused.
+func (s *Server) closeLog() error {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return errors.Join(s.logErr, s.log.Close())
+}
+
+// signal sends sig; a process that has exited meanwhile is not an error,
+// as done is what the caller waits for.
+func (s *Server) signal(sig os.Signal) error {
+	if err := s.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal server %d: %w", s.cmd.Process.Pid, err)
+	}
+	return nil
 }
 
 // StartServer starts `standmeet serve` on a loopback port of its choosing
@@ -150,8 +181,11 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		for sc.Scan() {
 			line := sc.Bytes()
 			// A line the log file refuses is lost to it only: the tail
-			// below keeps the last lines for the errors this returns.
-			_, _ = logw.Write(append(line, '\n'))
+			// below keeps the last lines for the errors this returns, and
+			// Stop or Kill returns the refusal.
+			if _, err := logw.Write(append(line, '\n')); err != nil {
+				s.refusedLog(err)
+			}
 			tail.add(line)
 			if !sent && bytes.Contains(line, []byte(`"msg":"serving"`)) {
 				var m struct {
@@ -165,8 +199,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		}
 	}()
 	go func() {
-		// How the server ended is not a figure; done only says it has.
-		_ = cmd.Wait()
+		// Stop returns how the server ended; done says it has.
+		s.exit = cmd.Wait()
 		close(s.done)
 	}()
 	deadline := time.NewTimer(60 * time.Second)
@@ -246,26 +280,31 @@ func (s *Server) Alive() bool {
 
 // Kill sends SIGKILL (kill -9) and waits for the process to be gone: the
 // replica gets no chance to finish or release anything.
+// Its exit status only says it was killed, so it is not returned.
 func (s *Server) Kill() error {
+	var err error
 	if s.Alive() {
-		// It may exit between Alive and Signal; done is what is waited for.
-		_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		err = s.signal(syscall.SIGKILL)
 	}
 	<-s.done
-	return s.log.Close()
+	return errors.Join(err, s.closeLog())
 }
 
 // Stop sends SIGTERM and waits up to timeout for a graceful exit, then kills.
+// A graceful exit has status 0; any other ending is returned.
 func (s *Server) Stop(timeout time.Duration) error {
+	var err error
 	if s.Alive() {
-		// It may exit between Alive and Signal; done is what is waited for.
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		err = s.signal(syscall.SIGTERM)
 	}
 	select {
 	case <-s.done:
-		return s.log.Close()
+		if s.exit != nil {
+			err = errors.Join(err, fmt.Errorf("server %d ended: %w", s.cmd.Process.Pid, s.exit))
+		}
+		return errors.Join(err, s.closeLog())
 	case <-time.After(timeout):
-		return s.Kill()
+		return errors.Join(err, fmt.Errorf("server %d did not stop within %s", s.cmd.Process.Pid, timeout), s.Kill())
 	}
 }
 

@@ -141,9 +141,10 @@ func (e *SinkEndpoint) Invalid() int {
 // recorded (webhook-id, arrival time, concurrency) before it is answered.
 type Sink struct {
 	// URL is http://127.0.0.1:<port>.
-	URL string
-	srv *http.Server
-	ln  net.Listener
+	URL   string
+	srv   *http.Server
+	ln    net.Listener
+	close func() error
 
 	mu        sync.RWMutex
 	endpoints map[string]*SinkEndpoint
@@ -164,16 +165,13 @@ func StartSink(addr string) (*Sink, error) {
 	}
 	s := &Sink{URL: "http://" + ln.Addr().String(), ln: ln, endpoints: map[string]*SinkEndpoint{}}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	// Serve ends with ErrServerClosed on Close; a failing listener shows as
-	// failed deliveries, which the measurement reports.
-	go func() { _ = s.srv.Serve(ln) }()
+	s.close = serve(s.srv, ln)
 	return s, nil
 }
 
-// Close stops the sink at once.
-func (s *Sink) Close() {
-	_ = s.srv.Close() // the sink is done with; nothing is left to report to
-}
+// Close stops the sink at once and returns what closing or serving failed
+// with.
+func (s *Sink) Close() error { return s.close() }
 
 // Endpoint adds an endpoint answering with respond (nil: 204 at once).
 func (s *Sink) Endpoint(name string, respond Respond) *SinkEndpoint {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,11 +83,18 @@ func NewServerBench(ctx context.Context, o Options, r *Report) (*ServerBench, er
 	}
 	logPath := ""
 	if o.LogDir != "" {
-		if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
+		fail := func(err error) (*ServerBench, error) {
+			err = errors.Join(err, b.Sink.Close())
+			b.Pool.Close()
 			return nil, err
 		}
+		if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
+			return fail(err)
+		}
 		logPath = filepath.Join(o.LogDir, "server.log")
-		_ = os.Remove(logPath)
+		if err := os.Remove(logPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("remove the last run's server log: %w", err))
+		}
 	}
 	b.Opts = ServerOptions{
 		Binary:      o.Binary,
@@ -106,17 +114,23 @@ func NewServerBench(ctx context.Context, o Options, r *Report) (*ServerBench, er
 	return b, nil
 }
 
-// Close stops every server, the sink and the pool.
+// Close stops every server, the sink and the pool; what fails to stop is
+// noted in the report.
 func (b *ServerBench) Close() {
 	b.StopServers()
-	b.Sink.Close()
+	if err := b.Sink.Close(); err != nil {
+		b.r.Note("sink: %v", err)
+	}
 	b.Pool.Close()
 }
 
-// StopServers stops every running server gracefully.
+// StopServers stops every running server gracefully; a server that does
+// not stop cleanly is noted in the report.
 func (b *ServerBench) StopServers() {
 	for _, s := range b.Servers {
-		_ = s.Stop(30 * time.Second)
+		if err := s.Stop(30 * time.Second); err != nil {
+			b.r.Note("server stop: %v", err)
+		}
 	}
 	b.Servers = nil
 }
@@ -126,7 +140,9 @@ func (b *ServerBench) Scale(ctx context.Context, n int) error {
 	for len(b.Servers) > n {
 		last := b.Servers[len(b.Servers)-1]
 		b.Servers = b.Servers[:len(b.Servers)-1]
-		_ = last.Stop(30 * time.Second)
+		if err := last.Stop(30 * time.Second); err != nil {
+			b.r.Note("server stop: %v", err)
+		}
 	}
 	for len(b.Servers) < n {
 		s, err := StartServer(ctx, b.Opts)
@@ -492,13 +508,17 @@ func (b *ServerBench) runCeilings(ctx context.Context) error {
 		return err
 	}
 	b.echoRiver = Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, postBuilder(url))
-	closeEcho()
+	if err := closeEcho(); err != nil {
+		return fmt.Errorf("echo ceiling server: %w", err)
+	}
 	url, closeBare, err := ServeEcho(func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
 	if err != nil {
 		return err
 	}
 	b.bareEch = Load(ctx, NewClient(inboundWorkers), n, inboundWorkers, postBuilder(url))
-	closeBare()
+	if err := closeBare(); err != nil {
+		return fmt.Errorf("bare echo ceiling server: %w", err)
+	}
 	b.r.Note("ceiling: Echo handler committing one River job per request: %.0f/s (p99 %.1f ms); bare Echo 204: %.0f/s",
 		b.echoRiver.PerSecond(), Ms(b.echoRiver.Latency.Percentile(99)), b.bareEch.PerSecond())
 	// The ceilings' rows must not look like the server's work.

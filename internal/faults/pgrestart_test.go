@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -78,7 +79,11 @@ func startPrivateCluster(t *testing.T) *pgCluster {
 	dir, err := os.MkdirTemp("", "standmeet-faults-pg-")
 	require.NoError(t, err)
 	c.dir = dir
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("remove the cluster's directory: %v", err)
+		}
+	})
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		require.NoError(t, err, "running as root needs the postgres user")
@@ -93,7 +98,11 @@ func startPrivateCluster(t *testing.T) *pgCluster {
 	c.port = ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
 	require.NoError(t, c.start())
-	t.Cleanup(func() { _ = c.run("pg_ctl", "-D", filepath.Join(dir, "data"), "-m", "immediate", "-w", "stop") })
+	t.Cleanup(func() {
+		if err := c.run("pg_ctl", "-D", filepath.Join(dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
+			t.Logf("stop the private cluster: %v", err)
+		}
+	})
 	return c
 }
 
@@ -128,8 +137,7 @@ func (c *pgCluster) database(t *testing.T, name string) string {
 	conn, err := pgx.Connect(ctx, c.url("postgres"))
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	_ = conn.Close(ctx)
-	require.NoError(t, err)
+	require.NoError(t, errors.Join(err, conn.Close(ctx)))
 	u := c.url(name)
 	require.NoError(t, testdb.MigrateURL(ctx, u))
 	return u

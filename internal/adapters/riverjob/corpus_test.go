@@ -2,6 +2,7 @@ package riverjob_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -57,7 +58,9 @@ func setupCorpus(t *testing.T) *corpusBundle {
 	t.Cleanup(func() {
 		stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 		defer stop()
-		_ = client.Stop(stopCtx)
+		if err := client.Stop(stopCtx); err != nil {
+			t.Logf("stop the River client: %v", err)
+		}
 	})
 
 	// The subscription as the composition root declares it.
@@ -67,7 +70,9 @@ func setupCorpus(t *testing.T) *corpusBundle {
 	relayDone := make(chan struct{})
 	go func() {
 		defer close(relayDone)
-		_ = relay.Run(ctx)
+		if err := relay.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("relay: %v", err)
+		}
 	}()
 	t.Cleanup(func() { cancel(); <-relayDone })
 

@@ -32,8 +32,8 @@ type InboundProcessArgs struct {
 // Kind implements river.JobArgs.
 func (InboundProcessArgs) Kind() string { return InboundProcessKind }
 
-// InsertOpts puts processing on the inbound queue with the seed's 5
-// attempts. No River uniqueness: the inbox's unique index already admits one
+// InsertOpts puts processing on the inbound queue with the inbound retry
+// policy's 5 attempts. No River uniqueness: the inbox's unique index already admits one
 // job per message, inside the same transaction, at no extra cost.
 func (InboundProcessArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueInbound, MaxAttempts: inbound.DefaultRetryPolicy().MaxAttempts}

@@ -36,8 +36,8 @@ type WebhookDeliverArgs struct {
 // Kind implements river.JobArgs.
 func (WebhookDeliverArgs) Kind() string { return delivery.KindDeliver }
 
-// InsertOpts puts deliveries on their own queue with seed 002's 18
-// attempts, unique by args in every state River keeps a job in.
+// InsertOpts puts deliveries on their own queue with 18 attempts (the
+// retry schedule of docs/design/webhooks.md), unique by args in every state River keeps a job in.
 //
 // River's default unique states leave out cancelled and discarded, so a
 // fan-out that ran after a delivery was cancelled (a 410) or discarded
@@ -92,8 +92,8 @@ func (w *WebhookDeliverWorker) Timeout(*river.Job[WebhookDeliverArgs]) time.Dura
 	return delivery.JobTimeout
 }
 
-// NextRetry follows seed 002's schedule: 5 s, 5 min, 30 min, 2 h, 5 h,
-// then 10 h, divided by BackoffScale.
+// NextRetry follows the delivery retry schedule: 5 s, 5 min, 30 min, 2 h,
+// 5 h, then 10 h, divided by BackoffScale.
 func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) time.Time {
 	return time.Now().Add(delivery.RetryDelay(job.Attempt, w.BackoffScale, job.ID))
 }

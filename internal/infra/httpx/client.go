@@ -230,7 +230,9 @@ type urlGuard struct {
 func (g *urlGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := checkURL(req.URL); err != nil {
 		if req.Body != nil {
-			_ = req.Body.Close() // a RoundTripper closes the body even when it fails
+			// A RoundTripper closes the body even when it fails; the refusal
+			// is the error the caller acts on, so a failed close adds nothing.
+			_ = req.Body.Close()
 		}
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +63,7 @@ func TestPublishRecordsTheEventInOneTransaction(t *testing.T) {
 	out, err := svc.Publish(context.Background(), caller, booking("b_1"))
 	require.NoError(t, err)
 	require.False(t, out.Duplicate)
-	require.Equal(t, http.StatusAccepted, out.HTTPStatus())
+	require.False(t, out.Replayed())
 	evs := m.Events()
 	require.Len(t, evs, 1)
 	require.Equal(t, out.ID, evs[0].ID)
@@ -149,7 +148,7 @@ func TestPublishIdempotencyKeyReturnsTheFirstEvent(t *testing.T) {
 	again, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, other)
 	require.NoError(t, err)
 	require.Equal(t, Output{ID: first.ID, Duplicate: true}, again, "whatever the body")
-	require.Equal(t, http.StatusOK, again.HTTPStatus())
+	require.True(t, again.Replayed())
 	require.Len(t, m.Events(), 1)
 
 	// Keys are the owner's: another owner's same key is a new event.
@@ -207,7 +206,7 @@ func TestPublishBatchIsAllOrNothingAndNamesEveryRefusedItem(t *testing.T) {
 	out, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: good})
 	require.NoError(t, err)
 	require.Len(t, out.Data, 3)
-	require.Equal(t, http.StatusAccepted, out.HTTPStatus())
+	require.False(t, out.Replayed())
 	evs := m.Events()
 	require.Len(t, evs, 3)
 	for i := range evs {
@@ -275,7 +274,7 @@ func TestPublishBatchLimitsAndKeys(t *testing.T) {
 	require.Equal(t, Output{ID: out.Data[0].ID, Duplicate: true}, out.Data[1])
 	again, err := svc.PublishBatch(context.Background(), owner, BatchInput{Events: []Input{b}})
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, again.HTTPStatus(), "every item a replay")
+	require.True(t, again.Replayed(), "every item a replay")
 	require.Len(t, m.Events(), MaxBatch+1)
 
 	// A batch counts all its events against the rate at once.

@@ -86,7 +86,10 @@ type Handler struct {
 	ops op.Set
 	// owner are the account and API key pages' ops; nil when the set has
 	// no account section.
-	owner  *ownerOps
+	owner *ownerOps
+	// notes are the note pages' ops; nil when the set has no notes
+	// section.
+	notes  *noteOps
 	auth   Auth
 	logger *zap.Logger
 	pages  *pages
@@ -95,8 +98,9 @@ type Handler struct {
 }
 
 // New parses the embedded templates and builds the UI. It fails, naming
-// the op, when the set declares the account section (owner.me) without
-// every op its pages call, or with one of other types.
+// the op, when the set declares the account section (owner.me) or the notes
+// section (notes.list) without every op its pages call, or with one of other
+// types.
 func New(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = zap.NewNop()
@@ -109,8 +113,12 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	notes, err := noteOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }

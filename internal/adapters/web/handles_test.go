@@ -16,6 +16,8 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
 	"github.com/standmeet/standmeet/internal/adapters/web"
+	"github.com/standmeet/standmeet/internal/corpus"
+	"github.com/standmeet/standmeet/internal/corpus/corpustest"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
 )
@@ -63,14 +65,11 @@ func TestNewFailsWhenTheAccountPagesMissAnOp(t *testing.T) {
 	require.NoError(t, err, "a set without the account section builds: the section is left out")
 }
 
-// TestAccountAndAPIKeyPagesCallTheOwnerOps drives the account and API key
-// pages against the owner domain's own ops.
-func TestAccountAndAPIKeyPagesCallTheOwnerOps(t *testing.T) {
-	t.Parallel()
-	svc, o := ownerService(t)
-	w := newWorld()
-	fa := &fakeAuth{sessions: map[string]uuid.UUID{}, owner: o.ID}
-	h, err := web.New(web.Deps{Ops: append(w.ops(), svc.Ops()...), Auth: fa.auth()})
+// serve mounts a UI over ops for the owner id and signs in.
+func serve(t *testing.T, ops op.Set, ownerID uuid.UUID) (*bundle, string) {
+	t.Helper()
+	fa := &fakeAuth{sessions: map[string]uuid.UUID{}, owner: ownerID}
+	h, err := web.New(web.Deps{Ops: ops, Auth: fa.auth()})
 	require.NoError(t, err)
 	e := echo.New()
 	h.Mount(e)
@@ -78,8 +77,67 @@ func TestAccountAndAPIKeyPagesCallTheOwnerOps(t *testing.T) {
 	t.Cleanup(srv.Close)
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	b := &bundle{srv: srv, world: w, client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	csrf := b.login(t)
+	b := &bundle{srv: srv, client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return b, b.login(t)
+}
+
+// TestNotePagesCallTheCorpusOps drives the note pages against the corpus
+// domain's own ops, and shows a notes section missing an op stops the start.
+func TestNotePagesCallTheCorpusOps(t *testing.T) {
+	t.Parallel()
+	svc := corpus.NewService(corpustest.NewMemory())
+	var partial op.Set
+	for _, d := range svc.Ops() {
+		if d.Meta().Name != "notes.move" {
+			partial = append(partial, d)
+		}
+	}
+	_, err := web.New(web.Deps{Ops: partial})
+	require.ErrorContains(t, err, "op: notes.move is not declared")
+
+	ownerID := uuid.New()
+	b, csrf := serve(t, append(newWorld().ops(), svc.Ops()...), ownerID)
+	res := b.post(t, "/admin/notes", url.Values{"csrf_token": {csrf}, "genre": {"wiki"}, "title": {"Hello handles"}, "body": {"typed"}, "tags": {"a, b"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	notes, lerr := op.HandleOf[corpus.ListNotesInput, op.Page[corpus.NoteView]](svc.Ops(), "notes.list")
+	require.NoError(t, lerr)
+	p, lerr := notes.Call(context.Background(), op.Caller{OwnerID: ownerID}, corpus.ListNotesInput{})
+	require.NoError(t, lerr)
+	require.Len(t, p.Data, 1)
+	n := p.Data[0]
+	require.Equal(t, "/admin/notes/"+n.ID.String()+"?notice=note_saved", res.location)
+	require.Equal(t, []string{"a", "b"}, n.Tags)
+
+	page := b.get(t, "/admin/notes")
+	require.Equal(t, http.StatusOK, page.status)
+	require.Contains(t, page.body, "Hello handles")
+	page = b.get(t, "/admin/notes/"+n.ID.String())
+	require.Equal(t, http.StatusOK, page.status)
+	require.Contains(t, page.body, n.URI)
+
+	res = b.post(t, "/admin/notes/"+n.ID.String(), url.Values{"csrf_token": {csrf}, "genre": {"wiki"}, "title": {"Renamed"}, "body": {"typed"}, "published": {"on"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	res = b.post(t, "/admin/notes/"+n.ID.String()+"/unpublish", url.Values{"csrf_token": {csrf}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	res = b.post(t, "/admin/notes/"+n.ID.String()+"/move", url.Values{"csrf_token": {csrf}, "parent_id": {"not-an-id"}})
+	require.Equal(t, http.StatusBadRequest, res.status, res.body)
+	got := b.get(t, "/admin/notes/"+n.ID.String())
+	require.Contains(t, got.body, "Renamed")
+	require.Contains(t, got.body, "Draft")
+
+	res = b.post(t, "/admin/notes/"+n.ID.String()+"/delete", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	p, lerr = notes.Call(context.Background(), op.Caller{OwnerID: ownerID}, corpus.ListNotesInput{})
+	require.NoError(t, lerr)
+	require.Empty(t, p.Data)
+}
+
+// TestAccountAndAPIKeyPagesCallTheOwnerOps drives the account and API key
+// pages against the owner domain's own ops.
+func TestAccountAndAPIKeyPagesCallTheOwnerOps(t *testing.T) {
+	t.Parallel()
+	svc, o := ownerService(t)
+	b, csrf := serve(t, append(newWorld().ops(), svc.Ops()...), o.ID)
 
 	page := b.get(t, "/admin/account")
 	require.Equal(t, http.StatusOK, page.status, page.body)

@@ -83,8 +83,8 @@ func MountOps(e *echo.Echo, eps Endpoints, auth Authenticator, logger *zap.Logge
 				}
 				return c.NoContent(status)
 			}
-			if s, ok := out.(op.Statuser); ok {
-				return c.JSON(s.HTTPStatus(), out)
+			if r, ok := out.(op.Replayer); ok && r.Replayed() {
+				return c.JSON(http.StatusOK, out)
 			}
 			return c.JSON(r.SuccessStatus(), out)
 		})

@@ -191,8 +191,8 @@ func operationOf(ep httpapi.Endpoint) (map[string]any, error) {
 			"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
 		}
 		// An output that chooses its status answers 200 for the replay of
-		// an idempotent request (op.Statuser).
-		if d.OutputType().Implements(reflect.TypeFor[op.Statuser]()) && status != http.StatusOK {
+		// an idempotent request (op.Replayer).
+		if d.OutputType().Implements(reflect.TypeFor[op.Replayer]()) && status != http.StatusOK {
 			responses["200"] = map[string]any{
 				"description": "the replay of an earlier request: the first result",
 				"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},

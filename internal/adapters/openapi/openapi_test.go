@@ -245,7 +245,7 @@ func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) 
 	require.NotContains(t, string(plain.Bytes()), `"webhooks"`)
 }
 
-func TestStatuserOutputsDocumentTheReplayStatus(t *testing.T) {
+func TestReplayerOutputsDocumentTheReplayStatus(t *testing.T) {
 	t.Parallel()
 	ops := op.Set{op.New(op.Meta{Name: "events.publish", Summary: "publish"},
 		func(context.Context, op.Caller, publish.Input) (publish.Output, error) { return publish.Output{}, nil })}

@@ -73,8 +73,9 @@ type Auth struct {
 
 // Deps is what the UI is built from.
 type Deps struct {
-	// Ops are every declared op; pages find theirs by name, and a section
-	// whose ops are not declared is left out of the navigation.
+	// Ops are every declared op; pages find theirs by name (the account
+	// and API key pages through typed handles resolved in New), and a
+	// section whose ops are not declared is left out of the navigation.
 	Ops    op.Set
 	Auth   Auth
 	Logger *zap.Logger
@@ -82,7 +83,13 @@ type Deps struct {
 
 // Handler serves the admin UI.
 type Handler struct {
-	ops    op.Set
+	ops op.Set
+	// owner are the account and API key pages' ops; nil when the set has
+	// no account section.
+	owner *ownerOps
+	// notes are the note pages' ops; nil when the set has no notes
+	// section.
+	notes  *noteOps
 	auth   Auth
 	logger *zap.Logger
 	pages  *pages
@@ -90,7 +97,10 @@ type Handler struct {
 	origin *http.CrossOriginProtection
 }
 
-// New parses the embedded templates and builds the UI.
+// New parses the embedded templates and builds the UI. It fails, naming
+// the op, when the set declares the account section (owner.me) or the notes
+// section (notes.list) without every op its pages call, or with one of other
+// types.
 func New(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = zap.NewNop()
@@ -99,8 +109,16 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	owner, err := ownerOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := noteOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }

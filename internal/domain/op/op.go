@@ -132,12 +132,12 @@ func (s Set) Sorted() Set {
 	return out
 }
 
-// Statuser is an output that chooses its own REST success status: 200 for
-// the replay of an idempotent request, the route's status otherwise. The
-// REST projection asks it before the route's status; the OpenAPI document
-// lists both.
-type Statuser interface {
-	HTTPStatus() int
+// Replayer is an output that may be the replay of an earlier request (an
+// idempotency key used again) rather than a new effect. The REST projection
+// answers a replay with 200 instead of the route's status; the OpenAPI
+// document lists both.
+type Replayer interface {
+	Replayed() bool
 }
 
 // Empty is the input or output of an op that takes or returns nothing. A

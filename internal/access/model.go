@@ -104,3 +104,24 @@ type AccessRequest struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// Patch applies p to the role at now, normalised and checked as a new
+// role's input is.
+func (r *Role) Patch(p RolePatch, now time.Time) error {
+	in := RoleInput{Name: r.Name, URIGlobs: r.URIGlobs, PublishedOnly: r.PublishedOnly}
+	if p.Name != nil {
+		in.Name = *p.Name
+	}
+	if p.URIGlobs != nil {
+		in.URIGlobs = *p.URIGlobs
+	}
+	if p.PublishedOnly != nil {
+		in.PublishedOnly = *p.PublishedOnly
+	}
+	in, err := in.normalize()
+	if err != nil {
+		return err
+	}
+	r.Name, r.URIGlobs, r.PublishedOnly, r.UpdatedAt = in.Name, in.URIGlobs, in.PublishedOnly, now
+	return nil
+}

@@ -37,8 +37,12 @@ type RoleStore interface {
 	// Conflict ROLE_NAME_TAKEN.
 	Insert(ctx context.Context, r Role) (Role, error)
 	Get(ctx context.Context, ownerID, id uuid.UUID) (Role, error)
-	// Update writes name, globs and published-only (same conflict as Insert).
-	Update(ctx context.Context, r Role) (Role, error)
+	// Update reads the role locked until the transaction ends, hands it to
+	// fn and, when fn returns nil, writes the name, globs, published-only
+	// and update time fn leaves (same conflict as Insert), returning the
+	// role as stored. fn's error is returned as is and nothing is written;
+	// fn is not called for a role ownerID does not have (not found).
+	Update(ctx context.Context, ownerID, id uuid.UUID, fn func(r *Role) error) (Role, error)
 	// Delete removes a role; one that codes still use is a domain Conflict
 	// ROLE_IN_USE.
 	Delete(ctx context.Context, ownerID, id uuid.UUID) error

@@ -186,25 +186,10 @@ type RolePatch struct {
 func (s *Service) UpdateRole(ctx context.Context, ownerID, id uuid.UUID, p RolePatch) (Role, error) {
 	var out Role
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		r, err := tx.Roles().Get(ctx, ownerID, id)
-		if err != nil {
-			return err
-		}
-		in := RoleInput{Name: r.Name, URIGlobs: r.URIGlobs, PublishedOnly: r.PublishedOnly}
-		if p.Name != nil {
-			in.Name = *p.Name
-		}
-		if p.URIGlobs != nil {
-			in.URIGlobs = *p.URIGlobs
-		}
-		if p.PublishedOnly != nil {
-			in.PublishedOnly = *p.PublishedOnly
-		}
-		if in, err = in.normalize(); err != nil {
-			return err
-		}
-		r.Name, r.URIGlobs, r.PublishedOnly, r.UpdatedAt = in.Name, in.URIGlobs, in.PublishedOnly, s.now()
-		out, err = tx.Roles().Update(ctx, r)
+		var err error
+		out, err = tx.Roles().Update(ctx, ownerID, id, func(r *Role) error {
+			return r.Patch(p, s.now())
+		})
 		return err
 	})
 	return out, err

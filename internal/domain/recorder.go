@@ -16,11 +16,3 @@ import (
 type Recorder interface {
 	Record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error)
 }
-
-// RecorderFunc adapts a function to Recorder (handy in fakes).
-type RecorderFunc func(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error)
-
-// Record calls f.
-func (f RecorderFunc) Record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
-	return f(ctx, ownerID, eventType, subject, data)
-}

@@ -148,12 +148,29 @@ func contractRoles(t *testing.T, h Harness) {
 	var upd access.Role
 	do(t, h, func(tx access.Tx) error {
 		var err error
-		upd, err = tx.Roles().Update(ctx, r)
+		upd, err = tx.Roles().Update(ctx, owner, r.ID, func(x *access.Role) error {
+			x.Name, x.URIGlobs, x.PublishedOnly, x.UpdatedAt = r.Name, r.URIGlobs, r.PublishedOnly, r.UpdatedAt
+			return nil
+		})
 		return err
 	})
 	mustEqual(t, r, upd, "updated role")
-	b.Name = "close friends"
-	mustCode(t, try(h, func(tx access.Tx) error { _, err := tx.Roles().Update(ctx, b); return err }), "ROLE_NAME_TAKEN", "rename onto a taken name")
+	rename := func(x *access.Role) error { x.Name = "close friends"; return nil }
+	mustCode(t, try(h, func(tx access.Tx) error { _, err := tx.Roles().Update(ctx, owner, b.ID, rename); return err }), "ROLE_NAME_TAKEN", "rename onto a taken name")
+	refused := errors.New("refused")
+	if err := try(h, func(tx access.Tx) error {
+		_, err := tx.Roles().Update(ctx, owner, b.ID, func(x *access.Role) error { x.Name = "not kept"; return refused })
+		return err
+	}); !errors.Is(err, refused) {
+		t.Fatalf("update returns fn's error as is, got %v", err)
+	}
+	called := false
+	if err := try(h, func(tx access.Tx) error {
+		_, err := tx.Roles().Update(ctx, other, r.ID, func(*access.Role) error { called = true; return nil })
+		return err
+	}); !errors.Is(err, domain.ErrNotFound) || called {
+		t.Fatalf("update of another owner's role: %v, fn called %v", err, called)
+	}
 
 	code(t, h, owner, r.ID, "smac_in_use", now())
 	mustCode(t, try(h, func(tx access.Tx) error { return tx.Roles().Delete(ctx, owner, r.ID) }), "ROLE_IN_USE", "delete a role in use")
@@ -277,7 +294,10 @@ func contractEmbeds(t *testing.T, h Harness) {
 	r.URIGlobs, r.UpdatedAt = []string{"writing://*"}, now()
 	at := now()
 	do(t, h, func(tx access.Tx) error {
-		if _, err := tx.Roles().Update(ctx, r); err != nil {
+		if _, err := tx.Roles().Update(ctx, owner, r.ID, func(x *access.Role) error {
+			x.URIGlobs, x.UpdatedAt = r.URIGlobs, r.UpdatedAt
+			return nil
+		}); err != nil {
 			return err
 		}
 		_, err := tx.Codes().SetRevoked(ctx, owner, c.ID, at)

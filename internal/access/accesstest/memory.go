@@ -119,17 +119,21 @@ func (s *memRoles) Get(_ context.Context, ownerID, id uuid.UUID) (access.Role, e
 	return r, nil
 }
 
-func (s *memRoles) Update(ctx context.Context, r access.Role) (access.Role, error) {
-	if _, err := s.Get(ctx, r.OwnerID, r.ID); err != nil {
+func (s *memRoles) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(*access.Role) error) (access.Role, error) {
+	r, err := s.Get(ctx, ownerID, id)
+	if err != nil {
 		return access.Role{}, err
 	}
+	if err := fn(&r); err != nil {
+		return access.Role{}, err
+	}
+	old := s.t.st.roles[id]
+	r.ID, r.OwnerID, r.CreatedAt = id, ownerID, old.CreatedAt
 	if s.nameTaken(r) {
 		return access.Role{}, domain.Conflict("ROLE_NAME_TAKEN", "a role of that name exists")
 	}
-	old := s.t.st.roles[r.ID]
-	r.CreatedAt = old.CreatedAt
 	r.URIGlobs = strs(r.URIGlobs)
-	s.t.st.roles[r.ID] = r
+	s.t.st.roles[id] = r
 	return r, nil
 }
 

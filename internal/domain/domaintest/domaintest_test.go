@@ -159,15 +159,6 @@ func TestSnapshotFailedRecordRollsBackWhenFnReturnsIt(t *testing.T) {
 	s.View(func(st state) { require.Empty(t, st.m) })
 }
 
-func TestSnapshotRunsNothingOnACancelledContext(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	s := domaintest.NewSnapshot(state{m: map[string]int{}}, clone)
-	err := s.Do(ctx, func(*state, *domaintest.TxRecorder) error { t.Fatal("ran"); return nil })
-	require.ErrorIs(t, err, context.Canceled)
-}
-
 func TestSnapshotSerialisesTransactions(t *testing.T) {
 	t.Parallel()
 	s := domaintest.NewSnapshot(state{m: map[string]int{}}, clone)

@@ -65,6 +65,15 @@ type Source struct {
 	UpdatedAt               time.Time
 }
 
+// RotateSecret makes sealed the source's secret at now. The secret it
+// replaces keeps verifying for SecretGrace; a previous secret still in its
+// grace is dropped at once.
+func (s *Source) RotateSecret(sealed []byte, now time.Time) {
+	s.PreviousSealedSecret, s.PreviousSecretExpiresAt = s.SealedSecret, now.Add(SecretGrace)
+	s.SealedSecret = sealed
+	s.SecretRotatedAt, s.UpdatedAt = now, now
+}
+
 // ReceivePath returns the path senders post to: /hooks/{id}.
 func (s Source) ReceivePath() string { return "/hooks/" + s.ID.String() }
 

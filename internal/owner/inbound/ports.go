@@ -47,11 +47,20 @@ type PageQuery struct {
 // of another owner is domain.ErrNotFound.
 type SourceStore interface {
 	Insert(ctx context.Context, s Source) error
-	// Get returns the source; forUpdate locks it for the transaction.
-	Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (Source, error)
+	// Get returns the source.
+	Get(ctx context.Context, ownerID, id uuid.UUID) (Source, error)
+	// Lock locks the source until the transaction ends; not found when
+	// ownerID has no such source.
+	Lock(ctx context.Context, ownerID, id uuid.UUID) error
 	// List returns sources newest first (created_at, id).
 	List(ctx context.Context, ownerID uuid.UUID, q PageQuery) ([]Source, error)
-	Update(ctx context.Context, s Source) error
+	// Update reads the source locked until the transaction ends, hands it to
+	// fn and, when fn returns nil, writes what fn leaves of its name,
+	// options, secrets, enabled flag, limits and times (never its id, owner,
+	// verifier or creation time). fn's error is returned as is and nothing
+	// is written; fn is not called for a source ownerID does not have (not
+	// found).
+	Update(ctx context.Context, ownerID, id uuid.UUID, fn func(s *Source) error) error
 	// DropExpiredPreviousSecrets forgets the previous secrets whose grace
 	// ended before now and returns how many.
 	DropExpiredPreviousSecrets(ctx context.Context, now time.Time) (int64, error)

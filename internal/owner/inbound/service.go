@@ -140,7 +140,7 @@ func (s *Service) GetSource(ctx context.Context, ownerID, id uuid.UUID) (SourceV
 	var src Source
 	err := s.d.UoW.Do(ctx, func(tx Tx) error {
 		var err error
-		src, err = tx.Sources().Get(ctx, ownerID, id, false)
+		src, err = tx.Sources().Get(ctx, ownerID, id)
 		return err
 	})
 	if err != nil {
@@ -184,48 +184,47 @@ func (s *Service) ListSources(ctx context.Context, ownerID uuid.UUID, in op.Page
 func (s *Service) UpdateSource(ctx context.Context, ownerID uuid.UUID, in UpdateSourceInput) (SourceView, error) {
 	var out Source
 	err := s.d.UoW.Do(ctx, func(tx Tx) error {
-		src, err := tx.Sources().Get(ctx, ownerID, in.ID, true)
-		if err != nil {
-			return err
-		}
-		if in.Verifier != nil && *in.Verifier != src.Verifier {
-			return ErrVerifierImmutable
-		}
-		if in.Name != nil {
-			if src.Name, err = validName(*in.Name); err != nil {
-				return err
+		return tx.Sources().Update(ctx, ownerID, in.ID, func(src *Source) error {
+			var err error
+			if in.Verifier != nil && *in.Verifier != src.Verifier {
+				return ErrVerifierImmutable
 			}
-		}
-		if in.Enabled != nil {
-			src.Enabled = *in.Enabled
-		}
-		if in.BodyLimitBytes != nil {
-			if src.BodyLimit, err = bodyLimit(*in.BodyLimitBytes); err != nil {
-				return err
-			}
-		}
-		if in.Options != nil || in.ToleranceSeconds != nil {
-			factory, err := s.d.Verifiers.Lookup(src.Verifier)
-			if err != nil {
-				return fmt.Errorf("inbound source %s: %w", src.ID, verifier.ErrMisconfigured)
-			}
-			opts, err := patchOptions(src.Options, in.Options)
-			if err != nil {
-				return err
-			}
-			tolerance := in.ToleranceSeconds
-			if tolerance == nil {
-				if _, given := in.Options[optionTolerance]; !given {
-					tolerance = &src.ToleranceSeconds
+			if in.Name != nil {
+				if src.Name, err = validName(*in.Name); err != nil {
+					return err
 				}
 			}
-			if src.Options, src.ToleranceSeconds, err = normalizeOptions(factory, opts, tolerance); err != nil {
-				return err
+			if in.Enabled != nil {
+				src.Enabled = *in.Enabled
 			}
-		}
-		src.UpdatedAt = s.d.Clock.Now()
-		out = src
-		return tx.Sources().Update(ctx, src)
+			if in.BodyLimitBytes != nil {
+				if src.BodyLimit, err = bodyLimit(*in.BodyLimitBytes); err != nil {
+					return err
+				}
+			}
+			if in.Options != nil || in.ToleranceSeconds != nil {
+				factory, err := s.d.Verifiers.Lookup(src.Verifier)
+				if err != nil {
+					return fmt.Errorf("inbound source %s: %w", src.ID, verifier.ErrMisconfigured)
+				}
+				opts, err := patchOptions(src.Options, in.Options)
+				if err != nil {
+					return err
+				}
+				tolerance := in.ToleranceSeconds
+				if tolerance == nil {
+					if _, given := in.Options[optionTolerance]; !given {
+						tolerance = &src.ToleranceSeconds
+					}
+				}
+				if src.Options, src.ToleranceSeconds, err = normalizeOptions(factory, opts, tolerance); err != nil {
+					return err
+				}
+			}
+			src.UpdatedAt = s.d.Clock.Now()
+			out = *src
+			return nil
+		})
 	})
 	s.forget(in.ID)
 	if err != nil {
@@ -260,31 +259,27 @@ func (s *Service) DeleteSource(ctx context.Context, ownerID, id uuid.UUID) error
 func (s *Service) RotateSecret(ctx context.Context, ownerID uuid.UUID, in RotateSecretInput) (RotatedSecret, error) {
 	var out RotatedSecret
 	err := s.d.UoW.Do(ctx, func(tx Tx) error {
-		src, err := tx.Sources().Get(ctx, ownerID, in.ID, true)
-		if err != nil {
-			return err
-		}
-		factory, err := s.d.Verifiers.Lookup(src.Verifier)
-		if err != nil {
-			return fmt.Errorf("inbound source %s: %w", src.ID, verifier.ErrMisconfigured)
-		}
-		secret, generated, err := newSecret(factory, in.Secret)
-		if err != nil {
-			return err
-		}
-		previous := src.SealedSecret
-		if src.SealedSecret, err = s.d.Seal(secret, src.ID[:]); err != nil {
-			return fmt.Errorf("seal inbound source secret: %w", err)
-		}
-		now := s.d.Clock.Now()
-		src.PreviousSealedSecret, src.PreviousSecretExpiresAt = previous, now.Add(SecretGrace)
-		src.SecretRotatedAt, src.UpdatedAt = now, now
-		out = RotatedSecret{SecretRotatedAt: now, PreviousSecretExpiresAt: src.PreviousSecretExpiresAt}
-		if generated {
-			text := string(secret)
-			out.Secret = &text
-		}
-		return tx.Sources().Update(ctx, src)
+		return tx.Sources().Update(ctx, ownerID, in.ID, func(src *Source) error {
+			factory, err := s.d.Verifiers.Lookup(src.Verifier)
+			if err != nil {
+				return fmt.Errorf("inbound source %s: %w", src.ID, verifier.ErrMisconfigured)
+			}
+			secret, generated, err := newSecret(factory, in.Secret)
+			if err != nil {
+				return err
+			}
+			sealed, err := s.d.Seal(secret, src.ID[:])
+			if err != nil {
+				return fmt.Errorf("seal inbound source secret: %w", err)
+			}
+			src.RotateSecret(sealed, s.d.Clock.Now())
+			out = RotatedSecret{SecretRotatedAt: src.SecretRotatedAt, PreviousSecretExpiresAt: src.PreviousSecretExpiresAt}
+			if generated {
+				text := string(secret)
+				out.Secret = &text
+			}
+			return nil
+		})
 	})
 	s.forget(in.ID)
 	if err != nil {
@@ -340,7 +335,7 @@ func (s *Service) listMessages(ctx context.Context, ownerID, sourceID uuid.UUID,
 	limit := page.NormalizedLimit()
 	var rows []Record
 	err = s.d.UoW.Do(ctx, func(tx Tx) error {
-		if _, err := tx.Sources().Get(ctx, ownerID, sourceID, false); err != nil {
+		if _, err := tx.Sources().Get(ctx, ownerID, sourceID); err != nil {
 			return err
 		}
 		var err error
@@ -405,7 +400,7 @@ func (s *Service) ReplayDeadLetter(ctx context.Context, ownerID uuid.UUID, in Re
 func (s *Service) ReplayDeadLetters(ctx context.Context, ownerID uuid.UUID, in ReplayDeadLettersInput) (ReplayCount, error) {
 	var n int
 	err := s.d.UoW.Do(ctx, func(tx Tx) error {
-		if _, err := tx.Sources().Get(ctx, ownerID, in.ID, true); err != nil {
+		if err := tx.Sources().Lock(ctx, ownerID, in.ID); err != nil {
 			return err
 		}
 		var err error

@@ -37,9 +37,18 @@ func (s *roleStore) Get(ctx context.Context, ownerID, id uuid.UUID) (access.Role
 	return out, translate(err, "role")
 }
 
-func (s *roleStore) Update(ctx context.Context, r access.Role) (access.Role, error) {
+// Update reads the role under its row lock, so concurrent changes of one
+// role apply one after the other, and writes what fn leaves.
+func (s *roleStore) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(*access.Role) error) (access.Role, error) {
+	r, err := scanRole(s.tx.QueryRow(ctx, `SELECT `+roleColumns+` FROM access_roles WHERE owner_id = $1 AND id = $2 FOR UPDATE`, ownerID, id))
+	if err != nil {
+		return access.Role{}, translate(err, "role")
+	}
+	if err := fn(&r); err != nil {
+		return access.Role{}, err
+	}
 	out, err := scanRole(s.tx.QueryRow(ctx, `UPDATE access_roles SET name = $3, uri_globs = $4, published_only = $5, updated_at = $6
-WHERE owner_id = $1 AND id = $2 RETURNING `+roleColumns, r.OwnerID, r.ID, r.Name, nonNil(r.URIGlobs), r.PublishedOnly, r.UpdatedAt))
+WHERE owner_id = $1 AND id = $2 RETURNING `+roleColumns, ownerID, id, r.Name, nonNil(r.URIGlobs), r.PublishedOnly, r.UpdatedAt))
 	return out, translate(err, "role")
 }
 

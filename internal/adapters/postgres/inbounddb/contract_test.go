@@ -187,14 +187,24 @@ func contractSources(t *testing.T, h harness) {
 	require.ErrorIs(t, err, domain.ErrNotFound)
 
 	do(t, h, func(tx inbound.Tx) error {
-		_, err := tx.Sources().Get(ctx, other, a.ID, false)
+		_, err := tx.Sources().Get(ctx, other, a.ID)
 		require.ErrorIs(t, err, domain.ErrNotFound, "another owner's source")
-		s, err := tx.Sources().Get(ctx, owner, a.ID, true)
+		require.ErrorIs(t, tx.Sources().Lock(ctx, other, a.ID), domain.ErrNotFound)
+		require.NoError(t, tx.Sources().Lock(ctx, owner, a.ID))
+		require.NoError(t, tx.Sources().Update(ctx, owner, a.ID, func(s *inbound.Source) error {
+			require.Equal(t, a.ID, s.ID, "fn sees the stored source")
+			s.Name, s.Enabled, s.BodyLimit, s.UpdatedAt = "renamed", false, 2048, base.Add(time.Hour)
+			s.ID, s.OwnerID, s.Verifier = uuid.New(), other, "other"
+			return nil
+		}))
+		called := false
+		require.ErrorIs(t, tx.Sources().Update(ctx, other, a.ID, func(*inbound.Source) error { called = true; return nil }), domain.ErrNotFound)
+		require.False(t, called, "fn runs only on a found source")
+		refused := errors.New("refused")
+		require.ErrorIs(t, tx.Sources().Update(ctx, owner, b.ID, func(s *inbound.Source) error { s.Name = "not kept"; return refused }), refused)
+		kept, err := tx.Sources().Get(ctx, owner, b.ID)
 		require.NoError(t, err)
-		s.Name, s.Enabled, s.BodyLimit, s.UpdatedAt = "renamed", false, 2048, base.Add(time.Hour)
-		require.NoError(t, tx.Sources().Update(ctx, s))
-		s.OwnerID = other
-		require.ErrorIs(t, tx.Sources().Update(ctx, s), domain.ErrNotFound)
+		require.Equal(t, b.Name, kept.Name, "nothing written when fn fails")
 
 		page, err := tx.Sources().List(ctx, owner, inbound.PageQuery{Limit: 2})
 		require.NoError(t, err)
@@ -209,6 +219,8 @@ func contractSources(t *testing.T, h harness) {
 	got, err = h.lookup.Lookup(ctx, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, "renamed", got.Name)
+	require.Equal(t, owner, got.OwnerID, "id, owner and verifier never change")
+	require.Equal(t, a.Verifier, got.Verifier)
 	require.False(t, got.Enabled)
 	require.EqualValues(t, 2048, got.BodyLimit)
 }
@@ -593,7 +605,9 @@ func contractPreviousSecret(t *testing.T, h harness) {
 	owner := h.newOwner(t)
 	src := addSource(t, h, owner, base)
 	src.SecretRotatedAt = time.Time{}
-	do(t, h, func(tx inbound.Tx) error { return tx.Sources().Update(ctx, src) })
+	do(t, h, func(tx inbound.Tx) error {
+		return tx.Sources().Update(ctx, owner, src.ID, func(s *inbound.Source) error { *s = src; return nil })
+	})
 	got, err := h.lookup.Lookup(ctx, src.ID)
 	require.NoError(t, err)
 	require.True(t, got.SecretRotatedAt.IsZero())
@@ -601,7 +615,9 @@ func contractPreviousSecret(t *testing.T, h harness) {
 
 	src.PreviousSealedSecret, src.PreviousSecretExpiresAt = []byte("old"), base.Add(time.Hour)
 	src.SecretRotatedAt = base
-	do(t, h, func(tx inbound.Tx) error { return tx.Sources().Update(ctx, src) })
+	do(t, h, func(tx inbound.Tx) error {
+		return tx.Sources().Update(ctx, owner, src.ID, func(s *inbound.Source) error { *s = src; return nil })
+	})
 	var n int64
 	do(t, h, func(tx inbound.Tx) error {
 		var err error

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
@@ -42,6 +43,7 @@ type BindJobsFunc func(tx pgx.Tx) inbound.JobQueue
 type UnitOfWork struct {
 	db   DB
 	jobs BindJobsFunc
+	kit  *uow.UnitOfWork[inbound.Tx]
 }
 
 var (
@@ -51,16 +53,15 @@ var (
 
 // New returns the inbound unit of work on db.
 func New(db DB, jobs BindJobsFunc) *UnitOfWork {
-	return &UnitOfWork{db: db, jobs: jobs}
+	return &UnitOfWork{db: db, jobs: jobs, kit: uow.New(db, nil, func(tx pgx.Tx, _ domain.Recorder) inbound.Tx {
+		return &txn{tx: tx, jobs: jobs(tx)}
+	})}
 }
 
-// Do runs fn in one transaction: it commits when fn returns nil and rolls
-// back otherwise. fn's error is returned as is, so domain errors reach the
-// caller unchanged.
+// Do runs fn in one transaction (uow.UnitOfWork.Do): committed when fn
+// returns nil, fn's error returned as is.
 func (u *UnitOfWork) Do(ctx context.Context, fn func(tx inbound.Tx) error) error {
-	return inTx(ctx, u.db, func(tx pgx.Tx) error {
-		return fn(&txn{tx: tx, jobs: u.jobs(tx)})
-	})
+	return u.kit.Do(ctx, fn)
 }
 
 // States returns the inbox's state changes outside any transaction, each
@@ -87,25 +88,9 @@ func (t *txn) Replays() inbound.ReplayStore { return replayStore{t.tx} }
 func (t *txn) Inbox() inbound.InboxStore    { return inboxStore{t.tx} }
 func (t *txn) Jobs() inbound.JobQueue       { return t.jobs }
 
-// inTx runs fn in a transaction of db.
-func inTx(ctx context.Context, db DB, fn func(tx pgx.Tx) error) (err error) {
-	tx, err := db.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	// After Commit, Rollback reports only that the transaction is closed.
-	defer func() {
-		if rbErr := tx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
-			err = errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+// inTx runs fn in a transaction of db (uow.UnitOfWork.Do).
+func inTx(ctx context.Context, db DB, fn func(tx pgx.Tx) error) error {
+	return uow.New(db, nil, func(tx pgx.Tx, _ domain.Recorder) pgx.Tx { return tx }).Do(ctx, fn)
 }
 
 // notFound translates pgx.ErrNoRows into the domain's not-found error.

@@ -40,16 +40,25 @@ func (s sourceStore) Insert(ctx context.Context, src inbound.Source) error {
 	return nil
 }
 
-func (s sourceStore) Get(ctx context.Context, ownerID, id uuid.UUID, forUpdate bool) (inbound.Source, error) {
-	q := `SELECT ` + sourceColumns + ` FROM inbound_sources WHERE owner_id = $1 AND id = $2`
-	if forUpdate {
-		q += ` FOR UPDATE`
-	}
-	src, err := scanSource(s.tx.QueryRow(ctx, q, ownerID, id))
+func (s sourceStore) Get(ctx context.Context, ownerID, id uuid.UUID) (inbound.Source, error) {
+	return s.get(ctx, ownerID, id, "")
+}
+
+// get reads one source; lock is appended to the query (" FOR UPDATE").
+func (s sourceStore) get(ctx context.Context, ownerID, id uuid.UUID, lock string) (inbound.Source, error) {
+	src, err := scanSource(s.tx.QueryRow(ctx, `SELECT `+sourceColumns+` FROM inbound_sources WHERE owner_id = $1 AND id = $2`+lock, ownerID, id))
 	if err != nil {
 		return inbound.Source{}, notFound(err, "get inbound source")
 	}
 	return src, nil
+}
+
+func (s sourceStore) Lock(ctx context.Context, ownerID, id uuid.UUID) error {
+	var one int
+	if err := s.tx.QueryRow(ctx, `SELECT 1 FROM inbound_sources WHERE owner_id = $1 AND id = $2 FOR UPDATE`, ownerID, id).Scan(&one); err != nil {
+		return notFound(err, "lock inbound source")
+	}
+	return nil
 }
 
 func (s sourceStore) List(ctx context.Context, ownerID uuid.UUID, q inbound.PageQuery) ([]inbound.Source, error) {
@@ -67,12 +76,21 @@ func (s sourceStore) List(ctx context.Context, ownerID uuid.UUID, q inbound.Page
 	return out, nil
 }
 
-func (s sourceStore) Update(ctx context.Context, src inbound.Source) error {
+// Update reads the source under its row lock, so concurrent changes of one
+// source apply one after the other, and writes what fn leaves.
+func (s sourceStore) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(*inbound.Source) error) error {
+	src, err := s.get(ctx, ownerID, id, ` FOR UPDATE`)
+	if err != nil {
+		return err
+	}
+	if err := fn(&src); err != nil {
+		return err
+	}
 	tag, err := s.tx.Exec(ctx, `UPDATE inbound_sources SET name = $3, options = $4, sealed_secret = $5, enabled = $6,
 		body_limit = $7, tolerance_seconds = $8, secret_rotated_at = $9, updated_at = $10,
 		previous_sealed_secret = $11, previous_secret_expires_at = $12
 		WHERE owner_id = $1 AND id = $2`,
-		src.OwnerID, src.ID, src.Name, []byte(src.Options), src.SealedSecret, src.Enabled,
+		ownerID, id, src.Name, []byte(src.Options), src.SealedSecret, src.Enabled,
 		src.BodyLimit, src.ToleranceSeconds, nullTime(src.SecretRotatedAt), src.UpdatedAt,
 		nullBytes(src.PreviousSealedSecret), nullTime(src.PreviousSecretExpiresAt))
 	if err != nil {

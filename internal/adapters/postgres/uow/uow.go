@@ -20,20 +20,29 @@ import (
 // adapts events.Recorder.With to it.
 type Recorder func(tx pgx.Tx) domain.Recorder
 
+// Beginner starts a transaction: a *pgxpool.Pool, or a pgx.Tx (the unit of
+// work then runs in a savepoint of the caller's transaction).
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+var _ Beginner = (*pgxpool.Pool)(nil)
+
 // UnitOfWork runs functions of T, a domain's Tx, in pgx transactions. A
 // domain's port `Do(ctx, func(tx X.Tx) error) error` is satisfied by
 // *UnitOfWork[X.Tx].
 type UnitOfWork[T any] struct {
-	pool *pgxpool.Pool
+	db   Beginner
 	rec  Recorder
 	bind func(tx pgx.Tx, rec domain.Recorder) T
 }
 
-// New returns a unit of work over pool. Each Do begins a transaction, binds
+// New returns a unit of work over db, usually the *pgxpool.Pool. Each Do
+// begins a transaction, binds
 // rec to it (rec may be nil for a domain that records no events; bind then
 // gets a nil Recorder) and hands fn what bind builds from the two.
-func New[T any](pool *pgxpool.Pool, rec Recorder, bind func(tx pgx.Tx, rec domain.Recorder) T) *UnitOfWork[T] {
-	return &UnitOfWork[T]{pool: pool, rec: rec, bind: bind}
+func New[T any](db Beginner, rec Recorder, bind func(tx pgx.Tx, rec domain.Recorder) T) *UnitOfWork[T] {
+	return &UnitOfWork[T]{db: db, rec: rec, bind: bind}
 }
 
 // Do runs fn in one transaction: committed when fn returns nil, rolled back
@@ -41,7 +50,7 @@ func New[T any](pool *pgxpool.Pool, rec Recorder, bind func(tx pgx.Tx, rec domai
 // a failed rollback is joined to it, and a failed begin or commit is
 // returned wrapped.
 func (u *UnitOfWork[T]) Do(ctx context.Context, fn func(T) error) (err error) {
-	tx, err := u.pool.Begin(ctx)
+	tx, err := u.db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

@@ -138,3 +138,35 @@ func TestDoReportsAFailedBegin(t *testing.T) {
 	require.True(t, errors.Is(err, context.Canceled))
 	require.False(t, called)
 }
+
+// TestDoRunsInASavepointOfACallersTransaction: on a pgx.Tx, Do's commit and
+// rollback are a savepoint's, and the caller's transaction decides.
+func TestDoRunsInASavepointOfACallersTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	outer, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, outer.Rollback(ctx)) }()
+	u := uow.New(outer, nil, func(tx pgx.Tx, r domain.Recorder) txOf { return txOf{tx: tx} })
+	seen := func(id uuid.UUID) int {
+		var n int
+		require.NoError(t, outer.QueryRow(ctx, `SELECT count(*) FROM owners WHERE id = $1`, id).Scan(&n))
+		return n
+	}
+	var dropped, kept uuid.UUID
+	refused := errors.New("refused")
+	require.ErrorIs(t, u.Do(ctx, func(x txOf) error {
+		if dropped, err = newOwner(ctx, x.tx); err != nil {
+			return err
+		}
+		return refused
+	}), refused)
+	require.Zero(t, seen(dropped), "rolled back to the savepoint")
+	require.NoError(t, u.Do(ctx, func(x txOf) error {
+		kept, err = newOwner(ctx, x.tx)
+		return err
+	}))
+	require.Equal(t, 1, seen(kept), "released into the caller's transaction")
+	require.Zero(t, count(t, pool, `SELECT count(*) FROM owners WHERE id = $1`, kept), "not committed until the caller commits")
+}

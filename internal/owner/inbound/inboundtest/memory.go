@@ -12,21 +12,24 @@ import (
 	"maps"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/domaintest"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
-// Memory implements inbound.UnitOfWork and inbound.SourceLookup in memory.
-// Transactions are serialized by one lock and rolled back by restoring a
-// snapshot, which is plenty for tests.
+// Memory implements inbound.UnitOfWork and inbound.SourceLookup in memory:
+// a domaintest.Snapshot of the stores' state, transactions serialised, fn's
+// copy of the state kept only when fn returns nil.
 type Memory struct {
-	mu      sync.Mutex
-	st      state
-	nextJob int64
+	snap    *domaintest.Snapshot[state]
+	nextJob atomic.Int64
+	// mu guards refusals, which live outside transactions as in the adapter.
+	mu sync.Mutex
 	// InUseFunc, when set, tells Delete that a supplier connection uses a
 	// source.
 	InUseFunc func(sourceID uuid.UUID) bool
@@ -56,11 +59,11 @@ type EnqueuedJob struct {
 
 // NewMemory returns an empty store.
 func NewMemory() *Memory {
-	return &Memory{st: state{
+	return &Memory{snap: domaintest.NewSnapshot(state{
 		sources: map[uuid.UUID]inbound.Source{},
 		replays: map[inbound.ReplayKey]replay{},
 		inbox:   map[uuid.UUID]inbound.Record{},
-	}}
+	}, state.clone)}
 }
 
 var (
@@ -77,21 +80,17 @@ func (s state) clone() state {
 	}
 }
 
-// Do runs fn holding the store; an error restores the state from before.
+// Do implements inbound.UnitOfWork; a cancelled ctx runs nothing, as
+// PostgreSQL begins no transaction for it.
 func (m *Memory) Do(ctx context.Context, fn func(tx inbound.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	before := m.st.clone()
-	tx := &memTx{m: m}
-	err := fn(tx)
-	tx.done = true
-	if err != nil {
-		m.st = before
-	}
-	return err
+	return m.snap.Do(ctx, func(st *state, _ *domaintest.TxRecorder) error {
+		tx := &memTx{m: m, st: st}
+		defer func() { tx.done = true }()
+		return fn(tx)
+	})
 }
 
 // States returns the inbox's state changes, each in a transaction of its own.
@@ -125,9 +124,9 @@ func (s states) Abandon(ctx context.Context, id uuid.UUID) error {
 
 // Lookup reads a source by id.
 func (m *Memory) Lookup(_ context.Context, id uuid.UUID) (inbound.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.st.sources[id]
+	var s inbound.Source
+	var ok bool
+	m.snap.View(func(st state) { s, ok = st.sources[id] })
 	if !ok {
 		return inbound.Source{}, fmt.Errorf("look up inbound source: %w", domain.ErrNotFound)
 	}
@@ -136,40 +135,38 @@ func (m *Memory) Lookup(_ context.Context, id uuid.UUID) (inbound.Source, error)
 
 // Jobs returns the processing jobs enqueued by committed transactions.
 func (m *Memory) Jobs() []EnqueuedJob {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]EnqueuedJob(nil), m.st.jobs...)
+	var out []EnqueuedJob
+	m.snap.View(func(st state) { out = append(out, st.jobs...) })
+	return out
 }
 
 // Message returns an inbox row by id.
-func (m *Memory) Message(id uuid.UUID) (inbound.Record, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.st.inbox[id]
+func (m *Memory) Message(id uuid.UUID) (r inbound.Record, ok bool) {
+	m.snap.View(func(st state) { r, ok = st.inbox[id] })
 	return r, ok
 }
 
 // Messages returns every inbox row, oldest first.
 func (m *Memory) Messages() []inbound.Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]inbound.Record, 0, len(m.st.inbox))
-	for _, r := range m.st.inbox {
-		out = append(out, r)
-	}
+	var out []inbound.Record
+	m.snap.View(func(st state) {
+		out = make([]inbound.Record, 0, len(st.inbox))
+		for _, r := range st.inbox {
+			out = append(out, r)
+		}
+	})
 	sort.Slice(out, func(i, j int) bool { return less(out[j].ReceivedAt, out[j].ID, out[i].ReceivedAt, out[i].ID) })
 	return out
 }
 
 // PutSource stores a source directly (test set-up).
 func (m *Memory) PutSource(s inbound.Source) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.st.sources[s.ID] = s
+	m.snap.Update(func(st *state) { st.sources[s.ID] = s })
 }
 
 type memTx struct {
 	m    *Memory
+	st   *state
 	done bool
 }
 
@@ -191,22 +188,28 @@ func (s sources) Insert(_ context.Context, src inbound.Source) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
-	if _, dup := s.t.m.st.sources[src.ID]; dup {
+	if _, dup := s.t.st.sources[src.ID]; dup {
 		return errors.New("insert inbound source: duplicate id")
 	}
-	s.t.m.st.sources[src.ID] = src
+	s.t.st.sources[src.ID] = src
 	return nil
 }
 
-func (s sources) Get(_ context.Context, ownerID, id uuid.UUID, _ bool) (inbound.Source, error) {
+func (s sources) Get(_ context.Context, ownerID, id uuid.UUID) (inbound.Source, error) {
 	if err := s.t.check(); err != nil {
 		return inbound.Source{}, err
 	}
-	src, ok := s.t.m.st.sources[id]
+	src, ok := s.t.st.sources[id]
 	if !ok || src.OwnerID != ownerID {
 		return inbound.Source{}, fmt.Errorf("get inbound source: %w", domain.ErrNotFound)
 	}
 	return src, nil
+}
+
+// Lock only checks the source exists: transactions hold the whole store.
+func (s sources) Lock(ctx context.Context, ownerID, id uuid.UUID) error {
+	_, err := s.Get(ctx, ownerID, id)
+	return err
 }
 
 func (s sources) List(_ context.Context, ownerID uuid.UUID, q inbound.PageQuery) ([]inbound.Source, error) {
@@ -214,7 +217,7 @@ func (s sources) List(_ context.Context, ownerID uuid.UUID, q inbound.PageQuery)
 		return nil, err
 	}
 	var out []inbound.Source
-	for _, src := range s.t.m.st.sources {
+	for _, src := range s.t.st.sources {
 		if src.OwnerID == ownerID && (q.After == nil || less(src.CreatedAt, src.ID, q.After.At, q.After.ID)) {
 			out = append(out, src)
 		}
@@ -223,16 +226,17 @@ func (s sources) List(_ context.Context, ownerID uuid.UUID, q inbound.PageQuery)
 	return limit(out, q.Limit+1), nil
 }
 
-func (s sources) Update(_ context.Context, src inbound.Source) error {
-	if err := s.t.check(); err != nil {
+func (s sources) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(*inbound.Source) error) error {
+	cur, err := s.Get(ctx, ownerID, id)
+	if err != nil {
 		return err
 	}
-	cur, ok := s.t.m.st.sources[src.ID]
-	if !ok || cur.OwnerID != src.OwnerID {
-		return fmt.Errorf("update inbound source: %w", domain.ErrNotFound)
+	src := cur
+	if err := fn(&src); err != nil {
+		return err
 	}
-	src.CreatedAt = cur.CreatedAt
-	s.t.m.st.sources[src.ID] = src
+	src.ID, src.OwnerID, src.Verifier, src.CreatedAt = cur.ID, cur.OwnerID, cur.Verifier, cur.CreatedAt
+	s.t.st.sources[id] = src
 	return nil
 }
 
@@ -240,23 +244,25 @@ func (s sources) Delete(_ context.Context, ownerID, id uuid.UUID) error {
 	if err := s.t.check(); err != nil {
 		return err
 	}
-	cur, ok := s.t.m.st.sources[id]
+	cur, ok := s.t.st.sources[id]
 	if !ok || cur.OwnerID != ownerID {
 		return fmt.Errorf("delete inbound source: %w", domain.ErrNotFound)
 	}
 	if s.t.m.InUseFunc != nil && s.t.m.InUseFunc(id) {
 		return inbound.ErrSourceInUse
 	}
-	delete(s.t.m.st.sources, id)
+	delete(s.t.st.sources, id)
+	s.t.m.mu.Lock()
 	delete(s.t.m.refusals, id)
-	for k := range s.t.m.st.replays {
+	s.t.m.mu.Unlock()
+	for k := range s.t.st.replays {
 		if k.SourceID == id {
-			delete(s.t.m.st.replays, k)
+			delete(s.t.st.replays, k)
 		}
 	}
-	for k, r := range s.t.m.st.inbox {
+	for k, r := range s.t.st.inbox {
 		if r.SourceID == id {
-			delete(s.t.m.st.inbox, k)
+			delete(s.t.st.inbox, k)
 		}
 	}
 	return nil
@@ -267,10 +273,10 @@ func (s sources) DropExpiredPreviousSecrets(_ context.Context, now time.Time) (i
 		return 0, err
 	}
 	var n int64
-	for id, src := range s.t.m.st.sources {
+	for id, src := range s.t.st.sources {
 		if len(src.PreviousSealedSecret) > 0 && !src.PreviousSecretExpiresAt.After(now) {
 			src.PreviousSealedSecret, src.PreviousSecretExpiresAt = nil, time.Time{}
-			s.t.m.st.sources[id] = src
+			s.t.st.sources[id] = src
 			n++
 		}
 	}
@@ -283,17 +289,17 @@ func (r replays) Register(_ context.Context, key inbound.ReplayKey, digest inbou
 	if err := r.t.check(); err != nil {
 		return 0, err
 	}
-	if _, ok := r.t.m.st.sources[key.SourceID]; !ok {
+	if _, ok := r.t.st.sources[key.SourceID]; !ok {
 		return 0, errors.New("register replay key: no such source")
 	}
-	cur, ok := r.t.m.st.replays[key]
+	cur, ok := r.t.st.replays[key]
 	switch {
 	case ok && cur.expiresAt.After(now) && cur.digest == digest:
 		return inbound.ReplayDuplicate, nil
 	case ok && cur.expiresAt.After(now):
 		return inbound.ReplayConflict, nil
 	}
-	r.t.m.st.replays[key] = replay{digest: digest, expiresAt: expiresAt}
+	r.t.st.replays[key] = replay{digest: digest, expiresAt: expiresAt}
 	return inbound.ReplayNew, nil
 }
 
@@ -302,12 +308,12 @@ func (r replays) PurgeExpired(_ context.Context, now time.Time, lim int) (int64,
 		return 0, err
 	}
 	var n int64
-	for k, v := range r.t.m.st.replays {
+	for k, v := range r.t.st.replays {
 		if n >= int64(lim) {
 			break
 		}
 		if v.expiresAt.Before(now) {
-			delete(r.t.m.st.replays, k)
+			delete(r.t.st.replays, k)
 			n++
 		}
 	}
@@ -320,12 +326,12 @@ func (b inbox) Insert(_ context.Context, e inbound.Envelope) (inbound.InsertOutc
 	if err := b.t.check(); err != nil {
 		return inbound.InsertOutcome{}, err
 	}
-	src, ok := b.t.m.st.sources[e.SourceID]
+	src, ok := b.t.st.sources[e.SourceID]
 	if !ok {
 		return inbound.InsertOutcome{}, errors.New("insert inbound message: no such source")
 	}
 	var byBody *inbound.Record
-	for _, r := range b.t.m.st.inbox {
+	for _, r := range b.t.st.inbox {
 		if r.SourceID != e.SourceID {
 			continue
 		}
@@ -345,7 +351,7 @@ func (b inbox) Insert(_ context.Context, e inbound.Envelope) (inbound.InsertOutc
 	if e.Headers == nil {
 		e.Headers = domain.Header{}
 	}
-	b.t.m.st.inbox[e.ID] = inbound.Record{Envelope: e, SourceKind: src.Verifier, State: inbound.StateReceived}
+	b.t.st.inbox[e.ID] = inbound.Record{Envelope: e, SourceKind: src.Verifier, State: inbound.StateReceived}
 	return inbound.InsertOutcome{Inserted: true}, nil
 }
 
@@ -353,15 +359,15 @@ func (b inbox) Begin(_ context.Context, id uuid.UUID, jobID int64, now time.Time
 	if err := b.t.check(); err != nil {
 		return inbound.Record{}, false, err
 	}
-	r, ok := b.t.m.st.inbox[id]
+	r, ok := b.t.st.inbox[id]
 	if !ok || (r.State != inbound.StateReceived && r.State != inbound.StateProcessing) {
 		return inbound.Record{}, false, nil
 	}
 	r.State, r.Attempts, r.LastAttemptAt, r.NextAttemptAt, r.JobID = inbound.StateProcessing, r.Attempts+1, now, time.Time{}, jobID
-	if src, ok := b.t.m.st.sources[r.SourceID]; ok {
+	if src, ok := b.t.st.sources[r.SourceID]; ok {
 		r.SourceKind = src.Verifier
 	}
-	b.t.m.st.inbox[id] = r
+	b.t.st.inbox[id] = r
 	r.ActivationPending = b.t.m.PendingFunc != nil && b.t.m.PendingFunc(r.SourceID)
 	return r, true, nil
 }
@@ -370,12 +376,12 @@ func (b inbox) update(id uuid.UUID, f func(r *inbound.Record)) error {
 	if err := b.t.check(); err != nil {
 		return err
 	}
-	r, ok := b.t.m.st.inbox[id]
+	r, ok := b.t.st.inbox[id]
 	if !ok || r.State != inbound.StateProcessing {
 		return nil
 	}
 	f(&r)
-	b.t.m.st.inbox[id] = r
+	b.t.st.inbox[id] = r
 	return nil
 }
 
@@ -407,7 +413,7 @@ func (b inbox) Get(_ context.Context, ownerID, id uuid.UUID) (inbound.Record, er
 	if err := b.t.check(); err != nil {
 		return inbound.Record{}, err
 	}
-	r, ok := b.t.m.st.inbox[id]
+	r, ok := b.t.st.inbox[id]
 	if !ok || r.OwnerID != ownerID {
 		return inbound.Record{}, fmt.Errorf("get inbound message: %w", domain.ErrNotFound)
 	}
@@ -419,7 +425,7 @@ func (b inbox) List(_ context.Context, ownerID, sourceID uuid.UUID, st inbound.S
 		return nil, err
 	}
 	var out []inbound.Record
-	for _, r := range b.t.m.st.inbox {
+	for _, r := range b.t.st.inbox {
 		if r.OwnerID != ownerID || r.SourceID != sourceID || (st != "" && r.State != st) {
 			continue
 		}
@@ -438,7 +444,7 @@ func (b inbox) Revive(_ context.Context, ownerID, sourceID, id uuid.UUID, reset 
 		return nil, err
 	}
 	var out []inbound.Revived
-	for k, r := range b.t.m.st.inbox {
+	for k, r := range b.t.st.inbox {
 		if r.OwnerID != ownerID || r.SourceID != sourceID || r.State != inbound.StateDead || (id != uuid.Nil && r.ID != id) {
 			continue
 		}
@@ -446,7 +452,7 @@ func (b inbox) Revive(_ context.Context, ownerID, sourceID, id uuid.UUID, reset 
 			r.Attempts = 0
 		}
 		r.State, r.Replays, r.DeadAt, r.DoneAt, r.NextAttemptAt, r.JobID = inbound.StateReceived, r.Replays+1, time.Time{}, time.Time{}, now, 0
-		b.t.m.st.inbox[k] = r
+		b.t.st.inbox[k] = r
 		out = append(out, inbound.Revived{ID: r.ID, MaxAttempts: max(maxAttempts-r.Attempts, 1)})
 	}
 	return out, nil
@@ -458,7 +464,7 @@ func (b inbox) PurgeDone(_ context.Context, before time.Time, lim int) (int64, e
 		return 0, err
 	}
 	var old []inbound.Record
-	for _, r := range b.t.m.st.inbox {
+	for _, r := range b.t.st.inbox {
 		if r.State == inbound.StateDone && r.DoneAt.Before(before) {
 			old = append(old, r)
 		}
@@ -466,7 +472,7 @@ func (b inbox) PurgeDone(_ context.Context, before time.Time, lim int) (int64, e
 	sort.Slice(old, func(i, j int) bool { return old[i].DoneAt.Before(old[j].DoneAt) })
 	old = limit(old, lim)
 	for _, r := range old {
-		delete(b.t.m.st.inbox, r.ID)
+		delete(b.t.st.inbox, r.ID)
 	}
 	return int64(len(old)), nil
 }
@@ -478,8 +484,7 @@ func (j jobs) EnqueueProcess(_ context.Context, js ...inbound.ProcessJob) error 
 		return err
 	}
 	for _, pj := range js {
-		j.t.m.nextJob++
-		j.t.m.st.jobs = append(j.t.m.st.jobs, EnqueuedJob{ID: j.t.m.nextJob, ProcessJob: pj})
+		j.t.st.jobs = append(j.t.st.jobs, EnqueuedJob{ID: j.t.m.nextJob.Add(1), ProcessJob: pj})
 	}
 	return nil
 }
@@ -513,7 +518,7 @@ func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inboun
 		for i, a := range batch {
 			env := a.Envelope
 			key := inbound.ReplayKey{SourceID: env.SourceID, MessageID: env.MessageID}
-			if cur, ok := m.st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest {
+			if cur, ok := tx.(*memTx).st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest {
 				out[i] = inbound.Admitted{Conflict: true}
 				continue
 			}
@@ -550,13 +555,15 @@ var _ inbound.RefusalStore = (*Memory)(nil)
 // AddRefusals keeps the refusals of existing sources, each source's
 // RefusalsKept newest.
 func (m *Memory) AddRefusals(_ context.Context, rs []inbound.Refusal) error {
+	var sources map[uuid.UUID]inbound.Source
+	m.snap.View(func(st state) { sources = maps.Clone(st.sources) })
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.refusals == nil {
 		m.refusals = map[uuid.UUID][]inbound.Refusal{}
 	}
 	for _, r := range rs {
-		if src, ok := m.st.sources[r.SourceID]; !ok || src.OwnerID != r.OwnerID {
+		if src, ok := sources[r.SourceID]; !ok || src.OwnerID != r.OwnerID {
 			continue
 		}
 		kept := append(m.refusals[r.SourceID], r)

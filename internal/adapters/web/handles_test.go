@@ -20,6 +20,7 @@ import (
 	"github.com/standmeet/standmeet/internal/corpus/corpustest"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
 
 const ownerPassword = "correct horse battery"
@@ -28,7 +29,7 @@ const ownerPassword = "correct horse battery"
 func ownerService(t *testing.T) (*owner.Service, owner.Owner) {
 	t.Helper()
 	hasher := auth.NewArgon2id(argon2id.Params{Memory: 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32})
-	svc, err := owner.New(owner.Deps{UoW: owner.NewMemory(), Hasher: hasher, Tokens: auth.RandomTokens{}})
+	svc, err := owner.New(owner.Deps{UoW: ownertest.NewMemory(), Hasher: hasher, Tokens: auth.RandomTokens{}})
 	require.NoError(t, err)
 	o, err := svc.CreateOwner(context.Background(), "owner@example.test", ownerPassword)
 	require.NoError(t, err)

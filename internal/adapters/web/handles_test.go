@@ -20,6 +20,7 @@ import (
 	"github.com/standmeet/standmeet/internal/corpus/corpustest"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
 
@@ -167,4 +168,21 @@ func TestAccountAndAPIKeyPagesCallTheOwnerOps(t *testing.T) {
 	keys, err = svc.ListAPIKeys(context.Background(), o.ID)
 	require.NoError(t, err)
 	require.NotNil(t, keys[0].RevokedAt)
+}
+
+// TestNewFailsWhenTheSupplierPagesMissAnOp: a supplier section without
+// supplier_connections.get stops the start; the whole section builds.
+func TestNewFailsWhenTheSupplierPagesMissAnOp(t *testing.T) {
+	t.Parallel()
+	ops := supplier.NewService(nil, nil).Ops()
+	_, err := web.New(web.Deps{Ops: ops})
+	require.NoError(t, err)
+	var partial op.Set
+	for _, d := range ops {
+		if d.Meta().Name != "supplier_connections.get" {
+			partial = append(partial, d)
+		}
+	}
+	_, err = web.New(web.Deps{Ops: partial})
+	require.ErrorContains(t, err, "op: supplier_connections.get is not declared")
 }

@@ -89,18 +89,21 @@ type Handler struct {
 	owner *ownerOps
 	// notes are the note pages' ops; nil when the set has no notes
 	// section.
-	notes  *noteOps
-	auth   Auth
-	logger *zap.Logger
-	pages  *pages
+	notes *noteOps
+	// suppliers are the supplier pages' ops; nil when the set has no
+	// supplier section.
+	suppliers *supplierOps
+	auth      Auth
+	logger    *zap.Logger
+	pages     *pages
 	// origin rejects cross-site form posts before any token is compared.
 	origin *http.CrossOriginProtection
 }
 
 // New parses the embedded templates and builds the UI. It fails, naming
-// the op, when the set declares the account section (owner.me) or the notes
-// section (notes.list) without every op its pages call, or with one of other
-// types.
+// the op, when the set declares the account section (owner.me), the notes
+// section (notes.list) or the supplier section (supplier_connections.list)
+// without every op its pages call, or with one of other types.
 func New(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = zap.NewNop()
@@ -117,8 +120,12 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	suppliers, err := supplierOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }

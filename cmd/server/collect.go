@@ -36,6 +36,7 @@ var CollectSet = wire.NewSet(
 	providePeriodicJobs,
 	provideSubscriptions,
 	provideOps,
+	provideEndpoints,
 	provideMounters,
 	provideBackground,
 	provideMiddleware,
@@ -78,7 +79,9 @@ func provideSubscriptions() []events.Subscription {
 }
 
 func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Service, webhookOps webhookOps,
-	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps, jobs jobOps) op.Set {
+	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps, jobs jobOps,
+	// a new domain's ops parameter goes above this line (cmd/scaffold writes it here)
+) op.Set {
 	var ops op.Set
 	ops = append(ops, jobs...)
 	ops = append(ops, owners.Ops()...)
@@ -88,7 +91,14 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	ops = append(ops, corpusSvc.Ops()...)
 	ops = append(ops, accessSvc.Ops()...)
 	ops = append(ops, publishOps...)
+	// a new domain's ops go above this line (cmd/scaffold writes them here)
 	return ops
+}
+
+// provideEndpoints pairs every op with its line of the REST route table;
+// the server does not start when an op has no route or a route names no op.
+func provideEndpoints(ops op.Set) (httpapi.Endpoints, error) {
+	return httpapi.Bind(ops, httpapi.Routes())
 }
 
 func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *mcp.Handler, openAPI *openapi.Handler, adminUI *web.Handler,

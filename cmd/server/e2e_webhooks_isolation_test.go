@@ -209,8 +209,8 @@ func jobSnapshot(t *testing.T, fx *isolationFixture, job string) string {
 }
 
 // deliveryOfA sends a test to a new endpoint of A's and waits until its
-// first attempt is over (the loopback discard port refuses the connection:
-// the delivery waits for its retry), returning the endpoint id, the job id
+// first attempt has failed (the loopback discard port refuses the
+// connection: the delivery waits for its retry, 5 s on), returning the endpoint id, the job id
 // and the event id.
 func (fx *isolationFixture) deliveryOfA(t *testing.T) (id, job, event string) {
 	t.Helper()
@@ -226,8 +226,11 @@ func (fx *isolationFixture) deliveryOfA(t *testing.T) (id, job, event string) {
 	require.Eventually(t, func() bool {
 		row, err := fx.ts.App.Worker.JobGet(t.Context(), out.JobID)
 		require.NoError(t, err)
-		return row.State != rivertype.JobStateAvailable && row.State != rivertype.JobStateRunning && row.State != rivertype.JobStatePending
-	}, 30*time.Second, 20*time.Millisecond, "A's test delivery was never attempted")
+		// Retryable after a refused attempt: a delivery that waited for the
+		// endpoint's lease (another of A's events to the same endpoint) is
+		// scheduled for a moment, then attempted.
+		return row.State == rivertype.JobStateRetryable && row.Attempt >= 1
+	}, 30*time.Second, 20*time.Millisecond, "A's test delivery never failed its first attempt")
 	jobSnapshots.Store(job, jobSnapshot(t, fx, job))
 	return id, job, out.EventID
 }

@@ -264,6 +264,7 @@ func (h *Handler) toolError(ctx context.Context, tool string, err error) *sdk.Ca
 	} else {
 		httpapi.Fail(ctx, h.logger, err, zap.String("op", tool))
 	}
+	// A struct of strings always encodes; there is no error to handle.
 	b, _ := json.Marshal(body)
 	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
 	res.SetError(err)

@@ -77,17 +77,18 @@ func codeOfStatus(status int) string {
 }
 
 // WriteError writes err in the contract's shape with the fitting status. An
-// error that is not a domain error is logged and answered as a 500 without
-// its text, so internals never leak.
+// error that is not a domain error is answered as a 500 without its text, so
+// internals never leak, and reported with Fail: the request logger logs it
+// once. logger is Fail's fallback outside the server's request logger.
 func WriteError(c echo.Context, logger *zap.Logger, err error) error {
-	if pe, ok := errors.AsType[*panicError](err); ok {
-		logger.Error("panic in handler", zap.String("request_id", RequestID(c)), zap.Error(pe.err), zap.ByteString("stack", pe.stack))
+	if _, ok := errors.AsType[*panicError](err); ok {
+		Fail(c.Request().Context(), logger, err)
 		return c.JSON(http.StatusInternalServerError, ErrorBody{Error: ErrorDetail{Code: "INTERNAL", Message: "internal error; see the server log for request " + RequestID(c)}})
 	}
 	if de := domain.AsError(err); de != nil {
 		status := StatusOf(de.Kind)
 		if status == http.StatusInternalServerError {
-			logger.Error("request failed", zap.String("request_id", RequestID(c)), zap.Error(err))
+			Fail(c.Request().Context(), logger, err)
 		}
 		if de.RetryAfter > 0 {
 			secs := int64((de.RetryAfter + time.Second - 1) / time.Second)
@@ -102,12 +103,12 @@ func WriteError(c echo.Context, logger *zap.Logger, err error) error {
 			msg = m
 		}
 		if he.Code >= 500 {
-			logger.Error("request failed", zap.String("request_id", RequestID(c)), zap.Error(err))
+			Fail(c.Request().Context(), logger, err)
 			msg = http.StatusText(he.Code)
 		}
 		return c.JSON(he.Code, ErrorBody{Error: ErrorDetail{Code: codeOfStatus(he.Code), Message: msg}})
 	}
-	logger.Error("request failed", zap.String("request_id", RequestID(c)), zap.Error(err))
+	Fail(c.Request().Context(), logger, err)
 	return c.JSON(http.StatusInternalServerError, ErrorBody{Error: ErrorDetail{Code: "INTERNAL", Message: "internal error; see the server log for request " + RequestID(c)}})
 }
 

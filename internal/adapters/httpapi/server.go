@@ -92,7 +92,7 @@ func New(d Deps) *Server {
 			return
 		}
 		if werr := WriteError(c, s.logger, err); werr != nil {
-			// The error itself is logged by WriteError when it is the
+			// The error itself is reported by WriteError when it is the
 			// server's; this is only the answer failing to reach the client.
 			s.logger.Debug("error answer not written", zap.String("request_id", RequestID(c)), zap.Error(werr))
 		}
@@ -251,22 +251,33 @@ func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
 	e.Any("/admin/tasks/*", guarded)
 }
 
+// logRequests is the one place a request is logged: a line per request,
+// preceded by one Error line per server-side failure reported with Fail
+// (the error handler's 500s and panics, the admin pages' and MCP tools'
+// internal errors), each carrying the request's id, method, path and status.
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		failed := &failures{}
+		c.SetRequest(c.Request().WithContext(withFailures(c.Request().Context(), failed)))
 		err := next(c)
 		if err != nil {
 			c.Error(err)
 		}
 		req := c.Request()
-		s.logger.Info("http request",
+		fields := []zap.Field{
 			zap.String("request_id", RequestID(c)),
 			zap.String("method", req.Method),
 			zap.String("path", req.URL.Path),
 			zap.Int("status", c.Response().Status),
+		}
+		for _, f := range failed.take() {
+			logFailure(s.logger, f, fields...)
+		}
+		s.logger.Info("http request", append(fields,
 			zap.Duration("latency", time.Since(start)),
 			zap.String("remote_addr", remoteHost(req.RemoteAddr)),
-		)
+		)...)
 		return nil
 	}
 }

@@ -222,19 +222,19 @@ func (h *Handler) call(d op.Descriptor) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		caller, ok := callerFrom(ctx)
 		if !ok {
-			return h.toolError(name, domain.Unauthorized("UNAUTHORIZED", "no credentials")), nil
+			return h.toolError(ctx, name, domain.Unauthorized("UNAUTHORIZED", "no credentials")), nil
 		}
 		in := d.NewInput()
 		if err := decodeArguments(req.Params.Arguments, in); err != nil {
-			return h.toolError(name, err), nil
+			return h.toolError(ctx, name, err), nil
 		}
 		out, err := d.Call(ctx, caller, in)
 		if err != nil {
-			return h.toolError(name, err), nil
+			return h.toolError(ctx, name, err), nil
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			return h.toolError(name, fmt.Errorf("encode result of %s: %w", name, err)), nil
+			return h.toolError(ctx, name, fmt.Errorf("encode result of %s: %w", name, err)), nil
 		}
 		res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
 		if bytes.HasPrefix(b, []byte("{")) {
@@ -260,15 +260,17 @@ func decodeArguments(raw json.RawMessage, in any) error {
 }
 
 // toolError turns an op error into a tool error carrying the contract's body.
-// An error that is not a domain error is logged and reported without its
-// text, as the REST API does.
-func (h *Handler) toolError(tool string, err error) *sdk.CallToolResult {
+// An error that is not a domain error is answered without its text, as the
+// REST API does, and reported to the request logger (httpapi.Fail), which
+// logs it once with the request's fields and the op.
+func (h *Handler) toolError(ctx context.Context, tool string, err error) *sdk.CallToolResult {
 	body := httpapi.ErrorBody{Error: httpapi.ErrorDetail{Code: "INTERNAL", Message: "internal error; see the server log"}}
 	if de := domain.AsError(err); de != nil && de.Kind != domain.KindInternal {
 		body.Error = httpapi.ErrorDetail{Code: de.Code, Message: de.Message, Field: de.Field}
 	} else {
-		h.logger.Error("mcp tool failed", zap.String("op", tool), zap.Error(err))
+		httpapi.Fail(ctx, h.logger, err, zap.String("op", tool))
 	}
+	// A struct of strings always encodes; there is no error to handle.
 	b, _ := json.Marshal(body)
 	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
 	res.SetError(err)

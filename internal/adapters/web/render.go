@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/domain"
@@ -150,13 +149,14 @@ func (h *Handler) fail(c echo.Context, s *Session, err error) error {
 	return h.render(c, status, "error", view{Title: http.StatusText(status), Session: s, Error: detail})
 }
 
-// describe maps err to a status and the contract's error detail, logging
-// what is not a domain error.
+// describe maps err to a status and the contract's error detail. What is
+// not a domain error is reported to the request logger (httpapi.Fail), which
+// logs it once with the request's fields; the page shows only the request id.
 func (h *Handler) describe(c echo.Context, err error) (int, *httpapi.ErrorDetail) {
 	if de := domain.AsError(err); de != nil && de.Kind != domain.KindInternal {
 		return httpapi.StatusOf(de.Kind), &httpapi.ErrorDetail{Code: de.Code, Message: de.Message, Field: de.Field}
 	}
-	h.logger.Error("admin page failed", zap.String("request_id", httpapi.RequestID(c)), zap.String("path", c.Request().URL.Path), zap.Error(err))
+	httpapi.Fail(c.Request().Context(), h.logger, err)
 	return http.StatusInternalServerError, &httpapi.ErrorDetail{Code: "INTERNAL", Message: "Something went wrong on the server; the log has request " + httpapi.RequestID(c) + "."}
 }
 

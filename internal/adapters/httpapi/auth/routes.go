@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/domain"
@@ -202,7 +201,7 @@ func (g *Gate) BanMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		banned, err := g.svc.IsBanned(r.Context(), g.ClientIP(r))
 		if err != nil {
-			g.logger.Warn("ip ban list reload failed; using the last list read", zap.String("request_id", httpapi.RequestID(c)), zap.Error(err))
+			httpapi.Warn(c.Request().Context(), g.logger, "ip ban list reload failed; using the last list read", err)
 		}
 		if banned {
 			return httpapi.WriteError(c, g.logger, domain.Forbidden(owner.CodeIPBanned, "this address is banned after repeated failed logins"))

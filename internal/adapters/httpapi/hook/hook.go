@@ -131,8 +131,7 @@ func (m *Mounter) handle(c echo.Context) (int, error) {
 		if errors.Is(err, inbound.ErrMessageConflict) {
 			// The contract asks for conflicts to be logged: a sender reusing
 			// ids, or someone replaying an id with a forged body.
-			m.log.Warn("inbound message id conflict", zap.String("source", id.String()),
-				zap.String("request_id", httpapi.RequestID(c)), zap.Error(err))
+			httpapi.Warn(req.Context(), m.log, "inbound message id conflict", err, zap.String("source", id.String()))
 		}
 		return m.fail(c, err)
 	}
@@ -159,8 +158,7 @@ func (m *Mounter) fail(c echo.Context, err error) (int, error) {
 func (m *Mounter) answer(c echo.Context, err error) (int, error) {
 	if errors.Is(err, inbound.ErrUnavailable) {
 		// The sender retries later (providers do on 5xx); nothing was stored.
-		m.log.Warn("inbound request refused: the database cannot be reached",
-			zap.String("request_id", httpapi.RequestID(c)), zap.Error(err))
+		httpapi.Warn(c.Request().Context(), m.log, "inbound request refused: the database cannot be reached", err)
 		c.Response().Header().Set("Retry-After", RetryAfter)
 		return http.StatusServiceUnavailable, c.JSON(http.StatusServiceUnavailable, httpapi.ErrorBody{Error: httpapi.ErrorDetail{
 			Code: inbound.ErrUnavailable.Code, Message: inbound.ErrUnavailable.Message}})

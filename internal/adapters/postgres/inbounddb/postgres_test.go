@@ -16,6 +16,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/inboundtest"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 )
 
@@ -24,8 +25,8 @@ import (
 // exactly one wins, the others see a duplicate, none fails.
 func TestConcurrentRegistrationsAdmitOne(t *testing.T) {
 	t.Parallel()
-	h, _ := newPostgresHarness(t)
-	src := addSource(t, h, h.newOwner(t), base)
+	h, _ := newPostgres(t)
+	src := inboundtest.AddSource(t, h, h.NewOwner(t), inboundtest.Base)
 	const n = 16
 	var (
 		wg       sync.WaitGroup
@@ -38,9 +39,9 @@ func TestConcurrentRegistrationsAdmitOne(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			e := envelope(src, "same", `{"same":true}`, true, base)
-			err := h.uow.Do(context.Background(), func(tx inbound.Tx) error {
-				r, err := tx.Replays().Register(context.Background(), inbound.ReplayKey{SourceID: src.ID, MessageID: e.MessageID}, e.Digest, base, base.Add(time.Hour))
+			e := inboundtest.NewEnvelope(src, "same", `{"same":true}`, true, inboundtest.Base)
+			err := h.UoW.Do(context.Background(), func(tx inbound.Tx) error {
+				r, err := tx.Replays().Register(context.Background(), inbound.ReplayKey{SourceID: src.ID, MessageID: e.MessageID}, e.Digest, inboundtest.Base, inboundtest.Base.Add(time.Hour))
 				if err != nil || r != inbound.ReplayNew {
 					mu.Lock()
 					outcomes["replay-dup"]++
@@ -74,12 +75,12 @@ func TestConcurrentRegistrationsAdmitOne(t *testing.T) {
 func TestSupplierStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h, pool := newPostgresHarness(t)
-	owner, other := h.newOwner(t), h.newOwner(t)
-	src := addSource(t, h, owner, base)
+	h, pool := newPostgres(t)
+	owner, other := h.NewOwner(t), h.NewOwner(t)
+	src := inboundtest.AddSource(t, h, owner, inboundtest.Base)
 	rec := events.NewRecorder(func(string) bool { return true }, nil)
 	uow := inbounddb.NewSupplier(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
-	svc := supplier.NewService(uow, domain.ClockFunc(func() time.Time { return base }))
+	svc := supplier.NewService(uow, domain.ClockFunc(func() time.Time { return inboundtest.Base }))
 	eventsOf := func(typ string) int {
 		var n int
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE owner_id = $1 AND type = $2`, owner, typ).Scan(&n))
@@ -94,24 +95,24 @@ func TestSupplierStore(t *testing.T) {
 	require.ErrorIs(t, err, supplier.ErrSourceTaken)
 	require.Equal(t, 1, eventsOf(domain.EventSupplierConnected), "the refused creates recorded nothing")
 
-	msg := inbound.Message{ID: uuid.New(), OwnerID: owner, SourceID: src.ID, ReceivedAt: base.Add(time.Minute)}
+	msg := inbound.Message{ID: uuid.New(), OwnerID: owner, SourceID: src.ID, ReceivedAt: inboundtest.Base.Add(time.Minute)}
 	require.NoError(t, svc.HandleInbound(ctx, msg))
 	require.NoError(t, svc.HandleInbound(ctx, msg))
 	require.Equal(t, 1, eventsOf(domain.EventSupplierActivated))
 	got, err := svc.Get(ctx, owner, v.ID)
 	require.NoError(t, err)
 	require.Equal(t, "active", got.Status)
-	require.True(t, got.ActivatedAt.Equal(base.Add(time.Minute)))
+	require.True(t, got.ActivatedAt.Equal(inboundtest.Base.Add(time.Minute)))
 	page, err := svc.List(ctx, owner, op.PageInput{})
 	require.NoError(t, err)
 	require.Len(t, page.Data, 1)
 
-	err = h.uow.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, src.ID) })
+	err = h.UoW.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, src.ID) })
 	require.ErrorIs(t, err, inbound.ErrSourceInUse)
 	require.ErrorIs(t, svc.Delete(ctx, other, v.ID), supplier.ErrNotFound)
 	require.NoError(t, svc.Delete(ctx, owner, v.ID))
 	require.Equal(t, 1, eventsOf(domain.EventSupplierDisconnected))
-	err = h.uow.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, src.ID) })
+	err = h.UoW.Do(ctx, func(tx inbound.Tx) error { return tx.Sources().Delete(ctx, owner, src.ID) })
 	require.NoError(t, err, "a source without a connection can go")
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/inboundtest"
 )
 
 // slowCountingDB is the pool with every statement counted and held back a
@@ -50,14 +51,14 @@ func (d *slowCountingDB) Exec(ctx context.Context, sql string, args ...any) (pgc
 func TestProcessingStateChangesShareStatements(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h, pool := newPostgresHarness(t)
-	owner := h.newOwner(t)
-	src := addSource(t, h, owner, base)
+	h, pool := newPostgres(t)
+	owner := h.NewOwner(t)
+	src := inboundtest.AddSource(t, h, owner, inboundtest.Base)
 	const n = 64
 	envs := make([]inbound.Envelope, n)
 	for i := range envs {
-		envs[i] = envelope(src, fmt.Sprintf("m%d", i), fmt.Sprintf(`{"i":%d}`, i), true, base)
-		require.True(t, insert(t, h, envs[i]).Inserted)
+		envs[i] = inboundtest.NewEnvelope(src, fmt.Sprintf("m%d", i), fmt.Sprintf(`{"i":%d}`, i), true, inboundtest.Base)
+		require.True(t, inboundtest.Insert(t, h, envs[i]).Inserted)
 	}
 	db := &slowCountingDB{Pool: pool}
 	states := inbounddb.New(db, nil).States()
@@ -70,7 +71,7 @@ func TestProcessingStateChangesShareStatements(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			recs[i], oks[i], errs[i] = states.Begin(ctx, envs[i].ID, int64(1000+i), base.Add(time.Second))
+			recs[i], oks[i], errs[i] = states.Begin(ctx, envs[i].ID, int64(1000+i), inboundtest.Base.Add(time.Second))
 		}()
 	}
 	wg.Wait()
@@ -83,7 +84,7 @@ func TestProcessingStateChangesShareStatements(t *testing.T) {
 		require.Equal(t, inbound.StateProcessing, recs[i].State)
 		require.Equal(t, 1, recs[i].Attempts)
 		require.EqualValues(t, 1000+i, recs[i].JobID)
-		require.True(t, recs[i].LastAttemptAt.Equal(base.Add(time.Second)))
+		require.True(t, recs[i].LastAttemptAt.Equal(inboundtest.Base.Add(time.Second)))
 	}
 	require.Less(t, db.queries.Load(), int64(n/4), "the runs that began together shared statements")
 
@@ -91,7 +92,7 @@ func TestProcessingStateChangesShareStatements(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = states.MarkDone(ctx, envs[i].ID, base.Add(2*time.Second))
+			errs[i] = states.MarkDone(ctx, envs[i].ID, inboundtest.Base.Add(2*time.Second))
 		}()
 	}
 	wg.Wait()
@@ -99,16 +100,16 @@ func TestProcessingStateChangesShareStatements(t *testing.T) {
 		require.NoError(t, errs[i])
 	}
 	require.Less(t, db.execs.Load(), int64(n/4), "the runs that finished together shared statements")
-	do(t, h, func(tx inbound.Tx) error {
+	inboundtest.Do(t, h, func(tx inbound.Tx) error {
 		for _, e := range envs {
 			r, err := tx.Inbox().Get(ctx, owner, e.ID)
 			require.NoError(t, err)
 			require.Equal(t, inbound.StateDone, r.State)
-			require.True(t, r.DoneAt.Equal(base.Add(2*time.Second)))
+			require.True(t, r.DoneAt.Equal(inboundtest.Base.Add(2*time.Second)))
 		}
 		return nil
 	})
-	_, ok, err := states.Begin(ctx, envs[0].ID, 2000, base.Add(3*time.Second))
+	_, ok, err := states.Begin(ctx, envs[0].ID, 2000, inboundtest.Base.Add(3*time.Second))
 	require.NoError(t, err)
 	require.False(t, ok, "a message done is not begun again")
 }
@@ -119,11 +120,11 @@ func TestProcessingStateChangesShareStatements(t *testing.T) {
 func TestProcessingStateChangesOfOneMessageRunInTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h, pool := newPostgresHarness(t)
-	owner := h.newOwner(t)
-	src := addSource(t, h, owner, base)
-	e := envelope(src, "m", `{}`, true, base)
-	require.True(t, insert(t, h, e).Inserted)
+	h, pool := newPostgres(t)
+	owner := h.NewOwner(t)
+	src := inboundtest.AddSource(t, h, owner, inboundtest.Base)
+	e := inboundtest.NewEnvelope(src, "m", `{}`, true, inboundtest.Base)
+	require.True(t, inboundtest.Insert(t, h, e).Inserted)
 	states := inbounddb.New(&slowCountingDB{Pool: pool}, nil).States()
 
 	const runs = 4
@@ -133,7 +134,7 @@ func TestProcessingStateChangesOfOneMessageRunInTurn(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, ok, err := states.Begin(ctx, e.ID, int64(i+1), base)
+			r, ok, err := states.Begin(ctx, e.ID, int64(i+1), inboundtest.Base)
 			if err != nil || !ok {
 				t.Errorf("begin: ok %v, %v", ok, err)
 				return

@@ -38,7 +38,9 @@ type App struct {
 	Server     *httpapi.Server
 	// Ops are every declared op, as REST, MCP, OpenAPI and the UI project
 	// them (the surfaces' tests enumerate them).
-	Ops        op.Set
+	Ops op.Set
+	// Endpoints are the ops with their REST routes (httpapi.Routes).
+	Endpoints  httpapi.Endpoints
 	Worker     *riverjob.Worker
 	Background []Background
 	Commands   Commands

@@ -36,6 +36,7 @@ var CollectSet = wire.NewSet(
 	providePeriodicJobs,
 	provideSubscriptions,
 	provideOps,
+	provideEndpoints,
 	provideMounters,
 	provideBackground,
 	provideMiddleware,
@@ -89,6 +90,12 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	ops = append(ops, accessSvc.Ops()...)
 	ops = append(ops, publishOps...)
 	return ops
+}
+
+// provideEndpoints pairs every op with its line of the REST route table;
+// the server does not start when an op has no route or a route names no op.
+func provideEndpoints(ops op.Set) (httpapi.Endpoints, error) {
+	return httpapi.Bind(ops, httpapi.Routes())
 }
 
 func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *mcp.Handler, openAPI *openapi.Handler, adminUI *web.Handler,

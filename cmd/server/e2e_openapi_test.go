@@ -128,14 +128,15 @@ func TestEveryDeclaredOpIsProjected(t *testing.T) {
 	}
 
 	names := map[string]bool{}
-	for _, d := range ts.App.Ops {
-		m := d.Meta()
+	require.Len(t, ts.App.Endpoints, len(ts.App.Ops), "every op has its route")
+	for _, ep := range ts.App.Endpoints {
+		m := ep.Descriptor.Meta()
 		require.False(t, names[m.Name], "op %s declared twice", m.Name)
 		names[m.Name] = true
-		require.True(t, routes[m.Method+" "+httpapi.EchoPath(m.Path)], "op %s has no REST route %s %s", m.Name, m.Method, m.Path)
-		item := doc.Paths.Find(m.Path)
+		require.True(t, routes[ep.Method+" "+httpapi.EchoPath(ep.Path)], "op %s has no REST route %s %s", m.Name, ep.Method, ep.Path)
+		item := doc.Paths.Find(ep.Path)
 		require.NotNil(t, item, "op %s has no OpenAPI path", m.Name)
-		operation := item.GetOperation(m.Method)
+		operation := item.GetOperation(ep.Method)
 		require.NotNil(t, operation, "op %s has no OpenAPI operation", m.Name)
 		require.Equal(t, m.Name, operation.OperationID)
 		if m.Public {

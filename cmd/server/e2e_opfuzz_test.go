@@ -85,10 +85,10 @@ func TestOpFuzzEveryOp(t *testing.T) {
 	// fingerprint anyway) and nothing else.
 	status, body := ts.do(t, http.MethodGet, "/api/admin/me", o.Key, "")
 	require.Equal(t, http.StatusOK, status, body)
-	require.NotEmpty(t, ts.App.Ops)
+	require.NotEmpty(t, ts.App.Endpoints)
 
 	failures := fuzzOps(context.Background(), fuzzTarget{BaseURL: ts.URL, Key: o.Key, MCP: cs, Fingerprint: dbFingerprint(ts)},
-		ts.App.Ops, fuzzConfig{Random: opFuzzRandom(), Seed: fuzzSeed(t)})
+		ts.App.Endpoints, fuzzConfig{Random: opFuzzRandom(), Seed: fuzzSeed(t)})
 	require.Empty(t, failures, "the op fuzz harness found:\n%s", strings.Join(failures, "\n"))
 	require.Empty(t, ts.Logs.FilterLevelExact(zap.ErrorLevel).All(), "fuzzing logged errors")
 }
@@ -104,8 +104,12 @@ type leakyInput struct {
 }
 
 func (leakyOp) Meta() op.Meta {
-	return op.Meta{Name: "fixture.leaky", Summary: "fails on NUL", Method: http.MethodPost, Path: "/api/admin/fixture/leaky", Status: http.StatusCreated}
+	return op.Meta{Name: "fixture.leaky", Summary: "fails on NUL"}
 }
+
+// leakyRoute is the fixture op's route.
+var leakyRoute = []httpapi.Route{{Method: http.MethodPost, Path: "/api/admin/fixture/leaky", Op: "fixture.leaky", Status: http.StatusCreated}}
+
 func (leakyOp) NewInput() any            { return new(leakyInput) }
 func (leakyOp) InputType() reflect.Type  { return reflect.TypeFor[leakyInput]() }
 func (leakyOp) OutputType() reflect.Type { return reflect.TypeFor[op.Empty]() }
@@ -126,7 +130,8 @@ func (l leakyOp) Call(_ context.Context, _ op.Caller, in any) (any, error) {
 func TestOpFuzzHarnessCatchesA500(t *testing.T) {
 	t.Parallel()
 	wrote := 0
-	ops := op.Set{leakyOp{wrote: &wrote}}
+	ops, err := httpapi.Bind(op.Set{leakyOp{wrote: &wrote}}, leakyRoute)
+	require.NoError(t, err)
 	auth := httpapi.AuthenticatorFunc(func(r *http.Request) (op.Caller, error) {
 		if r.Header.Get("Authorization") != "Bearer fixture" {
 			return op.Caller{}, domain.Unauthorized("UNAUTHORIZED", "no")
@@ -135,7 +140,7 @@ func TestOpFuzzHarnessCatchesA500(t *testing.T) {
 	})
 	tools, err := mcp.New(ops, auth, nil, mcp.Options{})
 	require.NoError(t, err)
-	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Ops: ops, Auth: auth, Mounters: []httpapi.Mounter{tools}}).Handler())
+	srv := httptest.NewServer(httpapi.New(httpapi.Deps{Endpoints: ops, Auth: auth, Mounters: []httpapi.Mounter{tools}}).Handler())
 	t.Cleanup(srv.Close)
 	client := sdk.NewClient(&sdk.Implementation{Name: "fuzz-fixture", Version: "v0"}, nil)
 	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{
@@ -154,13 +159,14 @@ func TestOpFuzzHarnessCatchesA500(t *testing.T) {
 	require.Contains(t, all, "fixture.leaky REST limit=over the maximum: status 201", "the fixture skips the gate, so its range is not enforced either")
 
 	// The same op behind the gate (op.New runs op.Check) passes.
-	gated := op.Set{op.New(leakyOp{}.Meta(), func(ctx context.Context, c op.Caller, in leakyInput) (op.Empty, error) {
+	gated, err := httpapi.Bind(op.Set{op.New(leakyOp{}.Meta(), func(ctx context.Context, c op.Caller, in leakyInput) (op.Empty, error) {
 		if in.Name == "" {
 			return op.Empty{}, domain.Validation("INVALID_NAME", "name is required").WithField("name")
 		}
 		return op.Empty{}, nil
-	})}
-	srv2 := httptest.NewServer(httpapi.New(httpapi.Deps{Ops: gated, Auth: auth}).Handler())
+	})}, leakyRoute)
+	require.NoError(t, err)
+	srv2 := httptest.NewServer(httpapi.New(httpapi.Deps{Endpoints: gated, Auth: auth}).Handler())
 	t.Cleanup(srv2.Close)
 	// REST only here: the hostile requests must all be refused now.
 	failures = fuzzOps(context.Background(), fuzzTarget{BaseURL: srv2.URL, Key: "fixture"}, gated, fuzzConfig{Random: 2, Seed: 1})

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,9 +29,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/mcp"
 	"github.com/standmeet/standmeet/internal/adapters/openapi/schema"
-	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // invalidUTF8 stands for a string whose bytes are not UTF-8: encoding/json
@@ -53,14 +54,17 @@ type fuzzConfig struct {
 	Seed   uint64
 }
 
-// fuzzOps runs the harness over ops and returns what went wrong, one line
+// fuzzOps runs the harness over the ops of eps, each at its route, and returns what went wrong, one line
 // per failure (empty when every answer was right).
-func fuzzOps(ctx context.Context, target fuzzTarget, ops op.Set, cfg fuzzConfig) []string {
+func fuzzOps(ctx context.Context, target fuzzTarget, eps httpapi.Endpoints, cfg fuzzConfig) []string {
 	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	var failures []string
 	fail := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
 	client := &http.Client{Timeout: 30 * time.Second}
-	for _, d := range ops.Sorted() {
+	sorted := append(httpapi.Endpoints(nil), eps...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Op < sorted[j].Op })
+	for _, ep := range sorted {
+		d := ep.Descriptor
 		m := d.Meta()
 		s := schema.For(d.InputType(), schema.Options{Strict: true})
 		fields := fieldsOf(d.InputType())
@@ -71,7 +75,7 @@ func fuzzOps(ctx context.Context, target fuzzTarget, ops op.Set, cfg fuzzConfig)
 				return append(failures, "fingerprint: "+err.Error())
 			}
 		}
-		for _, c := range hostileCases(r, s, m.Method, fields) {
+		for _, c := range hostileCases(r, s, ep.Method, fields) {
 			if c.mcpOnly {
 				if target.MCP != nil {
 					if msg := callMCP(ctx, target.MCP, m.Name, c.args, true); msg != "" {
@@ -80,7 +84,7 @@ func fuzzOps(ctx context.Context, target fuzzTarget, ops op.Set, cfg fuzzConfig)
 				}
 				continue
 			}
-			if st, body, err := sendREST(ctx, client, target, m, fields, c.args, c.trailing); err != nil {
+			if st, body, err := sendREST(ctx, client, target, ep, fields, c.args, c.trailing); err != nil {
 				fail("%s REST %s: %v", m.Name, c.what, err)
 			} else if msg := wantRefusal(st, body); msg != "" {
 				fail("%s REST %s: %s: %s", m.Name, c.what, msg, clip(body))
@@ -110,7 +114,7 @@ func fuzzOps(ctx context.Context, target fuzzTarget, ops op.Set, cfg fuzzConfig)
 		}
 		for i := 0; i < cfg.Random; i++ {
 			args, _ := randomValue(r, s, 0).(map[string]any)
-			if st, body, err := sendREST(ctx, client, target, m, fields, args, false); err != nil {
+			if st, body, err := sendREST(ctx, client, target, ep, fields, args, false); err != nil {
 				fail("%s REST random: %v", m.Name, err)
 			} else if msg := wantNo5xx(st, body); msg != "" {
 				fail("%s REST random %v: %s: %s", m.Name, args, msg, clip(body))
@@ -405,11 +409,12 @@ func fieldsOf(t reflect.Type) map[string]restField {
 	return out
 }
 
-// sendREST sends args as the REST projection of m takes them: path fields
+// sendREST sends args as the REST projection of ep takes them: path fields
 // in the path, query fields in the query string of GET and DELETE, the rest
 // as the JSON body.
-func sendREST(ctx context.Context, c *http.Client, target fuzzTarget, m op.Meta, fields map[string]restField, args map[string]any, trailing bool) (int, []byte, error) {
-	p := m.Path
+func sendREST(ctx context.Context, c *http.Client, target fuzzTarget, ep httpapi.Endpoint, fields map[string]restField, args map[string]any, trailing bool) (int, []byte, error) {
+	m := ep.Descriptor.Meta()
+	p := ep.Path
 	q := url.Values{}
 	body := map[string]any{}
 	for name, v := range args {
@@ -417,7 +422,7 @@ func sendREST(ctx context.Context, c *http.Client, target fuzzTarget, m op.Meta,
 		switch {
 		case f.path:
 			p = strings.ReplaceAll(p, "{"+name+"}", url.PathEscape(scalar(v)))
-		case f.query && (m.Method == http.MethodGet || m.Method == http.MethodDelete):
+		case f.query && (ep.Method == http.MethodGet || ep.Method == http.MethodDelete):
 			q.Set(name, scalar(v))
 		default:
 			body[name] = v
@@ -430,7 +435,7 @@ func sendREST(ctx context.Context, c *http.Client, target fuzzTarget, m op.Meta,
 		}
 	}
 	var raw []byte
-	if m.Method != http.MethodGet && m.Method != http.MethodDelete {
+	if ep.Method != http.MethodGet && ep.Method != http.MethodDelete {
 		var err error
 		if raw, err = json.Marshal(body); err != nil {
 			return 0, nil, err
@@ -445,7 +450,7 @@ func sendREST(ctx context.Context, c *http.Client, target fuzzTarget, m op.Meta,
 	if len(q) > 0 {
 		u += "?" + strings.ReplaceAll(q.Encode(), url.QueryEscape(invalidUTF8), "%FF%FE")
 	}
-	req, err := http.NewRequestWithContext(ctx, m.Method, u, bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, ep.Method, u, bytes.NewReader(raw))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
-	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/internal/owner"
 )
@@ -22,12 +21,12 @@ var ServerSet = wire.NewSet(
 // echoMiddleware is a named type so Wire can tell the middleware list apart.
 type echoMiddleware = echo.MiddlewareFunc
 
-func provideServer(pool *pgxpool.Pool, ms []migrate.Migration, ops op.Set, auth httpapi.Authenticator,
+func provideServer(pool *pgxpool.Pool, ms []migrate.Migration, eps httpapi.Endpoints, auth httpapi.Authenticator,
 	mw []echoMiddleware, mounters []httpapi.Mounter, metrics metricsHandler, tasks tasksHandler, gate *auth.Gate, owners *owner.Service, logger *zap.Logger) *httpapi.Server {
 	return httpapi.New(httpapi.Deps{
 		Pool:         pool,
 		Migrations:   ms,
-		Ops:          ops,
+		Endpoints:    eps,
 		Auth:         auth,
 		Middleware:   mw,
 		Mounters:     mounters,

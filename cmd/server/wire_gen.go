@@ -130,6 +130,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	mainJobOps := provideJobOps(worker, pool)
 	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps, mainJobOps)
+	endpoints, err := provideEndpoints(set)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	gate := provideAuthGate(ownerService, logger, cfg)
 	v3 := provideMiddleware(gate)
 	inboundUnsealFunc := provideInboundUnseal(box)
@@ -140,12 +145,12 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	handler, err := provideMCP(set, gate, logger)
+	handler, err := provideMCP(endpoints, gate, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	openapiHandler, err := provideOpenAPI(set)
+	openapiHandler, err := provideOpenAPI(endpoints)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -166,7 +171,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, set, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
+	server := provideServer(pool, v, endpoints, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
@@ -192,6 +197,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		Migrations: v,
 		Server:     server,
 		Ops:        set,
+		Endpoints:  endpoints,
 		Worker:     worker,
 		Background: v6,
 		Commands:   commands,

@@ -16,8 +16,9 @@ import (
 )
 
 // The surfaces other than REST — MCP tools, the OpenAPI document, the admin
-// UI — are projections of the same op.Set that httpapi.MountOps projects to
-// REST; each is an httpapi.Mounter (collect.go). buildVersion is in
+// UI — are projections of the same ops that httpapi.MountOps projects to
+// REST (MCP and OpenAPI with each op's route); each is an httpapi.Mounter
+// (collect.go). buildVersion is in
 // wire_webhooks.go.
 
 // SurfacesSet provides the MCP tools, the OpenAPI document and the admin UI.
@@ -28,12 +29,12 @@ var SurfacesSet = wire.NewSet(
 	provideWeb,
 )
 
-func provideMCP(ops op.Set, a httpapi.Authenticator, logger *zap.Logger) (*mcp.Handler, error) {
-	return mcp.New(ops, a, logger, mcp.Options{Version: buildVersion()})
+func provideMCP(eps httpapi.Endpoints, a httpapi.Authenticator, logger *zap.Logger) (*mcp.Handler, error) {
+	return mcp.New(eps, a, logger, mcp.Options{Version: buildVersion()})
 }
 
-func provideOpenAPI(ops op.Set) (*openapi.Handler, error) {
-	return openapi.NewHandler(ops, openapi.Options{APIVersion: buildVersion(), SessionCookie: auth.SessionCookie, Webhooks: domain.WebhookEventTypes()})
+func provideOpenAPI(eps httpapi.Endpoints) (*openapi.Handler, error) {
+	return openapi.NewHandler(eps, openapi.Options{APIVersion: buildVersion(), SessionCookie: auth.SessionCookie, Webhooks: domain.WebhookEventTypes()})
 }
 
 // provideWebAuth gives the admin UI the owner domain's sign-in, sessions and

@@ -2,7 +2,6 @@ package access
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -151,7 +150,7 @@ func (s *Service) Ops() op.Set {
 		return IssuedCodeView{CodeView: codeView(c.Code, s.now()), Code: c.Value}
 	}
 	return op.Set{
-		op.New(op.Meta{Name: "roles.list", Summary: "List access roles", Method: http.MethodGet, Path: "/api/admin/roles"},
+		op.New(op.Meta{Name: "roles.list", Summary: "List access roles"},
 			func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[RoleView], error) {
 				rs, err := s.ListRoles(ctx, c.OwnerID)
 				out := op.List[RoleView]{Data: make([]RoleView, 0, len(rs))}
@@ -160,21 +159,21 @@ func (s *Service) Ops() op.Set {
 				}
 				return out, err
 			}),
-		op.New(op.Meta{Name: "roles.create", Summary: "Create an access role", Method: http.MethodPost, Path: "/api/admin/roles", Status: http.StatusCreated},
+		op.New(op.Meta{Name: "roles.create", Summary: "Create an access role"},
 			func(ctx context.Context, c op.Caller, in RoleInputView) (RoleView, error) {
 				r, err := s.CreateRole(ctx, c.OwnerID, RoleInput(in))
 				return roleView(r), err
 			}),
-		op.New(op.Meta{Name: "roles.update", Summary: "Change an access role (its codes follow at once)", Method: http.MethodPatch, Path: "/api/admin/roles/{id}"},
+		op.New(op.Meta{Name: "roles.update", Summary: "Change an access role (its codes follow at once)"},
 			func(ctx context.Context, c op.Caller, in RolePatchView) (RoleView, error) {
 				r, err := s.UpdateRole(ctx, c.OwnerID, in.ID, RolePatch{Name: in.Name, URIGlobs: in.URIGlobs, PublishedOnly: in.PublishedOnly})
 				return roleView(r), err
 			}),
-		op.New(op.Meta{Name: "roles.delete", Summary: "Delete an access role no code uses", Method: http.MethodDelete, Path: "/api/admin/roles/{id}"},
+		op.New(op.Meta{Name: "roles.delete", Summary: "Delete an access role no code uses"},
 			func(ctx context.Context, c op.Caller, in ID) (op.Empty, error) {
 				return op.Empty{}, s.DeleteRole(ctx, c.OwnerID, in.ID)
 			}),
-		op.New(op.Meta{Name: "codes.list", Summary: "List access codes, newest first", Method: http.MethodGet, Path: "/api/admin/codes"},
+		op.New(op.Meta{Name: "codes.list", Summary: "List access codes, newest first"},
 			func(ctx context.Context, c op.Caller, in op.PageInput) (op.Page[CodeView], error) {
 				rows, next, err := s.ListCodes(ctx, c.OwnerID, in)
 				if err != nil {
@@ -182,22 +181,22 @@ func (s *Service) Ops() op.Set {
 				}
 				return page(rows, next, func(x Code) CodeView { return codeView(x, s.now()) }), nil
 			}),
-		op.New(op.Meta{Name: "codes.issue", Summary: "Issue an access code (its value is shown once)", Method: http.MethodPost, Path: "/api/admin/codes", Status: http.StatusCreated},
+		op.New(op.Meta{Name: "codes.issue", Summary: "Issue an access code (its value is shown once)"},
 			func(ctx context.Context, c op.Caller, in IssueInputView) (IssuedCodeView, error) {
 				ic, err := s.IssueCode(ctx, c.OwnerID, in.input())
 				return issued(ic), err
 			}),
-		op.New(op.Meta{Name: "codes.get", Summary: "Get an access code (never its value)", Method: http.MethodGet, Path: "/api/admin/codes/{id}"},
+		op.New(op.Meta{Name: "codes.get", Summary: "Get an access code (never its value)"},
 			func(ctx context.Context, c op.Caller, in ID) (CodeView, error) {
 				code, err := s.GetCode(ctx, c.OwnerID, in.ID)
 				return codeView(code, s.now()), err
 			}),
-		op.New(op.Meta{Name: "codes.revoke", Summary: "Revoke an access code; its embeds admit nothing", Method: http.MethodPost, Path: "/api/admin/codes/{id}/revoke"},
+		op.New(op.Meta{Name: "codes.revoke", Summary: "Revoke an access code; its embeds admit nothing"},
 			func(ctx context.Context, c op.Caller, in ID) (CodeView, error) {
 				code, err := s.RevokeCode(ctx, c.OwnerID, in.ID)
 				return codeView(code, s.now()), err
 			}),
-		op.New(op.Meta{Name: "embeds.list", Summary: "List embeds", Method: http.MethodGet, Path: "/api/admin/embeds"},
+		op.New(op.Meta{Name: "embeds.list", Summary: "List embeds"},
 			func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[EmbedView], error) {
 				es, err := s.ListEmbeds(ctx, c.OwnerID)
 				out := op.List[EmbedView]{Data: make([]EmbedView, 0, len(es))}
@@ -206,16 +205,16 @@ func (s *Service) Ops() op.Set {
 				}
 				return out, err
 			}),
-		op.New(op.Meta{Name: "embeds.create", Summary: "Create an embed exposing one access code", Method: http.MethodPost, Path: "/api/admin/embeds", Status: http.StatusCreated},
+		op.New(op.Meta{Name: "embeds.create", Summary: "Create an embed exposing one access code"},
 			func(ctx context.Context, c op.Caller, in EmbedInputView) (EmbedView, error) {
 				e, err := s.CreateEmbed(ctx, c.OwnerID, EmbedInput(in))
 				return embedView(e), err
 			}),
-		op.New(op.Meta{Name: "embeds.delete", Summary: "Delete an embed; it admits nothing from then on", Method: http.MethodDelete, Path: "/api/admin/embeds/{id}"},
+		op.New(op.Meta{Name: "embeds.delete", Summary: "Delete an embed; it admits nothing from then on"},
 			func(ctx context.Context, c op.Caller, in ID) (op.Empty, error) {
 				return op.Empty{}, s.DeleteEmbed(ctx, c.OwnerID, in.ID)
 			}),
-		op.New(op.Meta{Name: "access_requests.list", Summary: "List access requests, newest first", Method: http.MethodGet, Path: "/api/admin/access-requests"},
+		op.New(op.Meta{Name: "access_requests.list", Summary: "List access requests, newest first"},
 			func(ctx context.Context, c op.Caller, in ListRequestsInput) (op.Page[AccessRequestView], error) {
 				rows, next, err := s.ListAccessRequests(ctx, c.OwnerID, in.Status, in.PageInput)
 				if err != nil {
@@ -223,12 +222,12 @@ func (s *Service) Ops() op.Set {
 				}
 				return page(rows, next, RequestView), nil
 			}),
-		op.New(op.Meta{Name: "access_requests.approve", Summary: "Approve an access request: issues a code (shown once)", Method: http.MethodPost, Path: "/api/admin/access-requests/{id}/approve"},
+		op.New(op.Meta{Name: "access_requests.approve", Summary: "Approve an access request: issues a code (shown once)"},
 			func(ctx context.Context, c op.Caller, in ApproveInputView) (ApprovedView, error) {
 				a, err := s.ApproveRequest(ctx, c.OwnerID, in.ID, in.input())
 				return ApprovedView{Request: RequestView(a.Request), Code: issued(a.Code)}, err
 			}),
-		op.New(op.Meta{Name: "access_requests.reject", Summary: "Reject an access request", Method: http.MethodPost, Path: "/api/admin/access-requests/{id}/reject"},
+		op.New(op.Meta{Name: "access_requests.reject", Summary: "Reject an access request"},
 			func(ctx context.Context, c op.Caller, in ID) (AccessRequestView, error) {
 				r, err := s.RejectRequest(ctx, c.OwnerID, in.ID)
 				return RequestView(r), err

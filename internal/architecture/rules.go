@@ -1,6 +1,6 @@
 // Package architecture enforces the dependency rules of the design card with
 // a test: every package of the module belongs to a known kind, the domains
-// depend only on ports, infra imports no domain or adapter, test doubles and
+// depend only on ports and speak no HTTP, infra imports no domain or adapter, test doubles and
 // measurement code stay out of production packages, only
 // cmd/server/unseal.go may open sealed secrets, and no code of ours writes
 // River's tables or notifies on River's channels (River's client API only).
@@ -91,6 +91,11 @@ var forbiddenInDomain = []string{
 	"github.com/jackc/pgx", "github.com/riverqueue", "riverqueue.com", "github.com/labstack/echo",
 	"go.uber.org/zap", "github.com/prometheus", "github.com/modelcontextprotocol", "github.com/google/wire",
 }
+
+// httpInDomain are the standard library's HTTP packages: the domains speak no
+// HTTP (routes and statuses belong to the REST adapter; headers are
+// domain.Header).
+var httpInDomain = []string{"net/http"}
 
 func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, Module), "/") }
 
@@ -224,6 +229,8 @@ func Check(pkgs []Package) []string {
 				add("%s (%s) imports %s: reach it through a port", rel(p.ImportPath), from, rel(imp))
 			case c.inDomain(p.ImportPath) && internal && c.inDomain(imp) && rootOf(imp) != kernelRoom && rootOf(p.ImportPath) != rootOf(imp):
 				add("%s imports another domain's package %s: take a function from the composition root", rel(p.ImportPath), rel(imp))
+			case c.inDomain(p.ImportPath) && !internal && hasPrefixAny(imp, httpInDomain):
+				add("%s (%s) imports %s: HTTP belongs to the adapters (routes in httpapi, headers as domain.Header)", rel(p.ImportPath), from, imp)
 			case c.inDomain(p.ImportPath) && !internal && hasPrefixAny(imp, forbiddenInDomain):
 				add("%s (%s) imports %s: reach it through a port", rel(p.ImportPath), from, imp)
 			case internal && (to == Double || to == TestDB || to == Faults) && from != Double && from != TestDB && from != Bench:

@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -190,28 +189,28 @@ func ImportResultViewOf(r ImportResult) ImportResultView {
 // Ops declares the corpus ops once; every surface projects them.
 func (s *Service) Ops() op.Set {
 	return op.Set{
-		op.New(op.Meta{Name: "notes.create", Summary: "Create a note", Method: http.MethodPost, Path: "/api/admin/notes", Status: http.StatusCreated},
+		op.New(op.Meta{Name: "notes.create", Summary: "Create a note"},
 			func(ctx context.Context, c op.Caller, in NoteInput) (NoteView, error) {
 				n, err := s.Create(ctx, c.OwnerID, CreateInput{Fields: in.fields(), ParentID: in.ParentID})
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.get", Summary: "Get a note with its URI", Method: http.MethodGet, Path: "/api/admin/notes/{id}"},
+		op.New(op.Meta{Name: "notes.get", Summary: "Get a note with its URI"},
 			func(ctx context.Context, c op.Caller, in NoteID) (NoteView, error) {
 				n, err := s.Get(ctx, c.OwnerID, in.ID)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.update", Summary: "Change some fields of a note (published included)", Method: http.MethodPatch, Path: "/api/admin/notes/{id}"},
+		op.New(op.Meta{Name: "notes.update", Summary: "Change some fields of a note (published included)"},
 			func(ctx context.Context, c op.Caller, in UpdateNoteInput) (NoteView, error) {
 				n, err := s.Update(ctx, c.OwnerID, in.ID, Patch{Genre: in.Genre, Title: in.Title, Body: in.Body, Tags: in.Tags,
 					Published: in.Published, ShowAsSource: in.ShowAsSource, Aliases: in.Aliases, Excerpt: in.Excerpt,
 					Slug: in.Slug, Archived: in.Archived, CSSClasses: in.CSSClasses, Lang: in.Lang})
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.delete", Summary: "Delete a note (recursive=true: with everything below it)", Method: http.MethodDelete, Path: "/api/admin/notes/{id}"},
+		op.New(op.Meta{Name: "notes.delete", Summary: "Delete a note (recursive=true: with everything below it)"},
 			func(ctx context.Context, c op.Caller, in DeleteNoteInput) (op.Empty, error) {
 				return op.Empty{}, s.Delete(ctx, c.OwnerID, in.ID, in.Recursive)
 			}),
-		op.New(op.Meta{Name: "notes.list", Summary: "List notes, newest first", Method: http.MethodGet, Path: "/api/admin/notes"},
+		op.New(op.Meta{Name: "notes.list", Summary: "List notes, newest first"},
 			func(ctx context.Context, c op.Caller, in ListNotesInput) (op.Page[NoteView], error) {
 				p, err := s.List(ctx, c.OwnerID, ListInput{Genre: in.Genre, ParentID: in.ParentID, Root: in.Root,
 					Published: in.Published, Limit: in.NormalizedLimit(), Cursor: in.Cursor})
@@ -227,23 +226,22 @@ func (s *Service) Ops() op.Set {
 				}
 				return out, nil
 			}),
-		op.New(op.Meta{Name: "notes.publish", Summary: "Publish a note", Method: http.MethodPost, Path: "/api/admin/notes/{id}/publish"},
+		op.New(op.Meta{Name: "notes.publish", Summary: "Publish a note"},
 			func(ctx context.Context, c op.Caller, in NoteID) (NoteView, error) {
 				n, err := s.SetPublished(ctx, c.OwnerID, in.ID, true)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.unpublish", Summary: "Unpublish a note", Method: http.MethodPost, Path: "/api/admin/notes/{id}/unpublish"},
+		op.New(op.Meta{Name: "notes.unpublish", Summary: "Unpublish a note"},
 			func(ctx context.Context, c op.Caller, in NoteID) (NoteView, error) {
 				n, err := s.SetPublished(ctx, c.OwnerID, in.ID, false)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.move", Summary: "Move a note under another (or to the root)", Method: http.MethodPost, Path: "/api/admin/notes/{id}/move"},
+		op.New(op.Meta{Name: "notes.move", Summary: "Move a note under another (or to the root)"},
 			func(ctx context.Context, c op.Caller, in MoveNoteInput) (NoteView, error) {
 				n, err := s.Move(ctx, c.OwnerID, in.ID, in.ParentID)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "vault.import", Summary: "Import many notes in one transaction (JSON; a zip of markdown files goes to the same path)",
-			Method: http.MethodPost, Path: VaultImportPath, Status: http.StatusCreated},
+		op.New(op.Meta{Name: "vault.import", Summary: "Import many notes in one transaction (JSON; a zip of markdown files goes to the same path)"},
 			func(ctx context.Context, c op.Caller, in ImportInputView) (ImportResultView, error) {
 				imp, err := ImportFromView(in)
 				if err != nil {
@@ -255,13 +253,10 @@ func (s *Service) Ops() op.Set {
 				}
 				return ImportResultViewOf(r), nil
 			}),
-		op.New(op.Meta{Name: "search.admin", Summary: "Search every note, drafts and raw included", Method: http.MethodGet, Path: "/api/admin/search"},
+		op.New(op.Meta{Name: "search.admin", Summary: "Search every note, drafts and raw included"},
 			func(ctx context.Context, c op.Caller, in SearchInput) (op.List[SearchHitView], error) {
 				hits, err := s.SearchAdmin(ctx, c.OwnerID, in.Q, in.Limit)
 				return op.List[SearchHitView]{Data: HitViews(hits)}, err
 			}),
 	}
 }
-
-// VaultImportPath is where vault.import projects to.
-const VaultImportPath = "/api/admin/vault/import"

@@ -2,7 +2,6 @@ package owner
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,33 +92,28 @@ func (s *Service) Ops() op.Set {
 	return op.Set{
 		op.New(op.Meta{
 			Name: "owner.me", Summary: "Show the owner the credentials act for",
-			Method: http.MethodGet, Path: "/api/admin/me",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (OwnerView, error) {
 			o, err := s.Me(ctx, c.OwnerID)
 			return ViewOwner(o), err
 		}),
 		op.New(op.Meta{
 			Name: "owner.change_email", Summary: "Change the owner's email (needs the current password)",
-			Method: http.MethodPost, Path: "/api/admin/me/email",
 		}, func(ctx context.Context, c op.Caller, in ChangeEmailInput) (OwnerView, error) {
 			o, err := s.ChangeEmail(ctx, c.OwnerID, in.Email, in.CurrentPassword)
 			return ViewOwner(o), err
 		}),
 		op.New(op.Meta{
 			Name: "owner.change_password", Summary: "Change the owner's password (needs the current one); every session ends",
-			Method: http.MethodPost, Path: "/api/admin/me/password",
 		}, func(ctx context.Context, c op.Caller, in ChangePasswordInput) (op.Empty, error) {
 			return op.Empty{}, s.ChangePassword(ctx, c.OwnerID, in.CurrentPassword, in.NewPassword)
 		}),
 		op.New(op.Meta{
 			Name: "owner.end_sessions", Summary: "Sign out every browser session of the owner (API keys stay valid)",
-			Method: http.MethodPost, Path: "/api/admin/me/sessions/end",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.Empty, error) {
 			return op.Empty{}, s.EndSessions(ctx, c.OwnerID)
 		}),
 		op.New(op.Meta{
 			Name: "owner.sessions", Summary: "List the owner's signed-in browser sessions (never their tokens)",
-			Method: http.MethodGet, Path: "/api/admin/me/sessions",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[SessionView], error) {
 			list, err := s.ListSessions(ctx, c.OwnerID)
 			if err != nil {
@@ -133,13 +127,11 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "owner.end_session", Summary: "Sign out one browser session of the owner",
-			Method: http.MethodDelete, Path: "/api/admin/me/sessions/{id}",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
 			return op.Empty{}, s.EndSession(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "api_keys.list", Summary: "List the owner's API keys (name, prefix, last use; never the key)",
-			Method: http.MethodGet, Path: "/api/admin/api-keys",
 		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[APIKeyView], error) {
 			keys, err := s.ListAPIKeys(ctx, c.OwnerID)
 			if err != nil {
@@ -153,7 +145,6 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "api_keys.issue", Summary: "Issue an API key; the key is shown in this answer only",
-			Method: http.MethodPost, Path: "/api/admin/api-keys", Status: http.StatusCreated,
 		}, func(ctx context.Context, c op.Caller, in IssueAPIKeyInput) (IssuedAPIKeyView, error) {
 			k, err := s.IssueAPIKey(ctx, c.OwnerID, in.Name)
 			if err != nil {
@@ -163,13 +154,11 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "api_keys.revoke", Summary: "Revoke an API key",
-			Method: http.MethodDelete, Path: "/api/admin/api-keys/{id}",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
 			return op.Empty{}, s.RevokeAPIKey(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "ip_bans.list", Summary: "List the active IP bans added after repeated failed logins on the owner's account",
-			Method: http.MethodGet, Path: "/api/admin/ip-bans",
 		}, func(ctx context.Context, c op.Caller, in ListBansInput) (op.Page[IPBanView], error) {
 			p, err := s.ListBans(ctx, c.OwnerID, in.PageInput)
 			if err != nil {
@@ -183,13 +172,11 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "ip_bans.lift", Summary: "Lift an IP ban",
-			Method: http.MethodDelete, Path: "/api/admin/ip-bans/{id}",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
 			return op.Empty{}, s.LiftBan(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "instance.request_upgrade", Summary: "Ask for the instance to be upgraded (records instance.upgrade_requested)",
-			Method: http.MethodPost, Path: "/api/admin/instance/upgrade-request", Status: http.StatusAccepted,
 		}, func(ctx context.Context, c op.Caller, in UpgradeInput) (UpgradeRequest, error) {
 			return s.RequestUpgrade(ctx, c.OwnerID, in.Note)
 		}),

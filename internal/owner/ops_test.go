@@ -3,7 +3,6 @@ package owner_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -13,30 +12,30 @@ import (
 	"github.com/standmeet/standmeet/internal/owner"
 )
 
-func TestOpsAreDeclaredOnceUnderTheAdminAPI(t *testing.T) {
+func TestOpsAreDeclaredOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ops := b.svc.Ops()
-	want := map[string]string{
-		"owner.me":                 "GET /api/admin/me",
-		"owner.change_email":       "POST /api/admin/me/email",
-		"api_keys.list":            "GET /api/admin/api-keys",
-		"api_keys.issue":           "POST /api/admin/api-keys",
-		"api_keys.revoke":          "DELETE /api/admin/api-keys/{id}",
-		"ip_bans.list":             "GET /api/admin/ip-bans",
-		"ip_bans.lift":             "DELETE /api/admin/ip-bans/{id}",
-		"instance.request_upgrade": "POST /api/admin/instance/upgrade-request",
-		"owner.change_password":    "POST /api/admin/me/password",
-		"owner.end_sessions":       "POST /api/admin/me/sessions/end",
-		"owner.sessions":           "GET /api/admin/me/sessions",
-		"owner.end_session":        "DELETE /api/admin/me/sessions/{id}",
+	want := []string{
+		"owner.me",
+		"owner.change_email",
+		"api_keys.list",
+		"api_keys.issue",
+		"api_keys.revoke",
+		"ip_bans.list",
+		"ip_bans.lift",
+		"instance.request_upgrade",
+		"owner.change_password",
+		"owner.end_sessions",
+		"owner.sessions",
+		"owner.end_session",
 	}
-	got := map[string]string{}
+	var got []string
 	for _, d := range ops {
 		m := d.Meta()
 		require.False(t, m.Public, m.Name)
 		require.NotEmpty(t, m.Summary, m.Name)
-		got[m.Name] = m.Method + " " + m.Path
+		got = append(got, m.Name)
 		// Every input field has a json tag (MCP and REST decode by it).
 		it := d.InputType()
 		for i := 0; i < it.NumField(); i++ {
@@ -46,11 +45,7 @@ func TestOpsAreDeclaredOnceUnderTheAdminAPI(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, want, got)
-	d, _ := ops.Find("api_keys.issue")
-	require.Equal(t, http.StatusCreated, d.Meta().SuccessStatus())
-	d, _ = ops.Find("instance.request_upgrade")
-	require.Equal(t, http.StatusAccepted, d.Meta().SuccessStatus())
+	require.ElementsMatch(t, want, got)
 }
 
 func TestOpsActForTheCaller(t *testing.T) {

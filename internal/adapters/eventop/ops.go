@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -117,8 +116,6 @@ func Ops(store Store) op.Set {
 				"(since inclusive, until exclusive). next_cursor pages to older events (cursor=), prev_cursor to newer ones " +
 				"(before=). Shows whether and to which subscribers each was fanned out; GET /api/admin/events/{id}/deliveries " +
 				"lists its webhook deliveries. Errors: INVALID_TIME, INVALID_CURSOR.",
-			Method: http.MethodGet,
-			Path:   "/api/admin/events",
 		}, func(ctx context.Context, c op.Caller, in ListInput) (EventPage, error) {
 			q, err := in.query()
 			if err != nil {
@@ -144,8 +141,6 @@ func Ops(store Store) op.Set {
 			Summary: "List poisoned events",
 			Description: "Events the relay gave up on after repeated fan-out failures, most recently poisoned first. " +
 				"Release one once the cause is fixed.",
-			Method: http.MethodGet,
-			Path:   "/api/admin/events/poisoned",
 		}, func(ctx context.Context, c op.Caller, in PoisonedInput) (op.Page[Event], error) {
 			limit := in.NormalizedLimit()
 			p, err := store.ListPoisoned(ctx, c.OwnerID, limit, in.Cursor)
@@ -157,8 +152,6 @@ func Ops(store Store) op.Set {
 		op.New(op.Meta{
 			Name:    "events.get",
 			Summary: "Get an event",
-			Method:  http.MethodGet,
-			Path:    "/api/admin/events/{id}",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (Event, error) {
 			ev, err := store.Get(ctx, c.OwnerID, in.ID)
 			if err != nil {
@@ -170,8 +163,6 @@ func Ops(store Store) op.Set {
 			Name:        "events.release",
 			Summary:     "Release a poisoned event",
 			Description: "Clears the event's poisoned state and failure count so the relay fans it out again.",
-			Method:      http.MethodPost,
-			Path:        "/api/admin/events/{id}/release",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (Event, error) {
 			ev, err := store.Release(ctx, c.OwnerID, in.ID)
 			if err != nil {

@@ -47,16 +47,16 @@ func EchoPath(p string) string {
 	return b.String()
 }
 
-// MountOps registers the REST projection of every op: one route per op, its
-// input bound from the JSON body, then `path` and `query` tagged fields, its
-// output written as JSON with the op's success status (an op.Empty output is
-// answered with no body). This is the only place REST routes for ops are
-// written.
-func MountOps(e *echo.Echo, ops op.Set, auth Authenticator, logger *zap.Logger) {
-	for _, d := range ops {
-		d := d
+// MountOps registers the REST projection of every op: one route per op (its
+// line of the route table, Routes), its input bound from the JSON body, then
+// `path` and `query` tagged fields, its output written as JSON with the
+// route's success status (an op.Empty output is answered with no body). This
+// is the only place REST routes for ops are written.
+func MountOps(e *echo.Echo, eps Endpoints, auth Authenticator, logger *zap.Logger) {
+	for _, ep := range eps {
+		d, r := ep.Descriptor, ep.Route
 		m := d.Meta()
-		e.Add(m.Method, EchoPath(m.Path), func(c echo.Context) error {
+		e.Add(r.Method, EchoPath(r.Path), func(c echo.Context) error {
 			var caller op.Caller
 			if !m.Public {
 				var err error
@@ -77,16 +77,16 @@ func MountOps(e *echo.Echo, ops op.Set, auth Authenticator, logger *zap.Logger) 
 				return WriteError(c, logger, err)
 			}
 			if _, empty := out.(op.Empty); empty {
-				status := m.SuccessStatus()
+				status := r.SuccessStatus()
 				if status == http.StatusOK {
 					status = http.StatusNoContent
 				}
 				return c.NoContent(status)
 			}
-			if s, ok := out.(op.Statuser); ok {
-				return c.JSON(s.HTTPStatus(), out)
+			if r, ok := out.(op.Replayer); ok && r.Replayed() {
+				return c.JSON(http.StatusOK, out)
 			}
-			return c.JSON(m.SuccessStatus(), out)
+			return c.JSON(r.SuccessStatus(), out)
 		})
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/domain"
-	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 )
 
@@ -44,8 +43,10 @@ const DefaultBodyLimit = 2 << 20
 type Deps struct {
 	Pool       *pgxpool.Pool
 	Migrations []migrate.Migration
-	Ops        op.Set
-	Auth       Authenticator
+	// Endpoints are the ops the REST API serves, each with its route
+	// (Bind).
+	Endpoints Endpoints
+	Auth      Authenticator
 	// Middleware runs before every handler, after request id, logging and
 	// recovery (e.g. the IP-ban check).
 	Middleware []echo.MiddlewareFunc
@@ -129,7 +130,7 @@ func New(d Deps) *Server {
 		s.mountTasks(e, d.Tasks)
 	}
 	if d.Auth != nil {
-		MountOps(e, d.Ops, d.Auth, s.logger)
+		MountOps(e, d.Endpoints, d.Auth, s.logger)
 	}
 	for _, m := range d.Mounters {
 		m.Mount(e)

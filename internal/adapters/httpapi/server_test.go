@@ -43,7 +43,7 @@ func testServer(t *testing.T) (*Server, uuid.UUID) {
 		return op.Caller{OwnerID: owner}, nil
 	})
 	ops := op.Set{
-		op.New(op.Meta{Name: "things.put", Method: http.MethodPost, Path: "/api/admin/things/{id}", Status: http.StatusCreated},
+		op.New(op.Meta{Name: "things.put"},
 			func(_ context.Context, c op.Caller, in thingIn) (thingOut, error) {
 				if in.Name == "taken" {
 					return thingOut{}, domain.Conflict("NAME_TAKEN", "that name is taken")
@@ -53,9 +53,9 @@ func testServer(t *testing.T) (*Server, uuid.UUID) {
 				}
 				return thingOut{ID: in.ID, Name: in.Name, Limit: in.Limit, Flag: in.Flag, Owner: c.OwnerID}, nil
 			}),
-		op.New(op.Meta{Name: "things.delete", Method: http.MethodDelete, Path: "/api/admin/things/{id}"},
+		op.New(op.Meta{Name: "things.delete"},
 			func(context.Context, op.Caller, thingIn) (op.Empty, error) { return op.Empty{}, nil }),
-		op.New(op.Meta{Name: "things.public", Method: http.MethodGet, Path: "/api/things", Public: true},
+		op.New(op.Meta{Name: "things.public", Public: true},
 			func(_ context.Context, c op.Caller, _ op.Empty) (thingOut, error) {
 				return thingOut{Owner: c.OwnerID}, nil
 			}),
@@ -63,7 +63,13 @@ func testServer(t *testing.T) (*Server, uuid.UUID) {
 	panicky := MounterFunc(func(e *echo.Echo) {
 		e.GET("/panic", func(echo.Context) error { panic("kaboom") })
 	})
-	return New(Deps{Ops: ops, Auth: auth, Mounters: []Mounter{panicky}}), owner
+	eps, err := Bind(ops, []Route{
+		{"POST", "/api/admin/things/{id}", "things.put", http.StatusCreated},
+		{"DELETE", "/api/admin/things/{id}", "things.delete", 0},
+		{"GET", "/api/things", "things.public", 0},
+	})
+	require.NoError(t, err)
+	return New(Deps{Endpoints: eps, Auth: auth, Mounters: []Mounter{panicky}}), owner
 }
 
 func call(t *testing.T, s *Server, method, path, auth, body string) (int, map[string]any) {

@@ -1,7 +1,8 @@
 // Package mcp projects the declared ops into MCP tools served at /mcp over the
 // streamable HTTP transport of the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). One tool per owner op, generated
-// from the op.Set that the REST API is generated from: the tool's input schema
+// from the endpoints (ops with their routes) that the REST API is generated
+// from: the tool's input schema
 // is derived from the op's input type (package openapi/schema), its arguments
 // are decoded exactly as a REST body is (unknown fields refused), and a domain
 // error comes back as a tool error (isError) whose text is the contract's
@@ -27,6 +28,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -75,10 +77,10 @@ type Handler struct {
 	byTools map[string]op.Descriptor
 }
 
-// New builds the tools of every non-public op in ops. It fails when two ops
+// New builds the tools of every non-public op of eps. It fails when two ops
 // map to one tool name or when an op's input is not a struct (a tool's input
 // is always a JSON object).
-func New(ops op.Set, auth httpapi.Authenticator, logger *zap.Logger, opts Options) (*Handler, error) {
+func New(eps httpapi.Endpoints, auth httpapi.Authenticator, logger *zap.Logger, opts Options) (*Handler, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -87,17 +89,20 @@ func New(ops op.Set, auth httpapi.Authenticator, logger *zap.Logger, opts Option
 	}
 	slogger := slog.New(zapslog.NewHandler(logger.Named("mcp").Core()))
 	server := sdk.NewServer(&sdk.Implementation{Name: "standmeet", Title: "StandMeet", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: Instructions(ops),
+		Instructions: Instructions(eps.Ops()),
 		Logger:       slogger,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
 	h := &Handler{server: server, auth: auth, logger: logger, byTools: map[string]op.Descriptor{}}
-	for _, d := range ops.Sorted() {
+	sorted := append(httpapi.Endpoints(nil), eps...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Op < sorted[j].Op })
+	for _, ep := range sorted {
+		d := ep.Descriptor
 		m := d.Meta()
 		if m.Public {
 			continue
 		}
-		tool, err := toolOf(d)
+		tool, err := toolOf(ep)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +165,8 @@ func callerFrom(ctx context.Context) (op.Caller, bool) {
 	return c, ok
 }
 
-func toolOf(d op.Descriptor) (*sdk.Tool, error) {
+func toolOf(ep httpapi.Endpoint) (*sdk.Tool, error) {
+	d := ep.Descriptor
 	m := d.Meta()
 	in := d.InputType()
 	if in.Kind() != reflect.Struct {
@@ -170,14 +176,14 @@ func toolOf(d op.Descriptor) (*sdk.Tool, error) {
 	if m.Description != "" {
 		desc += "\n\n" + m.Description
 	}
-	desc += fmt.Sprintf("\n\nOp: %s. REST: %s %s", m.Name, m.Method, m.Path)
+	desc += fmt.Sprintf("\n\nOp: %s. REST: %s %s", m.Name, ep.Method, ep.Path)
 	tool := &sdk.Tool{
 		Name:        ToolName(m.Name),
 		Title:       m.Summary,
 		Description: desc,
 		InputSchema: schema.For(in, schema.Options{Strict: true}),
 		Meta:        sdk.Meta{MetaOp: m.Name},
-		Annotations: annotations(m),
+		Annotations: annotations(m, ep.Method),
 	}
 	if d.OutputType() != reflect.TypeFor[op.Empty]() {
 		if out := schema.For(d.OutputType(), schema.Options{}); out["type"] == "object" {
@@ -190,10 +196,10 @@ func toolOf(d op.Descriptor) (*sdk.Tool, error) {
 // annotations give clients the REST method's promises: GET reads, PUT and
 // DELETE may be repeated, DELETE destroys; nothing reaches outside the
 // instance except what sends webhooks, which the summary says.
-func annotations(m op.Meta) *sdk.ToolAnnotations {
+func annotations(m op.Meta, method string) *sdk.ToolAnnotations {
 	no, yes := false, true
 	a := &sdk.ToolAnnotations{Title: m.Summary, OpenWorldHint: &no}
-	switch m.Method {
+	switch method {
 	case http.MethodGet, http.MethodHead:
 		a.ReadOnlyHint = true
 	case http.MethodDelete:

@@ -40,8 +40,9 @@ func setup(t *testing.T) bundle {
 		}
 		return op.Caller{}, domain.Unauthorized("UNAUTHORIZED", "no or bad credentials")
 	})
-	ops := optest.Ops()
-	h, err := mcp.New(ops, auth, zap.NewNop(), mcp.Options{Version: "test"})
+	eps := optest.Endpoints()
+	ops := eps.Ops()
+	h, err := mcp.New(eps, auth, zap.NewNop(), mcp.Options{Version: "test"})
 	require.NoError(t, err)
 	e := echo.New()
 	h.Mount(e)
@@ -228,10 +229,15 @@ func TestNewRefusesCollidingToolNames(t *testing.T) {
 	t.Parallel()
 	noop := func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil }
 	ops := op.Set{
-		op.New(op.Meta{Name: "a.b_c", Method: http.MethodPost, Path: "/x"}, noop),
-		op.New(op.Meta{Name: "a_b.c", Method: http.MethodPost, Path: "/y"}, noop),
+		op.New(op.Meta{Name: "a.b_c"}, noop),
+		op.New(op.Meta{Name: "a_b.c"}, noop),
 	}
-	_, err := mcp.New(ops, nil, nil, mcp.Options{})
+	eps, err := httpapi.Bind(ops, []httpapi.Route{
+		{Method: http.MethodPost, Path: "/x", Op: "a.b_c"},
+		{Method: http.MethodPost, Path: "/y", Op: "a_b.c"},
+	})
+	require.NoError(t, err)
+	_, err = mcp.New(eps, nil, nil, mcp.Options{})
 	require.ErrorContains(t, err, "both map to tool a_b_c")
 }
 

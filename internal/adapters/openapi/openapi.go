@@ -1,9 +1,10 @@
 // Package openapi projects the declared ops into an OpenAPI 3.1 document of
 // the admin REST API and serves it at GET /api/openapi.json. Nothing in the
-// document is written by hand: paths and methods come from each op's Meta,
-// parameters from the `path` and `query` tags of its input type, the request
-// body from the input's remaining JSON fields, the response from its output
-// type (package schema derives both), errors from httpapi.ErrorBody.
+// document is written by hand: paths, methods and success statuses come from
+// each op's route (httpapi.Routes), parameters from the `path` and `query`
+// tags of its input type, the request body from the input's remaining JSON
+// fields, the response from its output type (package schema derives both),
+// errors from httpapi.ErrorBody.
 package openapi
 
 import (
@@ -45,10 +46,10 @@ type Options struct {
 	Webhooks []domain.EventType
 }
 
-// Document builds the OpenAPI document of ops. It fails when an op's path
-// names a parameter that its input type does not bind, or when two ops claim
-// the same method and path: the REST projection would be wrong too.
-func Document(ops op.Set, opts Options) (map[string]any, error) {
+// Document builds the OpenAPI document of the ops of eps. It fails when an
+// op's path names a parameter that its input type does not bind, or when two
+// ops claim the same method and path: the REST projection would be wrong too.
+func Document(eps httpapi.Endpoints, opts Options) (map[string]any, error) {
 	if opts.Title == "" {
 		opts.Title = "StandMeet admin API"
 	}
@@ -67,18 +68,20 @@ func Document(ops op.Set, opts Options) (map[string]any, error) {
 	}
 	paths := map[string]any{}
 	tags := map[string]bool{}
-	for _, d := range ops.Sorted() {
-		m := d.Meta()
-		item, _ := paths[m.Path].(map[string]any)
+	sorted := append(httpapi.Endpoints(nil), eps...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Op < sorted[j].Op })
+	for _, ep := range sorted {
+		m := ep.Descriptor.Meta()
+		item, _ := paths[ep.Path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
-			paths[m.Path] = item
+			paths[ep.Path] = item
 		}
-		method := strings.ToLower(m.Method)
+		method := strings.ToLower(ep.Method)
 		if _, dup := item[method]; dup {
-			return nil, fmt.Errorf("openapi: %s %s is declared by two ops", m.Method, m.Path)
+			return nil, fmt.Errorf("openapi: %s %s is declared by two ops", ep.Method, ep.Path)
 		}
-		operation, err := operationOf(d)
+		operation, err := operationOf(ep)
 		if err != nil {
 			return nil, err
 		}
@@ -127,8 +130,9 @@ func Document(ops op.Set, opts Options) (map[string]any, error) {
 	return doc, nil
 }
 
-// operationOf describes one op.
-func operationOf(d op.Descriptor) (map[string]any, error) {
+// operationOf describes one op at its route.
+func operationOf(ep httpapi.Endpoint) (map[string]any, error) {
+	d := ep.Descriptor
 	m := d.Meta()
 	in := d.InputType()
 	for in.Kind() == reflect.Pointer {
@@ -144,7 +148,7 @@ func operationOf(d op.Descriptor) (map[string]any, error) {
 			params = append(params, parameter(name, "query", f, false))
 		}
 	}
-	for _, name := range pathParams(m.Path) {
+	for _, name := range pathParams(ep.Path) {
 		if !bound[name] {
 			return nil, fmt.Errorf("openapi: op %s: path parameter {%s} has no input field tagged path:%q", m.Name, name, name)
 		}
@@ -160,7 +164,7 @@ func operationOf(d op.Descriptor) (map[string]any, error) {
 	if len(params) > 0 {
 		o["parameters"] = params
 	}
-	if hasBody(m.Method) && in.Kind() == reflect.Struct {
+	if hasBody(ep.Method) && in.Kind() == reflect.Struct {
 		body := schema.For(in, schema.Options{Strict: true, Skip: func(f reflect.StructField) bool {
 			_, p := f.Tag.Lookup("path")
 			_, q := f.Tag.Lookup("query")
@@ -175,7 +179,7 @@ func operationOf(d op.Descriptor) (map[string]any, error) {
 		}
 	}
 	responses := map[string]any{}
-	status := m.SuccessStatus()
+	status := ep.SuccessStatus()
 	if d.OutputType() == reflect.TypeFor[op.Empty]() {
 		if status == http.StatusOK {
 			status = http.StatusNoContent
@@ -187,8 +191,8 @@ func operationOf(d op.Descriptor) (map[string]any, error) {
 			"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
 		}
 		// An output that chooses its status answers 200 for the replay of
-		// an idempotent request (op.Statuser).
-		if d.OutputType().Implements(reflect.TypeFor[op.Statuser]()) && status != http.StatusOK {
+		// an idempotent request (op.Replayer).
+		if d.OutputType().Implements(reflect.TypeFor[op.Replayer]()) && status != http.StatusOK {
 			responses["200"] = map[string]any{
 				"description": "the replay of an earlier request: the first result",
 				"content":     map[string]any{"application/json": map[string]any{"schema": schema.For(d.OutputType(), schema.Options{})}},
@@ -294,9 +298,9 @@ type Handler struct {
 	tree map[string]any
 }
 
-// NewHandler builds the document of ops and a handler serving it.
-func NewHandler(ops op.Set, opts Options) (*Handler, error) {
-	doc, err := Document(ops, opts)
+// NewHandler builds the document of the ops of eps and a handler serving it.
+func NewHandler(eps httpapi.Endpoints, opts Options) (*Handler, error) {
+	doc, err := Document(eps, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -26,9 +26,9 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/publish"
 )
 
-func loadDoc(t *testing.T, ops op.Set) *openapi3.T {
+func loadDoc(t *testing.T, eps httpapi.Endpoints) *openapi3.T {
 	t.Helper()
-	h, err := openapi.NewHandler(ops, openapi.Options{SessionCookie: "standmeet_session"})
+	h, err := openapi.NewHandler(eps, openapi.Options{SessionCookie: "standmeet_session"})
 	require.NoError(t, err)
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(h.Bytes())
@@ -40,7 +40,7 @@ func loadDoc(t *testing.T, ops op.Set) *openapi3.T {
 
 func TestDocumentIsValidOpenAPI31(t *testing.T) {
 	t.Parallel()
-	doc := loadDoc(t, optest.Ops())
+	doc := loadDoc(t, optest.Endpoints())
 	require.Equal(t, "3.1.0", doc.OpenAPI)
 	require.Contains(t, doc.Components.SecuritySchemes, "bearerAuth")
 	require.Contains(t, doc.Components.Schemas, "Error")
@@ -48,18 +48,18 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 
 func TestEveryOpIsAnOperation(t *testing.T) {
 	t.Parallel()
-	ops := optest.Ops()
-	doc := loadDoc(t, ops)
+	eps := optest.Endpoints()
+	doc := loadDoc(t, eps)
 	count := 0
 	for _, item := range doc.Paths.Map() {
 		count += len(item.Operations())
 	}
-	require.Equal(t, len(ops), count, "one operation per op, no others")
-	for _, d := range ops {
-		m := d.Meta()
-		item := doc.Paths.Find(m.Path)
+	require.Equal(t, len(eps), count, "one operation per op, no others")
+	for _, ep := range eps {
+		m := ep.Descriptor.Meta()
+		item := doc.Paths.Find(ep.Path)
 		require.NotNil(t, item, m.Name)
-		o := item.GetOperation(m.Method)
+		o := item.GetOperation(ep.Method)
 		require.NotNil(t, o, m.Name)
 		require.Equal(t, m.Name, o.OperationID)
 		require.Equal(t, m.Summary, o.Summary)
@@ -91,15 +91,18 @@ func TestEveryOpIsAnOperation(t *testing.T) {
 func TestDocumentRefusesInconsistentOps(t *testing.T) {
 	t.Parallel()
 	noop := func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil }
+	at := func(method, path, name string) httpapi.Endpoint {
+		return httpapi.Endpoint{Route: httpapi.Route{Method: method, Path: path, Op: name}, Descriptor: op.New(op.Meta{Name: name}, noop)}
+	}
 	cases := []struct {
 		name string
-		ops  op.Set
+		ops  httpapi.Endpoints
 		want string
 	}{
-		{"unbound path parameter", op.Set{op.New(op.Meta{Name: "a.b", Method: http.MethodGet, Path: "/api/admin/a/{id}"}, noop)}, "path parameter {id}"},
-		{"two ops on one route", op.Set{
-			op.New(op.Meta{Name: "a.one", Method: http.MethodGet, Path: "/api/admin/a"}, noop),
-			op.New(op.Meta{Name: "a.two", Method: http.MethodGet, Path: "/api/admin/a"}, noop),
+		{"unbound path parameter", httpapi.Endpoints{at(http.MethodGet, "/api/admin/a/{id}", "a.b")}, "path parameter {id}"},
+		{"two ops on one route", httpapi.Endpoints{
+			at(http.MethodGet, "/api/admin/a", "a.one"),
+			at(http.MethodGet, "/api/admin/a", "a.two"),
 		}, "declared by two ops"},
 	}
 	for _, c := range cases {
@@ -116,8 +119,8 @@ func TestDocumentRefusesInconsistentOps(t *testing.T) {
 // with kin-openapi's validator: the document says what the server does.
 func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 	t.Parallel()
-	ops := optest.Ops()
-	doc := loadDoc(t, ops)
+	eps := optest.Endpoints()
+	doc := loadDoc(t, eps)
 	doc.Servers = openapi3.Servers{{URL: "http://example.test"}}
 	router, err := legacy.NewRouter(doc)
 	require.NoError(t, err)
@@ -130,8 +133,8 @@ func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 		}
 		return op.Caller{OwnerID: owner}, nil
 	})
-	httpapi.MountOps(e, ops, auth, zap.NewNop())
-	h, err := openapi.NewHandler(ops, openapi.Options{})
+	httpapi.MountOps(e, eps, auth, zap.NewNop())
+	h, err := openapi.NewHandler(eps, openapi.Options{})
 	require.NoError(t, err)
 	h.Mount(e)
 
@@ -207,7 +210,7 @@ func TestDocumentDescribesTheRESTProjection(t *testing.T) {
 
 func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) {
 	t.Parallel()
-	h, err := openapi.NewHandler(optest.Ops(), openapi.Options{Webhooks: domain.WebhookEventTypes()})
+	h, err := openapi.NewHandler(optest.Endpoints(), openapi.Options{Webhooks: domain.WebhookEventTypes()})
 	require.NoError(t, err)
 	doc, err := openapi3.NewLoader().LoadFromData(h.Bytes())
 	require.NoError(t, err)
@@ -237,16 +240,18 @@ func TestWebhooksSectionDescribesEveryTypeWithItsSchemaAndHeaders(t *testing.T) 
 	require.NoError(t, json.Unmarshal(h.Bytes(), &raw))
 	require.Contains(t, raw, "webhooks")
 	// Without types the section is left out.
-	plain, err := openapi.NewHandler(optest.Ops(), openapi.Options{})
+	plain, err := openapi.NewHandler(optest.Endpoints(), openapi.Options{})
 	require.NoError(t, err)
 	require.NotContains(t, string(plain.Bytes()), `"webhooks"`)
 }
 
-func TestStatuserOutputsDocumentTheReplayStatus(t *testing.T) {
+func TestReplayerOutputsDocumentTheReplayStatus(t *testing.T) {
 	t.Parallel()
-	ops := op.Set{op.New(op.Meta{Name: "events.publish", Summary: "publish", Method: http.MethodPost, Path: "/api/admin/events", Status: http.StatusAccepted},
+	ops := op.Set{op.New(op.Meta{Name: "events.publish", Summary: "publish"},
 		func(context.Context, op.Caller, publish.Input) (publish.Output, error) { return publish.Output{}, nil })}
-	doc := loadDoc(t, ops)
+	eps, err := httpapi.Bind(ops, []httpapi.Route{{Method: http.MethodPost, Path: "/api/admin/events", Op: "events.publish", Status: http.StatusAccepted}})
+	require.NoError(t, err)
+	doc := loadDoc(t, eps)
 	post := doc.Paths.Find("/api/admin/events").Post
 	require.NotNil(t, post.Responses.Status(http.StatusAccepted))
 	require.NotNil(t, post.Responses.Status(http.StatusOK), "a repeated idempotency key answers 200")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
@@ -141,7 +141,7 @@ func (b *testBundle) receive(t *testing.T) (sourceID, messageID uuid.UUID) {
 	key, err := standardwebhooks.ParseSecret(src.Secret)
 	require.NoError(t, err)
 	now, body := b.clock.Now(), `{"type":"thing.happened"}`
-	h := http.Header{}
+	h := domain.Header{}
 	h.Set(standardwebhooks.HeaderID, "msg_1")
 	h.Set(standardwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.Sign(key, "msg_1", now, []byte(body)))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,8 +57,6 @@ func JobOps(client *river.Client[pgx.Tx], pool *pgxpool.Pool) op.Set {
 			Description: "The job a delivery's or inbound message's task_url names. A job belongs to the owner of " +
 				"every endpoint, event or inbound message its args name; another owner's job, and a job of the " +
 				"instance's own housekeeping, is not found.",
-			Method: http.MethodGet,
-			Path:   "/api/admin/jobs/{id}",
 		}, func(ctx context.Context, c op.Caller, in JobInput) (Job, error) {
 			return getJob(ctx, client, pool, c.OwnerID, in.ID)
 		}),

@@ -3,44 +3,24 @@ package web
 import (
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner"
 )
-
-// me is the owner as owner.me returns it.
-type me struct {
-	ID        uuid.UUID `json:"id"`
-	Email     string    `json:"email"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// ipBan is an active ban as ip_bans.list returns it.
-type ipBan struct {
-	ID        uuid.UUID `json:"id"`
-	IP        string    `json:"ip"`
-	Reason    string    `json:"reason"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
 
 // browserSession is a session as owner.sessions lists it.
 type browserSession struct {
-	ID        uuid.UUID `json:"id"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-	IP        string    `json:"ip"`
-	UserAgent string    `json:"user_agent"`
+	owner.SessionView
 	// Current marks the session of this request.
-	Current bool `json:"-"`
+	Current bool
 }
 
 type accountData struct {
-	Me       me
+	Me       owner.OwnerView
 	Sessions []browserSession
-	Bans     []ipBan
+	Bans     []owner.IPBanView
 	Email    string
 	CSRF     string
 	// Form names the form an error belongs to ("email", "password").
@@ -48,28 +28,27 @@ type accountData struct {
 }
 
 func (h *Handler) accountRender(c echo.Context, s *Session, status int, d accountData, err error) error {
-	if err := h.call(c.Request().Context(), s, "owner.me", nil, &d.Me); err != nil {
-		return h.fail(c, s, err)
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("owner.me"))
 	}
-	if h.has("owner.sessions") {
-		var l struct {
-			Data []browserSession `json:"data"`
-		}
-		if err := h.call(c.Request().Context(), s, "owner.sessions", nil, &l); err != nil {
-			return h.fail(c, s, err)
-		}
-		for i := range l.Data {
-			l.Data[i].Current = l.Data[i].ID == s.ID
-		}
-		d.Sessions = l.Data
+	ctx := c.Request().Context()
+	me, merr := h.owner.me.Call(ctx, s.Caller, op.Empty{})
+	if merr != nil {
+		return h.fail(c, s, merr)
 	}
-	if h.has("ip_bans.list") {
-		var bans page[ipBan]
-		if err := h.call(c.Request().Context(), s, "ip_bans.list", map[string]any{"limit": 100}, &bans); err != nil {
-			return h.fail(c, s, err)
-		}
-		d.Bans = bans.Data
+	d.Me = me
+	sessions, serr := h.owner.sessions.Call(ctx, s.Caller, op.Empty{})
+	if serr != nil {
+		return h.fail(c, s, serr)
 	}
+	for _, x := range sessions.Data {
+		d.Sessions = append(d.Sessions, browserSession{SessionView: x, Current: x.ID == s.ID})
+	}
+	bans, berr := h.owner.ipBans.Call(ctx, s.Caller, owner.ListBansInput{PageInput: op.PageInput{Limit: 100}})
+	if berr != nil {
+		return h.fail(c, s, berr)
+	}
+	d.Bans = bans.Data
 	d.CSRF = s.CSRFToken
 	v := view{Title: "Account", Section: "account", Session: s, Notice: notice(c), Data: d}
 	if err != nil {
@@ -84,7 +63,10 @@ func (h *Handler) accountPage(c echo.Context, s *Session) error {
 
 func (h *Handler) accountEmail(c echo.Context, s *Session) error {
 	email := strings.TrimSpace(c.FormValue("email"))
-	err := h.call(c.Request().Context(), s, "owner.change_email", map[string]any{"email": email, "current_password": c.FormValue("current_password")}, nil)
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("owner.change_email"))
+	}
+	_, err := h.owner.changeEmail.Call(c.Request().Context(), s.Caller, owner.ChangeEmailInput{Email: email, CurrentPassword: c.FormValue("current_password")})
 	if err != nil {
 		return h.accountRender(c, s, 0, accountData{Email: email, Form: "email"}, err)
 	}
@@ -94,9 +76,12 @@ func (h *Handler) accountEmail(c echo.Context, s *Session) error {
 // accountPassword changes the password; every session ends with it, this
 // one included, so the browser goes to the sign-in form.
 func (h *Handler) accountPassword(c echo.Context, s *Session) error {
-	err := h.call(c.Request().Context(), s, "owner.change_password", map[string]any{
-		"current_password": c.FormValue("current_password"), "new_password": c.FormValue("new_password"),
-	}, nil)
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("owner.change_password"))
+	}
+	_, err := h.owner.changePassword.Call(c.Request().Context(), s.Caller, owner.ChangePasswordInput{
+		CurrentPassword: c.FormValue("current_password"), NewPassword: c.FormValue("new_password"),
+	})
 	if err != nil {
 		return h.accountRender(c, s, 0, accountData{Form: "password"}, err)
 	}
@@ -111,7 +96,10 @@ func (h *Handler) accountEndSessions(c echo.Context, s *Session) error {
 			Lines: []string{"Every browser signed in to this account is signed out, this one included; you sign in again afterwards. API keys keep working: revoke them on the API keys page."},
 		})
 	}
-	if err := h.call(c.Request().Context(), s, "owner.end_sessions", nil, nil); err != nil {
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("owner.end_sessions"))
+	}
+	if _, err := h.owner.endSessions.Call(c.Request().Context(), s.Caller, op.Empty{}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/login?next=%2Fadmin%2Faccount")
@@ -129,7 +117,10 @@ func (h *Handler) accountLiftBan(c echo.Context, s *Session) error {
 			Lines: []string{"The address may try to sign in again at once; repeated failures ban it again."},
 		})
 	}
-	if err := h.call(c.Request().Context(), s, "ip_bans.lift", map[string]any{"id": id}, nil); err != nil {
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("ip_bans.lift"))
+	}
+	if _, err := h.owner.liftBan.Call(c.Request().Context(), s.Caller, owner.IDInput{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/account?notice=ban_lifted")
@@ -152,7 +143,10 @@ func (h *Handler) accountEndSession(c echo.Context, s *Session) error {
 			Lines: []string{line},
 		})
 	}
-	if err := h.call(c.Request().Context(), s, "owner.end_session", map[string]any{"id": id}, nil); err != nil {
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("owner.end_session"))
+	}
+	if _, err := h.owner.endSession.Call(c.Request().Context(), s.Caller, owner.IDInput{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	if id == s.ID {
@@ -163,11 +157,11 @@ func (h *Handler) accountEndSession(c echo.Context, s *Session) error {
 
 // accountUpgrade asks for the instance to be upgraded.
 func (h *Handler) accountUpgrade(c echo.Context, s *Session) error {
-	args := map[string]any{}
-	if note := strings.TrimSpace(c.FormValue("note")); note != "" {
-		args["note"] = note
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("instance.request_upgrade"))
 	}
-	if err := h.call(c.Request().Context(), s, "instance.request_upgrade", args, nil); err != nil {
+	in := owner.UpgradeInput{Note: strings.TrimSpace(c.FormValue("note"))}
+	if _, err := h.owner.requestUpgrade.Call(c.Request().Context(), s.Caller, in); err != nil {
 		return h.accountRender(c, s, 0, accountData{Form: "upgrade"}, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/account?notice=upgrade_requested")

@@ -3,39 +3,28 @@ package web
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
-// apiKey is an API key as api_keys.list returns it (never the key).
-type apiKey struct {
-	ID         uuid.UUID  `json:"id"`
-	Name       string     `json:"name"`
-	Prefix     string     `json:"prefix"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
-	// Key is only in the answer of api_keys.issue.
-	Key string `json:"key"`
-}
-
 type apiKeysData struct {
-	Keys []apiKey
+	Keys []owner.APIKeyView
 	Name string
 	CSRF string
 	// Issued is the key just issued, shown this once.
-	Issued *apiKey
+	Issued *owner.IssuedAPIKeyView
 }
 
-func (h *Handler) listAPIKeys(c echo.Context, s *Session) ([]apiKey, error) {
-	var l struct {
-		Data []apiKey `json:"data"`
+func (h *Handler) listAPIKeys(c echo.Context, s *Session) ([]owner.APIKeyView, error) {
+	if h.owner == nil {
+		return nil, notDeclared("api_keys.list")
 	}
-	err := h.call(c.Request().Context(), s, "api_keys.list", nil, &l)
+	l, err := h.owner.apiKeys.Call(c.Request().Context(), s.Caller, op.Empty{})
 	return l.Data, err
 }
 
@@ -50,8 +39,10 @@ func (h *Handler) apiKeysPage(c echo.Context, s *Session) error {
 
 func (h *Handler) apiKeyIssue(c echo.Context, s *Session) error {
 	name := strings.TrimSpace(c.FormValue("name"))
-	var issued apiKey
-	err := h.call(c.Request().Context(), s, "api_keys.issue", map[string]any{"name": name}, &issued)
+	if h.owner == nil {
+		return h.fail(c, s, notDeclared("api_keys.issue"))
+	}
+	issued, err := h.owner.issueAPIKey.Call(c.Request().Context(), s.Caller, owner.IssueAPIKeyInput{Name: name})
 	keys, lerr := h.listAPIKeys(c, s)
 	if lerr != nil {
 		return h.fail(c, s, lerr)
@@ -91,8 +82,16 @@ func (h *Handler) apiKeyRevoke(c echo.Context, s *Session) error {
 			Lines: []string{"The key " + name + " stops working at once: every request made with it is refused with 401. This cannot be undone; issue a new key to replace it."},
 		})
 	}
-	if err := h.call(c.Request().Context(), s, "api_keys.revoke", map[string]any{"id": id}, nil); err != nil {
+	if err := h.revokeAPIKey(c, s, id); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/api-keys?notice=key_revoked")
+}
+
+func (h *Handler) revokeAPIKey(c echo.Context, s *Session, id uuid.UUID) error {
+	if h.owner == nil {
+		return notDeclared("api_keys.revoke")
+	}
+	_, err := h.owner.revokeAPIKey.Call(c.Request().Context(), s.Caller, owner.IDInput{ID: id})
+	return err
 }

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -243,11 +242,9 @@ func declare[In, Out any](w *world, m op.Meta, fn func(c op.Caller, in In) (Out,
 func ptr[T any](v T) *T { return &v }
 
 func (w *world) ops() op.Set {
-	const base = "/api/admin/webhooks"
-	const src = "/api/admin/inbound-sources"
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	return op.Set{
-		declare(w, op.Meta{Name: "webhooks.list", Method: http.MethodGet, Path: base}, func(c op.Caller, _ op.PageInput) (op.Page[fakeEndpoint], error) {
+		declare(w, op.Meta{Name: "webhooks.list"}, func(c op.Caller, _ op.PageInput) (op.Page[fakeEndpoint], error) {
 			var rows []fakeEndpoint
 			for id, e := range w.endpoints {
 				if w.owners[id] == c.OwnerID {
@@ -256,10 +253,10 @@ func (w *world) ops() op.Set {
 			}
 			return op.NewPage(rows, 50, func(e fakeEndpoint) string { return e.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.get", Method: http.MethodGet, Path: base + "/{id}"}, func(c op.Caller, in idIn) (fakeEndpoint, error) {
+		declare(w, op.Meta{Name: "webhooks.get"}, func(c op.Caller, in idIn) (fakeEndpoint, error) {
 			return w.endpoint(c, in.ID)
 		}),
-		declare(w, op.Meta{Name: "webhooks.create", Method: http.MethodPost, Path: base, Status: http.StatusCreated}, func(c op.Caller, in createEndpointIn) (fakeCreated, error) {
+		declare(w, op.Meta{Name: "webhooks.create"}, func(c op.Caller, in createEndpointIn) (fakeCreated, error) {
 			if in.URL == "" {
 				return fakeCreated{}, domain.Validation("INVALID_URL", "url is required").WithField("url")
 			}
@@ -272,7 +269,7 @@ func (w *world) ops() op.Set {
 			w.endpoints[e.ID], w.owners[e.ID] = e, c.OwnerID
 			return fakeCreated{fakeEndpoint: e, Secret: "whsec_" + uuid.NewString()}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.update", Method: http.MethodPatch, Path: base + "/{id}"}, func(c op.Caller, in updateEndpointIn) (fakeEndpoint, error) {
+		declare(w, op.Meta{Name: "webhooks.update"}, func(c op.Caller, in updateEndpointIn) (fakeEndpoint, error) {
 			e, err := w.endpoint(c, in.ID)
 			if err != nil {
 				return e, err
@@ -308,20 +305,20 @@ func (w *world) ops() op.Set {
 			w.endpoints[e.ID] = e
 			return e, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.delete", Method: http.MethodDelete, Path: base + "/{id}"}, func(c op.Caller, in idIn) (op.Empty, error) {
+		declare(w, op.Meta{Name: "webhooks.delete"}, func(c op.Caller, in idIn) (op.Empty, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return op.Empty{}, err
 			}
 			delete(w.endpoints, in.ID)
 			return op.Empty{}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.rotate_secret", Method: http.MethodPost, Path: base + "/{id}/rotate-secret"}, func(c op.Caller, in idIn) (map[string]string, error) {
+		declare(w, op.Meta{Name: "webhooks.rotate_secret"}, func(c op.Caller, in idIn) (map[string]string, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return nil, err
 			}
 			return map[string]string{"secret": "whsec_rotated_" + uuid.NewString()}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.send_test", Method: http.MethodPost, Path: base + "/{id}/test", Status: http.StatusAccepted}, func(c op.Caller, in idIn) (map[string]any, error) {
+		declare(w, op.Meta{Name: "webhooks.send_test"}, func(c op.Caller, in idIn) (map[string]any, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return nil, err
 			}
@@ -331,22 +328,22 @@ func (w *world) ops() op.Set {
 			w.deliveries[in.ID] = append([]fakeDelivery{d}, w.deliveries[in.ID]...)
 			return map[string]any{"event_id": d.EventID, "job_id": d.JobID}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.deliveries", Method: http.MethodGet, Path: base + "/{id}/deliveries"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeDelivery], error) {
+		declare(w, op.Meta{Name: "webhooks.deliveries"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeDelivery], error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return op.Page[fakeDelivery]{}, err
 			}
 			return op.NewPage(w.deliveries[in.ID], 50, func(d fakeDelivery) string { return itoa(d.JobID) }), nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.redeliver", Method: http.MethodPost, Path: base + "/{id}/redeliver"}, func(c op.Caller, in idIn) (map[string]any, error) {
+		declare(w, op.Meta{Name: "webhooks.redeliver"}, func(c op.Caller, in idIn) (map[string]any, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return nil, err
 			}
 			return map[string]any{"count": 3, "by_state": map[string]int{"discarded": 2, "cancelled": 1}}, nil
 		}),
-		declare(w, op.Meta{Name: "events.poisoned", Method: http.MethodGet, Path: "/api/admin/events/poisoned"}, func(_ op.Caller, _ op.PageInput) (op.Page[fakeEvent], error) {
+		declare(w, op.Meta{Name: "events.poisoned"}, func(_ op.Caller, _ op.PageInput) (op.Page[fakeEvent], error) {
 			return op.NewPage(append([]fakeEvent(nil), w.poisoned...), 50, func(e fakeEvent) string { return e.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "events.release", Method: http.MethodPost, Path: "/api/admin/events/{id}/release"}, func(_ op.Caller, in idIn) (fakeEvent, error) {
+		declare(w, op.Meta{Name: "events.release"}, func(_ op.Caller, in idIn) (fakeEvent, error) {
 			for i, e := range w.poisoned {
 				if e.ID == in.ID {
 					w.poisoned = append(w.poisoned[:i], w.poisoned[i+1:]...)
@@ -355,7 +352,7 @@ func (w *world) ops() op.Set {
 			}
 			return fakeEvent{}, domain.ErrNotFound
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.list", Method: http.MethodGet, Path: src}, func(c op.Caller, _ op.PageInput) (op.Page[fakeSource], error) {
+		declare(w, op.Meta{Name: "inbound_sources.list"}, func(c op.Caller, _ op.PageInput) (op.Page[fakeSource], error) {
 			var rows []fakeSource
 			for id, s := range w.sources {
 				if w.owners[id] == c.OwnerID {
@@ -364,7 +361,7 @@ func (w *world) ops() op.Set {
 			}
 			return op.NewPage(rows, 50, func(s fakeSource) string { return s.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.create", Method: http.MethodPost, Path: src, Status: http.StatusCreated}, func(c op.Caller, in createSourceIn) (fakeSource, error) {
+		declare(w, op.Meta{Name: "inbound_sources.create"}, func(c op.Caller, in createSourceIn) (fakeSource, error) {
 			if in.Name == "" {
 				return fakeSource{}, domain.Validation("INBOUND_NAME_REQUIRED", "name is required").WithField("name")
 			}
@@ -381,10 +378,10 @@ func (w *world) ops() op.Set {
 				LastError: ptr("handler failed"), ReceivedAt: now, DeadAt: &now}}
 			return out, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.get", Method: http.MethodGet, Path: src + "/{id}"}, func(c op.Caller, in idIn) (fakeSource, error) {
+		declare(w, op.Meta{Name: "inbound_sources.get"}, func(c op.Caller, in idIn) (fakeSource, error) {
 			return w.source(c, in.ID)
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.update", Method: http.MethodPatch, Path: src + "/{id}"}, func(c op.Caller, in updateEndpointIn) (fakeSource, error) {
+		declare(w, op.Meta{Name: "inbound_sources.update"}, func(c op.Caller, in updateEndpointIn) (fakeSource, error) {
 			s, err := w.source(c, in.ID)
 			if err != nil {
 				return s, err
@@ -395,7 +392,7 @@ func (w *world) ops() op.Set {
 			w.sources[s.ID] = s
 			return s, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.rotate_secret", Method: http.MethodPost, Path: src + "/{id}/rotate-secret"}, func(c op.Caller, in struct {
+		declare(w, op.Meta{Name: "inbound_sources.rotate_secret"}, func(c op.Caller, in struct {
 			ID     uuid.UUID `json:"id" path:"id"`
 			Secret string    `json:"secret,omitempty"`
 		}) (map[string]any, error) {
@@ -404,13 +401,13 @@ func (w *world) ops() op.Set {
 			}
 			return map[string]any{"secret": "whsec_inbound_rotated", "secret_rotated_at": now}, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.messages", Method: http.MethodGet, Path: src + "/{id}/messages"}, func(c op.Caller, in messagesIn) (op.Page[fakeMessage], error) {
+		declare(w, op.Meta{Name: "inbound_sources.messages"}, func(c op.Caller, in messagesIn) (op.Page[fakeMessage], error) {
 			if _, err := w.source(c, in.ID); err != nil {
 				return op.Page[fakeMessage]{}, err
 			}
 			return op.NewPage(append([]fakeMessage(nil), w.messages[in.ID]...), 50, func(m fakeMessage) string { return m.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.dead_letters", Method: http.MethodGet, Path: src + "/{id}/dead-letters"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeMessage], error) {
+		declare(w, op.Meta{Name: "inbound_sources.dead_letters"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeMessage], error) {
 			if _, err := w.source(c, in.ID); err != nil {
 				return op.Page[fakeMessage]{}, err
 			}
@@ -422,7 +419,7 @@ func (w *world) ops() op.Set {
 			}
 			return op.NewPage(dead, 50, func(m fakeMessage) string { return m.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.replay_dead_letter", Method: http.MethodPost, Path: src + "/{id}/dead-letters/{message_id}/replay"}, func(c op.Caller, in replayIn) (fakeMessage, error) {
+		declare(w, op.Meta{Name: "inbound_sources.replay_dead_letter"}, func(c op.Caller, in replayIn) (fakeMessage, error) {
 			if _, err := w.source(c, in.ID); err != nil {
 				return fakeMessage{}, err
 			}

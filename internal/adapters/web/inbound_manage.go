@@ -46,15 +46,15 @@ func (h *Handler) sourceProcessing(c echo.Context, s *Session, d *sourceShowData
 		}
 		d.Refusals = l.Data
 	}
-	if !h.has("supplier_connections.list") {
+	if h.suppliers == nil {
 		return nil
 	}
 	d.Processing = true
-	var conns page[connection]
-	if err := h.call(c.Request().Context(), s, "supplier_connections.list", map[string]any{"limit": 100}, &conns); err != nil {
+	conns, err := h.listConnections(c, s)
+	if err != nil {
 		return err
 	}
-	for _, conn := range conns.Data {
+	for _, conn := range conns {
 		if conn.SourceID == d.Source.ID {
 			d.Connections = append(d.Connections, conn)
 		}

@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // note is a note as the corpus ops return it.
@@ -60,29 +62,28 @@ type noteFormData struct {
 }
 
 func (h *Handler) notesList(c echo.Context, s *Session) error {
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.list"))
+	}
 	ctx := c.Request().Context()
 	d := notesData{Query: strings.TrimSpace(c.QueryParam("q")), Genre: c.QueryParam("genre"), Genres: genres, CSRF: s.CSRFToken}
 	if d.Query != "" {
-		var hits struct {
-			Data []searchHit `json:"data"`
-		}
-		if err := h.call(ctx, s, "search.admin", map[string]any{"q": d.Query, "limit": 50}, &hits); err != nil {
+		hits, err := h.notes.search.Call(ctx, s.Caller, corpus.SearchInput{Q: d.Query, Limit: 50})
+		if err != nil {
 			return h.fail(c, s, err)
 		}
-		d.Hits = hits.Data
+		for _, hit := range hits.Data {
+			d.Hits = append(d.Hits, searchHit{NoteID: hit.NoteID, URI: hit.URI, Genre: string(hit.Genre), Title: hit.Title, Excerpt: hit.Excerpt, Published: hit.Published})
+		}
 	} else {
-		var p page[note]
-		args := map[string]any{"limit": 50}
-		if cur := c.QueryParam("cursor"); cur != "" {
-			args["cursor"] = cur
-		}
-		if d.Genre != "" {
-			args["genre"] = d.Genre
-		}
-		if err := h.call(ctx, s, "notes.list", args, &p); err != nil {
+		in := corpus.ListNotesInput{PageInput: op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")}, Genre: corpus.Genre(d.Genre)}
+		p, err := h.notes.list.Call(ctx, s.Caller, in)
+		if err != nil {
 			return h.fail(c, s, err)
 		}
-		d.Notes = p.Data
+		for _, v := range p.Data {
+			d.Notes = append(d.Notes, noteOf(v))
+		}
 		if p.NextCursor != nil {
 			d.Next = "/admin/notes?cursor=" + url.QueryEscape(*p.NextCursor) + "&genre=" + url.QueryEscape(d.Genre)
 		}
@@ -95,25 +96,25 @@ func (h *Handler) noteNew(c echo.Context, s *Session) error {
 		Data: noteFormData{Note: note{Genre: "wiki"}, New: true, Genres: genres, CSRF: s.CSRFToken}})
 }
 
-// noteArgs reads the note form into the fields notes.create and
-// notes.update share.
-func noteArgs(c echo.Context) (map[string]any, noteFormData) {
+// noteForm reads the note form: the fields notes.create and notes.update
+// share, and the form as it was filled in.
+func noteForm(c echo.Context) (note, noteFormData) {
 	v := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
 	tags := splitList(c.FormValue("tags"))
 	if tags == nil {
 		tags = []string{}
 	}
 	n := note{Genre: v("genre"), Title: v("title"), Body: c.FormValue("body"), Slug: v("slug"), Tags: tags, Published: c.FormValue("published") != ""}
-	args := map[string]any{"genre": n.Genre, "title": n.Title, "body": n.Body, "tags": tags, "published": n.Published}
-	if n.Slug != "" {
-		args["slug"] = n.Slug
-	}
-	return args, noteFormData{Note: n, Tags: strings.Join(tags, ", "), Parent: v("parent_id"), Genres: genres}
+	return n, noteFormData{Note: n, Tags: strings.Join(tags, ", "), Parent: v("parent_id"), Genres: genres}
 }
 
 func (h *Handler) noteCreate(c echo.Context, s *Session) error {
-	args, f := noteArgs(c)
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.create"))
+	}
+	n, f := noteForm(c)
 	f.New, f.CSRF = true, s.CSRFToken
+	in := corpus.NoteInput{Genre: corpus.Genre(n.Genre), Title: n.Title, Body: n.Body, Slug: n.Slug, Tags: n.Tags, Published: n.Published}
 	again := func(err error) error {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "note", view{Title: "New note", Section: "notes", Session: s, Error: detail, Data: f})
@@ -123,10 +124,10 @@ func (h *Handler) noteCreate(c echo.Context, s *Session) error {
 		if err != nil {
 			return again(domain.Validation("INVALID_ID", "the parent must be a note id").WithField("parent_id"))
 		}
-		args["parent_id"] = pid
+		in.ParentID = &pid
 	}
-	var created note
-	if err := h.call(c.Request().Context(), s, "notes.create", args, &created); err != nil {
+	created, err := h.notes.create.Call(c.Request().Context(), s.Caller, in)
+	if err != nil {
 		return again(err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/notes/"+created.ID.String()+"?notice=note_saved")
@@ -137,10 +138,14 @@ func (h *Handler) noteShow(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var n note
-	if err := h.call(c.Request().Context(), s, "notes.get", map[string]any{"id": id}, &n); err != nil {
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.get"))
+	}
+	v, err := h.notes.get.Call(c.Request().Context(), s.Caller, corpus.NoteID{ID: id})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
+	n := noteOf(v)
 	f := noteFormData{Note: n, Tags: strings.Join(n.Tags, ", "), Genres: genres, CSRF: s.CSRFToken}
 	return h.render(c, http.StatusOK, "note", view{Title: n.Title, Section: "notes", Session: s, Notice: notice(c), Data: f})
 }
@@ -150,10 +155,16 @@ func (h *Handler) noteUpdate(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	args, f := noteArgs(c)
-	args["id"] = id
-	var saved note
-	if err := h.call(c.Request().Context(), s, "notes.update", args, &saved); err != nil {
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.update"))
+	}
+	n, f := noteForm(c)
+	genre := corpus.Genre(n.Genre)
+	in := corpus.UpdateNoteInput{ID: id, Genre: &genre, Title: &n.Title, Body: &n.Body, Tags: &n.Tags, Published: &n.Published}
+	if n.Slug != "" {
+		in.Slug = &n.Slug
+	}
+	if _, err := h.notes.update.Call(c.Request().Context(), s.Caller, in); err != nil {
 		f.Note.ID, f.CSRF = id, s.CSRFToken
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "note", view{Title: f.Note.Title, Section: "notes", Session: s, Error: detail, Data: f})
@@ -162,19 +173,25 @@ func (h *Handler) noteUpdate(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) notePublish(c echo.Context, s *Session) error {
-	return h.noteAction(c, s, "notes.publish", "note_published")
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.publish"))
+	}
+	return h.noteAction(c, s, h.notes.publish, "note_published")
 }
 
 func (h *Handler) noteUnpublish(c echo.Context, s *Session) error {
-	return h.noteAction(c, s, "notes.unpublish", "note_unpublished")
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.unpublish"))
+	}
+	return h.noteAction(c, s, h.notes.unpublish, "note_unpublished")
 }
 
-func (h *Handler) noteAction(c echo.Context, s *Session, opName, noticeKey string) error {
+func (h *Handler) noteAction(c echo.Context, s *Session, action op.Handle[corpus.NoteID, corpus.NoteView], noticeKey string) error {
 	id, err := routeID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	if err := h.call(c.Request().Context(), s, opName, map[string]any{"id": id}, nil); err != nil {
+	if _, err := action.Call(c.Request().Context(), s.Caller, corpus.NoteID{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/notes/"+id.String()+"?notice="+noticeKey)
@@ -187,10 +204,13 @@ func (h *Handler) noteDelete(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.delete"))
+	}
 	recursive := c.FormValue("recursive") == "true"
 	if !confirmed(c) {
-		var n note
-		if err := h.call(c.Request().Context(), s, "notes.get", map[string]any{"id": id}, &n); err != nil {
+		n, err := h.notes.get.Call(c.Request().Context(), s.Caller, corpus.NoteID{ID: id})
+		if err != nil {
 			return h.fail(c, s, err)
 		}
 		d := confirmData{
@@ -204,7 +224,7 @@ func (h *Handler) noteDelete(c echo.Context, s *Session) error {
 		}
 		return h.confirm(c, s, "notes", d)
 	}
-	if err := h.call(c.Request().Context(), s, "notes.delete", map[string]any{"id": id, "recursive": recursive}, nil); err != nil {
+	if _, err := h.notes.delete.Call(c.Request().Context(), s.Caller, corpus.DeleteNoteInput{ID: id, Recursive: recursive}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/notes?notice=note_deleted")
@@ -217,15 +237,18 @@ func (h *Handler) noteMove(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	args := map[string]any{"id": id, "parent_id": nil}
+	if h.notes == nil {
+		return h.fail(c, s, notDeclared("notes.move"))
+	}
+	in := corpus.MoveNoteInput{ID: id}
 	if raw := strings.TrimSpace(c.FormValue("parent_id")); raw != "" {
 		pid, err := uuid.Parse(raw)
 		if err != nil {
 			return h.fail(c, s, domain.Validation("INVALID_ID", "the new parent must be a note id").WithField("parent_id"))
 		}
-		args["parent_id"] = pid
+		in.ParentID = &pid
 	}
-	if err := h.call(c.Request().Context(), s, "notes.move", args, nil); err != nil {
+	if _, err := h.notes.move.Call(c.Request().Context(), s.Caller, in); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/notes/"+id.String()+"?notice=note_moved")

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 )
 
 // connection is a supplier connection as the contract returns it.
@@ -35,15 +36,15 @@ type suppliersData struct {
 
 func (h *Handler) suppliersRender(c echo.Context, s *Session, status int, d suppliersData, formErr error) error {
 	ctx := c.Request().Context()
-	var conns page[connection]
-	if err := h.call(ctx, s, "supplier_connections.list", map[string]any{"limit": 100}, &conns); err != nil {
+	conns, err := h.listConnections(c, s)
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	var srcs page[source]
 	if err := h.call(ctx, s, "inbound_sources.list", map[string]any{"limit": 100}, &srcs); err != nil {
 		return h.fail(c, s, err)
 	}
-	d.Connections, d.Sources, d.CSRF = conns.Data, srcs.Data, s.CSRFToken
+	d.Connections, d.Sources, d.CSRF = conns, srcs.Data, s.CSRFToken
 	d.SourceNames = map[uuid.UUID]string{}
 	for _, src := range srcs.Data {
 		d.SourceNames[src.ID] = src.Name
@@ -65,11 +66,11 @@ func (h *Handler) supplierCreate(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.suppliersRender(c, s, 0, d, domain.Validation("INVALID_ID", "choose the inbound source the supplier sends to").WithField("source_id"))
 	}
-	args := map[string]any{"name": d.Name, "source_id": src}
-	if d.Supplier != "" {
-		args["supplier"] = d.Supplier
+	if h.suppliers == nil {
+		return h.fail(c, s, notDeclared("supplier_connections.create"))
 	}
-	if err := h.call(c.Request().Context(), s, "supplier_connections.create", args, nil); err != nil {
+	in := supplier.CreateInput{Name: d.Name, Supplier: d.Supplier, SourceID: src}
+	if _, err := h.suppliers.create.Call(c.Request().Context(), s.Caller, in); err != nil {
 		return h.suppliersRender(c, s, 0, d, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/suppliers?notice=supplier_connected")
@@ -80,9 +81,12 @@ func (h *Handler) supplierDelete(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
+	if h.suppliers == nil {
+		return h.fail(c, s, notDeclared("supplier_connections.delete"))
+	}
 	if !confirmed(c) {
-		var conn connection
-		if err := h.call(c.Request().Context(), s, "supplier_connections.get", map[string]any{"id": id}, &conn); err != nil {
+		conn, err := h.suppliers.get.Call(c.Request().Context(), s.Caller, supplier.IDInput{ID: id})
+		if err != nil {
 			return h.fail(c, s, err)
 		}
 		return h.confirm(c, s, "suppliers", confirmData{
@@ -90,7 +94,7 @@ func (h *Handler) supplierDelete(c echo.Context, s *Session) error {
 			Lines: []string{"The connection \u201c" + conn.Name + "\u201d is removed and supplier.disconnected is recorded. Its inbound source stays, with its secret and inbox: messages keep arriving there and are marked done without activating anything."},
 		})
 	}
-	if err := h.call(c.Request().Context(), s, "supplier_connections.delete", map[string]any{"id": id}, nil); err != nil {
+	if _, err := h.suppliers.delete.Call(c.Request().Context(), s.Caller, supplier.IDInput{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/suppliers?notice=supplier_removed")

@@ -73,8 +73,9 @@ type Auth struct {
 
 // Deps is what the UI is built from.
 type Deps struct {
-	// Ops are every declared op; pages find theirs by name, and a section
-	// whose ops are not declared is left out of the navigation.
+	// Ops are every declared op; pages find theirs by name (the account
+	// and API key pages through typed handles resolved in New), and a
+	// section whose ops are not declared is left out of the navigation.
 	Ops    op.Set
 	Auth   Auth
 	Logger *zap.Logger
@@ -82,15 +83,27 @@ type Deps struct {
 
 // Handler serves the admin UI.
 type Handler struct {
-	ops    op.Set
-	auth   Auth
-	logger *zap.Logger
-	pages  *pages
+	ops op.Set
+	// owner are the account and API key pages' ops; nil when the set has
+	// no account section.
+	owner *ownerOps
+	// notes are the note pages' ops; nil when the set has no notes
+	// section.
+	notes *noteOps
+	// suppliers are the supplier pages' ops; nil when the set has no
+	// supplier section.
+	suppliers *supplierOps
+	auth      Auth
+	logger    *zap.Logger
+	pages     *pages
 	// origin rejects cross-site form posts before any token is compared.
 	origin *http.CrossOriginProtection
 }
 
-// New parses the embedded templates and builds the UI.
+// New parses the embedded templates and builds the UI. It fails, naming
+// the op, when the set declares the account section (owner.me), the notes
+// section (notes.list) or the supplier section (supplier_connections.list)
+// without every op its pages call, or with one of other types.
 func New(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = zap.NewNop()
@@ -99,8 +112,20 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	owner, err := ownerOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := noteOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
+	suppliers, err := supplierOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }

@@ -479,19 +479,8 @@ func routeID(c echo.Context) (uuid.UUID, error) {
 // getEndpoint reads one endpoint (the contract's GET /api/admin/webhooks/{id}).
 func (h *Handler) getEndpoint(c echo.Context, s *Session, id uuid.UUID) (endpoint, error) {
 	var e endpoint
-	err := h.call(c.Request().Context(), s, h.opAt(http.MethodGet, "/api/admin/webhooks/{id}", "webhooks.get"), map[string]any{"id": id}, &e)
+	err := h.call(c.Request().Context(), s, "webhooks.get", map[string]any{"id": id}, &e)
 	return e, err
-}
-
-// opAt names the op declared at a REST route, or def when none is: the
-// contract fixes the route of some ops but not their names.
-func (h *Handler) opAt(method, path, def string) string {
-	for _, d := range h.ops {
-		if m := d.Meta(); m.Method == method && m.Path == path {
-			return m.Name
-		}
-	}
-	return def
 }
 
 func (h *Handler) webhookShow(c echo.Context, s *Session) error {

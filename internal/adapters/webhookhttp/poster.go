@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/infra/httpx"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
@@ -78,7 +79,7 @@ func (p *Poster) Post(ctx context.Context, req delivery.PostRequest) (delivery.P
 		// work: treat it like a refused target.
 		return delivery.PostResponse{}, fmt.Errorf("%w: %w", delivery.ErrBlocked, err)
 	}
-	hreq.Header = req.Header.Clone()
+	hreq.Header = http.Header(req.Header.Clone())
 	start := time.Now()
 	resp, err := p.client.Do(hreq)
 	if err != nil {
@@ -87,7 +88,7 @@ func (p *Poster) Post(ctx context.Context, req delivery.PostRequest) (delivery.P
 	// A body that fails half-way (timeout, reset) does not change the
 	// outcome: the receiver answered, so its status decides.
 	body, _, _ := p.client.ReadBody(resp)
-	return delivery.PostResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body, Latency: time.Since(start)}, nil
+	return delivery.PostResponse{StatusCode: resp.StatusCode, Header: domain.Header(resp.Header), Body: body, Latency: time.Since(start)}, nil
 }
 
 func mapError(err error) error {

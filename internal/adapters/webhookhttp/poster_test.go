@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
@@ -22,7 +23,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
 func post(t *testing.T, p *Poster, url string) (delivery.PostResponse, error) {
 	t.Helper()
-	h := http.Header{}
+	h := domain.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Custom", "v")
 	return p.Post(context.Background(), delivery.PostRequest{URL: url, Header: h, Body: []byte(`{"id":"1"}`)})

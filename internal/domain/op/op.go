@@ -2,8 +2,9 @@
 // — the admin REST API, the MCP tools, the OpenAPI document and the admin
 // UI — is a projection of the same declaration and no op is written twice.
 //
-// An op is a name ("webhooks.create"), a summary, the REST method and path it
-// projects to, typed input and output, and a handler. Input structs carry a
+// An op is a name ("webhooks.create"), a summary, typed input and output, and
+// a handler; the surfaces decide how to reach it (the REST adapter declares
+// each op's method and path in its route table). Input structs carry a
 // `json` tag on every field (MCP arguments and REST bodies decode by it);
 // fields also taken from the URL carry `path:"id"` or `query:"limit"`, and
 // may carry `doc:"…"` for generated schemas. Handlers return domain errors
@@ -12,7 +13,8 @@ package op
 
 import (
 	"context"
-	"net/http"
+	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 
@@ -37,12 +39,6 @@ type Meta struct {
 	Summary string
 	// Description is optional longer text.
 	Description string
-	// Method and Path are the REST projection, e.g. POST
-	// "/api/admin/webhooks/{id}/test". Path parameters match `path` tags.
-	Method string
-	Path   string
-	// Status is the success status of the REST projection (200 when zero).
-	Status int
 	// Public ops need no owner credentials (Caller is zero).
 	Public bool
 	// MaxBodyBytes, when positive, caps the request body the REST
@@ -58,14 +54,6 @@ func (m Meta) Group() string {
 		}
 	}
 	return m.Name
-}
-
-// SuccessStatus returns Status, or 200 when unset.
-func (m Meta) SuccessStatus() int {
-	if m.Status == 0 {
-		return http.StatusOK
-	}
-	return m.Status
 }
 
 // Descriptor is the type-erased view of an op that projections use.
@@ -104,14 +92,18 @@ func (o *Op[In, Out]) InputType() reflect.Type { return reflect.TypeFor[In]() }
 // OutputType implements Descriptor.
 func (o *Op[In, Out]) OutputType() reflect.Type { return reflect.TypeFor[Out]() }
 
+// ErrInputType is the error of a call whose input is not the op's: a bug of
+// the surface that made the call, never the client's, so it is a plain error
+// (surfaces answer it as an internal error) and the handler does not run.
+var ErrInputType = errors.New("op: input of the wrong type")
+
 // Call implements Descriptor. The input passes the gate (Check) first, so
 // no handler on any surface sees a NUL byte, invalid UTF-8 or a limit out of
-// its range.
+// its range. An input that is not a non-nil *In fails with ErrInputType.
 func (o *Op[In, Out]) Call(ctx context.Context, caller Caller, in any) (any, error) {
 	p, ok := in.(*In)
-	if !ok {
-		var zero In
-		p = &zero
+	if !ok || p == nil {
+		return nil, fmt.Errorf("%w: %s takes *%v, got %T", ErrInputType, o.M.Name, reflect.TypeFor[In](), in)
 	}
 	if err := Check(p); err != nil {
 		return nil, err
@@ -140,11 +132,12 @@ func (s Set) Sorted() Set {
 	return out
 }
 
-// Statuser is an output that chooses its own REST success status: 200 for
-// the replay of an idempotent request, Meta.Status otherwise. The REST
-// projection asks it before Meta.Status; the OpenAPI document lists both.
-type Statuser interface {
-	HTTPStatus() int
+// Replayer is an output that may be the replay of an earlier request (an
+// idempotency key used again) rather than a new effect. The REST projection
+// answers a replay with 200 instead of the route's status; the OpenAPI
+// document lists both.
+type Replayer interface {
+	Replayed() bool
 }
 
 // Empty is the input or output of an op that takes or returns nothing. A

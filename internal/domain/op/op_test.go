@@ -3,13 +3,14 @@ package op
 import (
 	"context"
 	"errors"
-	"net/http"
 	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 type echoIn struct {
@@ -24,7 +25,7 @@ type echoOut struct {
 func TestOpIsCallableThroughItsDescriptor(t *testing.T) {
 	t.Parallel()
 	owner := uuid.New()
-	var d Descriptor = New(Meta{Name: "things.echo", Method: http.MethodPost, Path: "/api/admin/things/{id}/echo"},
+	var d Descriptor = New(Meta{Name: "things.echo"},
 		func(_ context.Context, c Caller, in echoIn) (echoOut, error) {
 			if c.OwnerID != owner {
 				return echoOut{}, errors.New("wrong caller")
@@ -39,9 +40,25 @@ func TestOpIsCallableThroughItsDescriptor(t *testing.T) {
 	require.Equal(t, reflect.TypeFor[echoIn](), d.InputType())
 	require.Equal(t, reflect.TypeFor[echoOut](), d.OutputType())
 	require.Equal(t, "things", d.Meta().Group())
-	require.Equal(t, http.StatusOK, d.Meta().SuccessStatus())
 	_, found := Set{d}.Find("things.echo")
 	require.True(t, found)
+}
+
+func TestCallRefusesAnInputOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	ran := false
+	d := New(Meta{Name: "things.echo"}, func(_ context.Context, _ Caller, in echoIn) (echoOut, error) {
+		ran = true
+		return echoOut{Said: in.Word}, nil
+	})
+	for _, in := range []any{nil, echoIn{Word: "value, not pointer"}, &echoOut{}, "x", (*echoIn)(nil)} {
+		out, err := d.Call(context.Background(), Caller{}, in)
+		require.ErrorIs(t, err, ErrInputType, "%T", in)
+		require.ErrorContains(t, err, "things.echo takes *op.echoIn")
+		require.Nil(t, out)
+		require.Nil(t, domain.AsError(err), "a plain error: the surfaces answer it as internal")
+	}
+	require.False(t, ran, "the handler never runs on a wrong input")
 }
 
 func TestNewPage(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -204,8 +203,8 @@ func NewVerifier(tolerance time.Duration, keys ...[]byte) (*Verifier, error) {
 //
 //  1. webhook-id, webhook-timestamp and webhook-signature each appear exactly
 //     once (header names match case-insensitively, also in a hand-built
-//     http.Header); absent or empty is ErrMissingHeader, twice is
-//     ErrInvalidHeader. The reference library silently takes the first.
+//     header map; an http.Header or a domain.Header is passed as it is);
+//     absent or empty is ErrMissingHeader, twice is ErrInvalidHeader. The reference library silently takes the first.
 //  2. The id passes ValidateMessageID and the timestamp ParseTimestamp, both
 //     verbatim: these values are signed, so nothing is trimmed.
 //  3. The signature list: surrounding spaces/tabs are ignored and entries are
@@ -224,7 +223,7 @@ func NewVerifier(tolerance time.Duration, keys ...[]byte) (*Verifier, error) {
 //     replay), never noise from an attacker.
 //
 // Header problems are returned as *HeaderError.
-func (v *Verifier) Verify(headers http.Header, body []byte, now time.Time) (msgID string, ts time.Time, err error) {
+func (v *Verifier) Verify(headers map[string][]string, body []byte, now time.Time) (msgID string, ts time.Time, err error) {
 	msgID, err = single(headers, HeaderID)
 	if err != nil {
 		return "", time.Time{}, err
@@ -280,9 +279,9 @@ func (v *Verifier) matches(sigs []Signature, msgID, rawTS string, body []byte) b
 }
 
 // single returns the only value of the header name, matching names
-// case-insensitively so a non-canonical key in a hand-built http.Header can
+// case-insensitively so a non-canonical key in a hand-built header map can
 // neither hide a value nor smuggle in a second one.
-func single(h http.Header, name string) (string, error) {
+func single(h map[string][]string, name string) (string, error) {
 	var (
 		val   string
 		count int

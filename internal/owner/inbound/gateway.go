@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,7 +34,7 @@ var (
 
 // Request is an inbound HTTP request as the gateway needs it.
 type Request struct {
-	Headers http.Header
+	Headers domain.Header
 	// Body is read up to the source's limit; the caller closes it.
 	Body io.Reader
 	// ContentLength is the declared length, -1 when unknown.
@@ -195,8 +194,8 @@ func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 	}
 	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		// The adapter reports a body over its own limit as ErrBodyTooLarge.
+		if errors.Is(err, ErrBodyTooLarge) {
 			return nil, ErrBodyTooLarge
 		}
 		return nil, ErrBodyUnreadable
@@ -233,10 +232,10 @@ func dropHeader(name string) bool {
 	return false
 }
 
-func keptHeaders(h http.Header) http.Header {
-	out := make(http.Header, len(h))
+func keptHeaders(h domain.Header) domain.Header {
+	out := make(domain.Header, len(h))
 	for k, vs := range h {
-		ck := http.CanonicalHeaderKey(k)
+		ck := domain.CanonicalHeaderKey(k)
 		if dropHeader(ck) {
 			continue
 		}

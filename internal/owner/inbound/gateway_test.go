@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,7 +157,7 @@ func TestGatewayDeduplicatesUnsignedIDsByBody(t *testing.T) {
 	gh := func(delivery, body string) inbound.Request {
 		m := hmac.New(sha256.New, []byte(secret))
 		m.Write([]byte(body))
-		h := http.Header{}
+		h := domain.Header{}
 		h.Set(verifier.HeaderGitHubSignature, "sha256="+hex.EncodeToString(m.Sum(nil)))
 		h.Set(verifier.HeaderGitHubDelivery, delivery)
 		h.Set(verifier.HeaderGitHubEvent, "push")

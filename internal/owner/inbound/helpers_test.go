@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,7 +107,7 @@ func (b *bundle) swSource(t *testing.T, mutate ...func(*inbound.CreateSourceInpu
 
 // signed builds a Standard Webhooks request signed with key at ts.
 func signed(key []byte, id string, ts time.Time, body string) inbound.Request {
-	h := http.Header{}
+	h := domain.Header{}
 	h.Set(standardwebhooks.HeaderID, id)
 	h.Set(standardwebhooks.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.Sign(key, id, ts, []byte(body)))

@@ -3,10 +3,11 @@ package inbound
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 // Source limits and defaults.
@@ -122,7 +123,7 @@ type Envelope struct {
 	Digest          Digest
 	Body            []byte
 	// Headers are the request headers, minus credentials and hop-by-hop ones.
-	Headers http.Header
+	Headers domain.Header
 	// SignedAt is the signed send time, zero for kinds without one.
 	SignedAt   time.Time
 	ReceivedAt time.Time
@@ -164,7 +165,7 @@ type Message struct {
 	EventType string
 	// Body is the exact raw body that was verified.
 	Body    []byte
-	Headers http.Header
+	Headers domain.Header
 	// SignedAt is the signed send time, zero for kinds without one.
 	SignedAt   time.Time
 	ReceivedAt time.Time

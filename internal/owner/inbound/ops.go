@@ -2,13 +2,9 @@ package inbound
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
-
-// sourcesPath is the REST collection of inbound sources.
-const sourcesPath = "/api/admin/inbound-sources"
 
 // Ops declares the inbound sources' ops once; every surface (REST, MCP,
 // OpenAPI, UI) is a projection of them.
@@ -16,80 +12,68 @@ func (s *Service) Ops() op.Set {
 	return op.Set{
 		op.New(op.Meta{
 			Name: "inbound_sources.list", Summary: "List inbound webhook sources",
-			Method: http.MethodGet, Path: sourcesPath,
 		}, func(ctx context.Context, c op.Caller, in op.PageInput) (op.Page[SourceView], error) {
 			return s.ListSources(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.create", Summary: "Create an inbound webhook source",
 			Description: "Returns the source with its receive URL /hooks/{id} and, for kinds whose secret the instance generates, the secret, shown this once.",
-			Method:      http.MethodPost, Path: sourcesPath, Status: http.StatusCreated,
 		}, func(ctx context.Context, c op.Caller, in CreateSourceInput) (CreatedSource, error) {
 			return s.CreateSource(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.get", Summary: "Get an inbound webhook source",
-			Method: http.MethodGet, Path: sourcesPath + "/{id}",
 		}, func(ctx context.Context, c op.Caller, in SourceIDInput) (SourceView, error) {
 			return s.GetSource(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.update", Summary: "Change an inbound webhook source",
 			Description: "Changes the name, options, enabled flag, body limit or tolerance; a disabled source answers 404 to senders.",
-			Method:      http.MethodPatch, Path: sourcesPath + "/{id}",
 		}, func(ctx context.Context, c op.Caller, in UpdateSourceInput) (SourceView, error) {
 			return s.UpdateSource(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.delete", Summary: "Delete an inbound webhook source and its inbox",
-			Method: http.MethodDelete, Path: sourcesPath + "/{id}",
 		}, func(ctx context.Context, c op.Caller, in SourceIDInput) (op.Empty, error) {
 			return op.Empty{}, s.DeleteSource(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.rotate_secret", Summary: "Replace an inbound source's secret",
 			Description: "Generates a new secret (shown this once) for kinds that generate theirs, or takes the provider's new secret. The previous secret keeps verifying for 24 hours (previous_secret_expires_at), then it is dropped; rotating again within those 24 hours drops it at once.",
-			Method:      http.MethodPost, Path: sourcesPath + "/{id}/rotate-secret",
 		}, func(ctx context.Context, c op.Caller, in RotateSecretInput) (RotatedSecret, error) {
 			return s.RotateSecret(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.refusals", Summary: "List the requests an inbound source refused recently",
 			Description: "The last 100 refused requests of the last 24 hours, newest first, with the reason the sender got (bad signature, stale timestamp, body too large, malformed, id conflict, source disabled). Bodies are never kept.",
-			Method:      http.MethodGet, Path: sourcesPath + "/{id}/refusals",
 		}, func(ctx context.Context, c op.Caller, in SourceIDInput) (RefusalList, error) {
 			return s.ListRefusals(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.messages", Summary: "List an inbound source's inbox",
 			Description: "Each message has a status saying what is happening: received (waiting for its first attempt), processing, retrying (an attempt failed; the next is at next_attempt_at), done or dead (a dead letter to replay). Processing runs the handlers routed to the source's kind and event type — today the supplier connection's activation on the first message; a message with no handler to run is marked done at once.",
-			Method:      http.MethodGet, Path: sourcesPath + "/{id}/messages",
 		}, func(ctx context.Context, c op.Caller, in ListMessagesInput) (op.Page[MessageView], error) {
 			return s.ListMessages(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.message", Summary: "Get one inbound message with its headers and body",
-			Method: http.MethodGet, Path: sourcesPath + "/{id}/messages/{message_id}",
 		}, func(ctx context.Context, c op.Caller, in MessageInput) (MessageDetail, error) {
 			return s.GetMessage(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.dead_letters", Summary: "List an inbound source's dead letters",
 			Description: "Messages whose attempts ran out or whose handler failed permanently, newest first, with their last error.",
-			Method:      http.MethodGet, Path: sourcesPath + "/{id}/dead-letters",
 		}, func(ctx context.Context, c op.Caller, in ListDeadLettersInput) (op.Page[MessageView], error) {
 			return s.ListDeadLetters(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.replay_dead_letter", Summary: "Replay one dead letter",
 			Description: "Makes the message pending again with a new processing job; reset_attempts (default true) gives it every attempt again.",
-			Method:      http.MethodPost, Path: sourcesPath + "/{id}/dead-letters/{message_id}/replay",
 		}, func(ctx context.Context, c op.Caller, in ReplayDeadLetterInput) (MessageView, error) {
 			return s.ReplayDeadLetter(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.replay_dead_letters", Summary: "Replay every dead letter of a source",
-			Method: http.MethodPost, Path: sourcesPath + "/{id}/dead-letters/replay",
 		}, func(ctx context.Context, c op.Caller, in ReplayDeadLettersInput) (ReplayCount, error) {
 			return s.ReplayDeadLetters(ctx, c.OwnerID, in)
 		}),

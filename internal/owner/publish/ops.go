@@ -1,8 +1,6 @@
 package publish
 
 import (
-	"net/http"
-
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -19,9 +17,6 @@ func (s *Service) Ops() op.Set {
 			Description: "Records an event of an externally produced type (see webhooks.event_types: producer.kind \"external\") for this owner, " +
 				"in one transaction, exactly like the events this server records itself: it flows through the relay, endpoint scopes and webhooks. " +
 				"The same idempotency_key within the event retention returns the first event (200, duplicate: true), whatever the body." + refusals,
-			Method: http.MethodPost,
-			Path:   "/api/admin/events",
-			Status: http.StatusAccepted,
 			// One event with room for JSON escaping of its data.
 			MaxBodyBytes: 64 << 10,
 		}, s.Publish),
@@ -32,9 +27,6 @@ func (s *Service) Ops() op.Set {
 				"names every refused item (field events[i].…; the code is the first one's). Answers 202 with the ids in input order; " +
 				"an item whose idempotency_key was used already carries the first event's id and duplicate: true. " +
 				"EMPTY_BATCH (400), BATCH_TOO_LARGE (413: over 100 events)." + refusals,
-			Method: http.MethodPost,
-			Path:   "/api/admin/events/batch",
-			Status: http.StatusAccepted,
 			// A full batch with room for JSON escaping of its data.
 			MaxBodyBytes: 2 << 20,
 		}, s.PublishBatch),

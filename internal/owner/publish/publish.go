@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -107,28 +106,22 @@ type Output struct {
 	Duplicate bool `json:"duplicate"`
 }
 
-// HTTPStatus is 202 for a newly recorded event and 200 for a replay of an
-// idempotency key.
-func (o Output) HTTPStatus() int {
-	if o.Duplicate {
-		return http.StatusOK
-	}
-	return http.StatusAccepted
-}
+// Replayed is true for a replay of an idempotency key (op.Replayer).
+func (o Output) Replayed() bool { return o.Duplicate }
 
 // BatchOutput lists the batch's events in input order.
 type BatchOutput struct {
 	Data []Output `json:"data"`
 }
 
-// HTTPStatus is 200 when every event of the batch was a replay, else 202.
-func (o BatchOutput) HTTPStatus() int {
+// Replayed is true when no event of the batch is new (op.Replayer).
+func (o BatchOutput) Replayed() bool {
 	for _, e := range o.Data {
 		if !e.Duplicate {
-			return http.StatusAccepted
+			return false
 		}
 	}
-	return http.StatusOK
+	return true
 }
 
 // Service publishes events for the owner's services.

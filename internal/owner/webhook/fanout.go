@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
 
@@ -147,7 +146,6 @@ func (s *Service) eventFanoutOp() op.Descriptor {
 			"endpoint_disabled, cooling_down (delivered, starting at until). Deleted endpoints are not listed. " +
 			"recorded is false when every endpoint got its delivery at once, or the fan-out has not run yet. " +
 			"NOT_FOUND when the event is not yours or was pruned by the retention.",
-		Method: http.MethodGet, Path: "/api/admin/events/{id}/fanout",
 	}, func(ctx context.Context, c op.Caller, in EventIDInput) (EventFanout, error) {
 		return s.EventFanout(ctx, c.OwnerID, in.ID)
 	})

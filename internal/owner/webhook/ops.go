@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
@@ -10,20 +9,17 @@ import (
 // Ops declares the webhooks ops once; the REST routes of the contract, the
 // MCP tools and the admin UI are projections of this list.
 func (s *Service) Ops() op.Set {
-	const base = "/api/admin/webhooks"
 	return op.Set{
 		op.New(op.Meta{
 			Name: "webhooks.list", Summary: "List webhook endpoints, filtered and sorted, each with its last success, last failure and success rate over the last day",
 			Description: "state: enabled, failing, disabled or deleted (default: every endpoint not deleted); event_type: endpoints " +
 				"subscribed to it; url: URL contains; sort: created, -created, url, -url. Errors: INVALID_STATE, INVALID_EVENT_TYPE, " +
 				"INVALID_URL_FILTER, INVALID_SORT, INVALID_CURSOR.",
-			Method: http.MethodGet, Path: base,
 		}, func(ctx context.Context, c op.Caller, in ListInput) (op.Page[View], error) {
 			return s.List(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.get", Summary: "Show one webhook endpoint (never its secret)",
-			Method: http.MethodGet, Path: base + "/{id}",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (View, error) {
 			return s.Get(ctx, c.OwnerID, in.ID)
 		}),
@@ -31,32 +27,27 @@ func (s *Service) Ops() op.Set {
 			Name: "webhooks.create", Summary: "Create a webhook endpoint; its signing secret is shown this once",
 			Description: "Validation errors: INVALID_URL, INVALID_EVENT_TYPES, INVALID_HEADERS, INVALID_DESCRIPTION, " +
 				"INVALID_MAX_IN_FLIGHT, INVALID_TIMEOUT, INVALID_MAX_ATTEMPTS, UNKNOWN_EMBED; ENDPOINT_LIMIT (409) past the per-owner limit.",
-			Method: http.MethodPost, Path: base, Status: http.StatusCreated,
 		}, func(ctx context.Context, c op.Caller, in CreateInput) (WithSecret, error) {
 			return s.Create(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.update", Summary: "Change a webhook endpoint; enabled:true clears its failure state",
 			Description: "Validation errors as for create; ENDPOINT_DELETED (409) for a deleted endpoint.",
-			Method:      http.MethodPatch, Path: base + "/{id}",
 		}, func(ctx context.Context, c op.Caller, in UpdateInput) (View, error) {
 			return s.Update(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.delete", Summary: "Delete a webhook endpoint: it gets no more deliveries; it and its delivery log stay readable until the retention purges them",
-			Method: http.MethodDelete, Path: base + "/{id}",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
 			return op.Empty{}, s.Delete(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.rotate_secret", Summary: "Give an endpoint a new signing secret, shown once; the old one stays valid 24 h",
-			Method: http.MethodPost, Path: base + "/{id}/rotate-secret",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (SecretOutput, error) {
 			return s.RotateSecret(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.send_test", Summary: "Send a webhook.test event to this endpoint only",
-			Method: http.MethodPost, Path: base + "/{id}/test", Status: http.StatusAccepted,
 		}, func(ctx context.Context, c op.Caller, in IDInput) (TestOutput, error) {
 			return s.SendTest(ctx, c.OwnerID, in.ID)
 		}),
@@ -65,7 +56,6 @@ func (s *Service) Ops() op.Set {
 			Description: "state: delivered, sending, waiting, retrying, failed or cancelled; event_type; since/until (RFC 3339, " +
 				"when the delivery was queued); cursor pages to older deliveries (next_cursor), before to newer ones (prev_cursor), as events.list does. " +
 				"Errors: INVALID_STATE, INVALID_EVENT_TYPE, INVALID_TIME, INVALID_CURSOR.",
-			Method: http.MethodGet, Path: base + "/{id}/deliveries",
 		}, func(ctx context.Context, c op.Caller, in DeliveriesInput) (DeliveryPage, error) {
 			return s.Deliveries(ctx, c.OwnerID, in)
 		}),
@@ -74,28 +64,24 @@ func (s *Service) Ops() op.Set {
 			Description: "The body is rebuilt from the event (it is a function of the event alone); custom header values are masked; " +
 				"webhook-timestamp and webhook-signature change with every attempt: each attempt carries the values it sent (the signatures, never the secret) and its headers. " +
 				"request, and the attempts' headers, are null once the event was pruned.",
-			Method: http.MethodGet, Path: base + "/{id}/deliveries/{job_id}",
 		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (DeliveryDetail, error) {
 			return s.Delivery(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.retry_delivery", Summary: "Retry now: run a retrying or waiting delivery at once (River states retryable, scheduled, pending)",
 			Description: "DELIVERY_STATE (409) for any other state; ENDPOINT_DISABLED (409); ENDPOINT_DELETED (409).",
-			Method:      http.MethodPost, Path: base + "/{id}/deliveries/{job_id}/retry",
 		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (RetryOutput, error) {
 			return s.RetryNow(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.resend_delivery", Summary: "Send again a finished delivery (River states completed, discarded, cancelled): the same job and webhook-id",
 			Description: "DELIVERY_STATE (409) for any other state; ENDPOINT_DISABLED (409); ENDPOINT_DELETED (409).",
-			Method:      http.MethodPost, Path: base + "/{id}/deliveries/{job_id}/resend",
 		}, func(ctx context.Context, c op.Caller, in DeliveryIDInput) (RetryOutput, error) {
 			return s.SendAgain(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.redeliver", Summary: "Redeliver failed: queue again every failed (River: discarded) and cancelled delivery of the endpoint",
 			Description: "Retrying and waiting deliveries are not taken (retry now runs one at once). The answer counts them by River state.",
-			Method:      http.MethodPost, Path: base + "/{id}/redeliver",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (RedeliverOutput, error) {
 			return s.Redeliver(ctx, c.OwnerID, in.ID)
 		}),
@@ -104,21 +90,18 @@ func (s *Service) Ops() op.Set {
 			Description: "Events still in retention only. An event the endpoint has a delivery of (in any state) is left alone, so a second " +
 				"recover of the same range queues nothing; redeliver sends failed ones again. At most 1000 events per call. " +
 				"Errors: INVALID_TIME, RANGE_TOO_LARGE, ENDPOINT_DISABLED (409), ENDPOINT_DELETED (409).",
-			Method: http.MethodPost, Path: base + "/{id}/recover", Status: http.StatusAccepted,
 		}, func(ctx context.Context, c op.Caller, in RecoverInput) (RecoverOutput, error) {
 			return s.Recover(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.event_deliveries", Summary: "The webhook deliveries of one event, each with its endpoint",
 			Description: "NOT_FOUND when the event is not yours or was pruned by the retention.",
-			Method:      http.MethodGet, Path: "/api/admin/events/{id}/deliveries",
 		}, func(ctx context.Context, c op.Caller, in EventIDInput) (op.List[EventDelivery], error) {
 			return s.EventDeliveries(ctx, c.OwnerID, in.ID)
 		}),
 		s.eventFanoutOp(),
 		op.New(op.Meta{
 			Name: "webhooks.event_types", Summary: "The event types an endpoint can subscribe to",
-			Method: http.MethodGet, Path: base + "/event-types",
 		}, func(context.Context, op.Caller, op.Empty) (op.List[EventTypeView], error) {
 			return s.EventTypes(), nil
 		}),

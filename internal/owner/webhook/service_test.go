@@ -323,37 +323,34 @@ func TestDeliveriesPageAndLinkToTheJob(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
-func TestOpsAreDeclaredOnTheContractsRoutes(t *testing.T) {
+func TestOpsAreTheContracts(t *testing.T) {
 	t.Parallel()
-	want := map[string]string{
-		"webhooks.list":             "GET /api/admin/webhooks",
-		"webhooks.get":              "GET /api/admin/webhooks/{id}",
-		"webhooks.create":           "POST /api/admin/webhooks",
-		"webhooks.update":           "PATCH /api/admin/webhooks/{id}",
-		"webhooks.delete":           "DELETE /api/admin/webhooks/{id}",
-		"webhooks.rotate_secret":    "POST /api/admin/webhooks/{id}/rotate-secret",
-		"webhooks.send_test":        "POST /api/admin/webhooks/{id}/test",
-		"webhooks.deliveries":       "GET /api/admin/webhooks/{id}/deliveries",
-		"webhooks.redeliver":        "POST /api/admin/webhooks/{id}/redeliver",
-		"webhooks.delivery":         "GET /api/admin/webhooks/{id}/deliveries/{job_id}",
-		"webhooks.retry_delivery":   "POST /api/admin/webhooks/{id}/deliveries/{job_id}/retry",
-		"webhooks.resend_delivery":  "POST /api/admin/webhooks/{id}/deliveries/{job_id}/resend",
-		"webhooks.recover":          "POST /api/admin/webhooks/{id}/recover",
-		"webhooks.event_types":      "GET /api/admin/webhooks/event-types",
-		"webhooks.event_deliveries": "GET /api/admin/events/{id}/deliveries",
-		"webhooks.event_fanout":     "GET /api/admin/events/{id}/fanout",
+	want := []string{
+		"webhooks.list",
+		"webhooks.get",
+		"webhooks.create",
+		"webhooks.update",
+		"webhooks.delete",
+		"webhooks.rotate_secret",
+		"webhooks.send_test",
+		"webhooks.deliveries",
+		"webhooks.redeliver",
+		"webhooks.delivery",
+		"webhooks.retry_delivery",
+		"webhooks.resend_delivery",
+		"webhooks.recover",
+		"webhooks.event_types",
+		"webhooks.event_deliveries",
+		"webhooks.event_fanout",
 	}
 	ops := setupService(t).svc.Ops()
-	require.Len(t, ops, len(want))
+	var got []string
 	for _, d := range ops {
 		m := d.Meta()
-		require.Equal(t, want[m.Name], m.Method+" "+m.Path, m.Name)
+		got = append(got, m.Name)
 		require.NotEmpty(t, m.Summary)
 	}
-	create, _ := ops.Find("webhooks.create")
-	require.Equal(t, 201, create.Meta().SuccessStatus())
-	test, _ := ops.Find("webhooks.send_test")
-	require.Equal(t, 202, test.Meta().SuccessStatus())
+	require.ElementsMatch(t, want, got)
 	types := setupService(t).svc.EventTypes()
 	require.Len(t, types.Data, len(domain.WebhookEventTypes()))
 }

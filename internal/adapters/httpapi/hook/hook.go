@@ -14,6 +14,8 @@ package hook
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -101,13 +103,30 @@ func (m *Mounter) countRefusal(status int, err error) {
 	}
 }
 
+// limitedBody reports a body cut by a server-side limit
+// (http.MaxBytesReader) as the gateway's ErrBodyTooLarge.
+type limitedBody struct{ r io.Reader }
+
+func (b limitedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return n, fmt.Errorf("%w: %w", inbound.ErrBodyTooLarge, err)
+	}
+	return n, err
+}
+
 func (m *Mounter) handle(c echo.Context) (int, error) {
 	id, err := uuid.Parse(c.Param("source_id"))
 	if err != nil {
 		return m.fail(c, inbound.ErrSourceNotFound)
 	}
 	req := c.Request()
-	receipt, err := m.gw.Receive(req.Context(), id, inbound.Request{Headers: req.Header, Body: req.Body, ContentLength: req.ContentLength})
+	in := inbound.Request{Headers: domain.Header(req.Header), ContentLength: req.ContentLength}
+	if req.Body != nil {
+		in.Body = limitedBody{req.Body}
+	}
+	receipt, err := m.gw.Receive(req.Context(), id, in)
 	if err != nil {
 		if errors.Is(err, inbound.ErrMessageConflict) {
 			// The contract asks for conflicts to be logged: a sender reusing

@@ -27,6 +27,9 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
+// Path is the route of vault.import (its line in httpapi.Routes).
+const Path = "/api/admin/vault/import"
+
 // Body limits of the route.
 const (
 	// MaxZipBytes caps a zipped vault as sent.
@@ -58,7 +61,7 @@ func New(auth httpapi.Authenticator, imp ImportFunc, logger *zap.Logger) *Mounte
 
 // Mount implements httpapi.Mounter.
 func (m *Mounter) Mount(e *echo.Echo) {
-	e.POST(corpus.VaultImportPath, m.handle)
+	e.POST(Path, m.handle)
 }
 
 func (m *Mounter) fail(c echo.Context, err error) error { return httpapi.WriteError(c, m.logger, err) }

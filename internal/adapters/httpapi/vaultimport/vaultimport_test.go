@@ -45,20 +45,20 @@ func TestVaultImportRoute(t *testing.T) {
 		return rec.Code, rec.Body.String()
 	}
 
-	status, body := post(corpus.VaultImportPath, "", "application/json", []byte(`{"notes":[]}`))
+	status, body := post(Path, "", "application/json", []byte(`{"notes":[]}`))
 	require.Equal(t, http.StatusUnauthorized, status, body)
-	status, body = post(corpus.VaultImportPath, "k", "text/csv", []byte("a,b"))
+	status, body = post(Path, "k", "text/csv", []byte("a,b"))
 	require.Equal(t, http.StatusUnsupportedMediaType, status, body)
 	require.Contains(t, body, "UNSUPPORTED_MEDIA_TYPE")
-	status, body = post(corpus.VaultImportPath, "k", "application/json", []byte(`{"notes":[{"genre":"wiki","title":"A","bogus":1}]}`))
+	status, body = post(Path, "k", "application/json", []byte(`{"notes":[{"genre":"wiki","title":"A","bogus":1}]}`))
 	require.Equal(t, http.StatusBadRequest, status, body)
 	require.Empty(t, got, "nothing imported on bad input")
 
-	status, body = post(corpus.VaultImportPath, "k", "application/json; charset=utf-8", []byte(`{"notes":[{"ref":"a","genre":"wiki","title":"A"}]}`))
+	status, body = post(Path, "k", "application/json; charset=utf-8", []byte(`{"notes":[{"ref":"a","genre":"wiki","title":"A"}]}`))
 	require.Equal(t, http.StatusCreated, status, body)
 	require.JSONEq(t, `{"imported":1,"notes":[{"ref":"a","id":"00000000-0000-0000-0000-000000000000","uri":"wiki://a"}]}`, body)
 
-	status, body = post(corpus.VaultImportPath, "k", "application/json", []byte(` [{"genre":"wiki","title":"Bare"}]`))
+	status, body = post(Path, "k", "application/json", []byte(` [{"genre":"wiki","title":"Bare"}]`))
 	require.Equal(t, http.StatusCreated, status, body)
 	require.Equal(t, "Bare", got[1].Items[0].Title, "a bare list is the notes")
 	got = got[:1]
@@ -71,14 +71,14 @@ func TestVaultImportRoute(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, zw.Close())
 	parent := uuid.New()
-	status, body = post(corpus.VaultImportPath+"?genre=Writing&parent_id="+parent.String(), "k", "application/zip", buf.Bytes())
+	status, body = post(Path+"?genre=Writing&parent_id="+parent.String(), "k", "application/zip", buf.Bytes())
 	require.Equal(t, http.StatusCreated, status, body)
 	require.Len(t, got, 2)
 	require.Equal(t, &parent, got[1].ParentID)
 	require.Equal(t, []corpus.ImportItem{{Ref: "a", Fields: corpus.Fields{Genre: corpus.GenreWriting, Title: "A", Body: "body"}}}, got[1].Items)
 
-	status, body = post(corpus.VaultImportPath+"?parent_id=nope", "k", "application/zip", buf.Bytes())
+	status, body = post(Path+"?parent_id=nope", "k", "application/zip", buf.Bytes())
 	require.Equal(t, http.StatusUnprocessableEntity, status, body)
-	status, body = post(corpus.VaultImportPath, "k", "application/zip", bytes.Repeat([]byte("x"), MaxZipBytes+1))
+	status, body = post(Path, "k", "application/zip", bytes.Repeat([]byte("x"), MaxZipBytes+1))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, body)
 }

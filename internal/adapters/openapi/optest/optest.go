@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
@@ -78,13 +79,35 @@ func (s *store) put(owner uuid.UUID, t Thing) {
 	s.rows[t.ID] = row{owner: owner, thing: t}
 }
 
+// Routes are the REST routes of Ops.
+func Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: "GET", Path: "/api/admin/things", Op: "things.list"},
+		{Method: "POST", Path: "/api/admin/things", Op: "things.create", Status: http.StatusCreated},
+		{Method: "GET", Path: "/api/admin/things/{id}", Op: "things.get"},
+		{Method: "PATCH", Path: "/api/admin/things/{id}", Op: "things.update"},
+		{Method: "DELETE", Path: "/api/admin/things/{id}", Op: "things.delete"},
+		{Method: "POST", Path: "/api/admin/things/fail", Op: "things.fail"},
+		{Method: "GET", Path: "/api/status", Op: "status.get"},
+	}
+}
+
+// Endpoints returns Ops bound to Routes.
+func Endpoints() httpapi.Endpoints {
+	eps, err := httpapi.Bind(Ops(), Routes())
+	if err != nil {
+		panic(err)
+	}
+	return eps
+}
+
 // Ops returns a fresh op set over an empty store. A thing belongs to the
 // caller that created it; another caller gets THING_NOT_FOUND. things.fail
 // always fails with a non-domain error.
 func Ops() op.Set {
 	s := &store{rows: map[uuid.UUID]row{}}
 	return op.Set{
-		op.New(op.Meta{Name: "things.list", Summary: "List things", Method: http.MethodGet, Path: "/api/admin/things"},
+		op.New(op.Meta{Name: "things.list", Summary: "List things"},
 			func(_ context.Context, c op.Caller, in listIn) (op.Page[Thing], error) {
 				s.mu.Lock()
 				var rows []Thing
@@ -97,7 +120,7 @@ func Ops() op.Set {
 				sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 				return op.NewPage(rows, in.NormalizedLimit(), func(t Thing) string { return t.ID.String() }), nil
 			}),
-		op.New(op.Meta{Name: "things.create", Summary: "Create a thing", Method: http.MethodPost, Path: "/api/admin/things", Status: http.StatusCreated},
+		op.New(op.Meta{Name: "things.create", Summary: "Create a thing"},
 			func(_ context.Context, c op.Caller, in CreateIn) (Thing, error) {
 				if in.Name == "" {
 					return Thing{}, domain.Validation("NAME_REQUIRED", "name is required").WithField("name")
@@ -106,9 +129,9 @@ func Ops() op.Set {
 				s.put(c.OwnerID, t)
 				return t, nil
 			}),
-		op.New(op.Meta{Name: "things.get", Summary: "Get a thing", Method: http.MethodGet, Path: "/api/admin/things/{id}"},
+		op.New(op.Meta{Name: "things.get", Summary: "Get a thing"},
 			func(_ context.Context, c op.Caller, in idIn) (Thing, error) { return s.get(c.OwnerID, in.ID) }),
-		op.New(op.Meta{Name: "things.update", Summary: "Change a thing", Method: http.MethodPatch, Path: "/api/admin/things/{id}"},
+		op.New(op.Meta{Name: "things.update", Summary: "Change a thing"},
 			func(_ context.Context, c op.Caller, in updateIn) (Thing, error) {
 				t, err := s.get(c.OwnerID, in.ID)
 				if err != nil {
@@ -120,7 +143,7 @@ func Ops() op.Set {
 				s.put(c.OwnerID, t)
 				return t, nil
 			}),
-		op.New(op.Meta{Name: "things.delete", Summary: "Delete a thing", Method: http.MethodDelete, Path: "/api/admin/things/{id}"},
+		op.New(op.Meta{Name: "things.delete", Summary: "Delete a thing"},
 			func(_ context.Context, c op.Caller, in idIn) (op.Empty, error) {
 				if _, err := s.get(c.OwnerID, in.ID); err != nil {
 					return op.Empty{}, err
@@ -130,11 +153,11 @@ func Ops() op.Set {
 				s.mu.Unlock()
 				return op.Empty{}, nil
 			}),
-		op.New(op.Meta{Name: "things.fail", Summary: "Always fails inside", Method: http.MethodPost, Path: "/api/admin/things/fail"},
+		op.New(op.Meta{Name: "things.fail", Summary: "Always fails inside"},
 			func(context.Context, op.Caller, op.Empty) (op.Empty, error) {
 				return op.Empty{}, errors.New("database on fire at 10.1.2.3")
 			}),
-		op.New(op.Meta{Name: "status.get", Summary: "Public status", Method: http.MethodGet, Path: "/api/status", Public: true},
+		op.New(op.Meta{Name: "status.get", Summary: "Public status", Public: true},
 			func(context.Context, op.Caller, op.Empty) (op.List[string], error) {
 				return op.List[string]{Data: []string{"ok"}}, nil
 			}),

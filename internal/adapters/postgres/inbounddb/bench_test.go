@@ -3,7 +3,6 @@ package inbounddb_test
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
@@ -50,7 +50,7 @@ func TestGatewayReceiveRate(t *testing.T) {
 				id := "m" + strconv.FormatInt(i, 10)
 				body := []byte(`{"type":"x","i":` + strconv.FormatInt(i, 10) + `}`)
 				now := time.Now()
-				hd := http.Header{}
+				hd := domain.Header{}
 				hd.Set(standardwebhooks.HeaderID, id)
 				hd.Set(standardwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 				hd.Set(standardwebhooks.HeaderSignature, standardwebhooks.Sign(key, id, now, body))

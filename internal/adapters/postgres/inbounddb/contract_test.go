@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -161,7 +160,7 @@ func envelope(src inbound.Source, msgID, body string, signedID bool, at time.Tim
 	return inbound.Envelope{
 		ID: uuid.New(), OwnerID: src.OwnerID, SourceID: src.ID, MessageID: msgID, MessageIDSigned: signedID,
 		EventType: "t", Digest: inbound.DigestOf([]byte(body)), Body: []byte(body),
-		Headers: http.Header{"Content-Type": {"application/json"}}, SignedAt: at, ReceivedAt: at,
+		Headers: domain.Header{"Content-Type": {"application/json"}}, SignedAt: at, ReceivedAt: at,
 	}
 }
 

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
@@ -135,7 +135,7 @@ func scanRecordWith(row pgx.Row, extra ...any) (inbound.Record, error) {
 		}
 	}
 	if r.Headers == nil {
-		r.Headers = http.Header{}
+		r.Headers = domain.Header{}
 	}
 	r.SignedAt, r.LastAttemptAt, r.NextAttemptAt = deref(signedAt), deref(lastAttempt), deref(nextAttempt)
 	r.DoneAt, r.DeadAt = deref(doneAt), deref(deadAt)

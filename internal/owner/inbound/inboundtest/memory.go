@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -350,7 +349,7 @@ func (b inbox) Insert(_ context.Context, e inbound.Envelope) (inbound.InsertOutc
 	e.Body = bytes.Clone(e.Body)
 	e.Headers = e.Headers.Clone()
 	if e.Headers == nil {
-		e.Headers = http.Header{}
+		e.Headers = domain.Header{}
 	}
 	b.t.st.inbox[e.ID] = inbound.Record{Envelope: e, SourceKind: src.Verifier, State: inbound.StateReceived}
 	return inbound.InsertOutcome{Inserted: true}, nil
@@ -433,7 +432,7 @@ func (b inbox) List(_ context.Context, ownerID, sourceID uuid.UUID, st inbound.S
 		if q.After != nil && !less(r.ReceivedAt, r.ID, q.After.At, q.After.ID) {
 			continue
 		}
-		r.Body, r.Headers = nil, http.Header{}
+		r.Body, r.Headers = nil, domain.Header{}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return less(out[j].ReceivedAt, out[j].ID, out[i].ReceivedAt, out[i].ID) })

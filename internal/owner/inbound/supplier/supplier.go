@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 	"unicode"
@@ -256,22 +255,20 @@ func (s *Service) HandleInbound(ctx context.Context, m inbound.Message) error {
 
 // Ops declares the supplier connection ops once.
 func (s *Service) Ops() op.Set {
-	const path = "/api/admin/supplier-connections"
 	return op.Set{
-		op.New(op.Meta{Name: "supplier_connections.list", Summary: "List supplier connections", Method: http.MethodGet, Path: path},
+		op.New(op.Meta{Name: "supplier_connections.list", Summary: "List supplier connections"},
 			func(ctx context.Context, c op.Caller, in op.PageInput) (op.Page[View], error) {
 				return s.List(ctx, c.OwnerID, in)
 			}),
 		op.New(op.Meta{Name: "supplier_connections.create", Summary: "Connect a supplier through an inbound source",
-			Description: "Records supplier.connected; the first verified message on the source records supplier.activated.",
-			Method:      http.MethodPost, Path: path, Status: http.StatusCreated},
+			Description: "Records supplier.connected; the first verified message on the source records supplier.activated."},
 			func(ctx context.Context, c op.Caller, in CreateInput) (View, error) {
 				return s.Create(ctx, c.OwnerID, in)
 			}),
-		op.New(op.Meta{Name: "supplier_connections.get", Summary: "Get a supplier connection", Method: http.MethodGet, Path: path + "/{id}"},
+		op.New(op.Meta{Name: "supplier_connections.get", Summary: "Get a supplier connection"},
 			func(ctx context.Context, c op.Caller, in IDInput) (View, error) { return s.Get(ctx, c.OwnerID, in.ID) }),
 		op.New(op.Meta{Name: "supplier_connections.delete", Summary: "Remove a supplier connection (its source stays)",
-			Description: "Records supplier.disconnected.", Method: http.MethodDelete, Path: path + "/{id}"},
+			Description: "Records supplier.disconnected."},
 			func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
 				return op.Empty{}, s.Delete(ctx, c.OwnerID, in.ID)
 			}),

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,7 +102,7 @@ func FuzzHeader(f *testing.F) {
 	f.Add("X-Sig", "x-sig", "a", "b")
 	f.Add("X-Sig", "X-Other", "a", "")
 	f.Fuzz(func(t *testing.T, k1, k2, v1, v2 string) {
-		h := http.Header{k1: {v1}}
+		h := domain.Header{k1: {v1}}
 		h[k2] = append(h[k2], v2)
 		v, present, err := header(h, "X-Sig")
 		if err != nil {
@@ -125,14 +124,14 @@ func FuzzStandardWebhooksKind(f *testing.F) {
 	f.Add("msg_1", "1700000000", "v1,abc", []byte(`{"type":"a.b"}`))
 	f.Add("m.1", "01", "", []byte{})
 	f.Fuzz(func(t *testing.T, id, ts, sig string, body []byte) {
-		h := http.Header{"Webhook-Id": {id}, "Webhook-Timestamp": {ts}, "Webhook-Signature": {sig}}
+		h := domain.Header{"Webhook-Id": {id}, "Webhook-Timestamp": {ts}, "Webhook-Signature": {sig}}
 		if _, err := v.Verify(Request{Headers: h, Body: body}, secret, fuzzNow); err != nil {
 			requireOneOutcome(t, err)
 		}
 		if standardwebhooks.ValidateMessageID(id) != nil {
 			return
 		}
-		good := http.Header{"Webhook-Id": {id}, "Webhook-Timestamp": {"1700000000"},
+		good := domain.Header{"Webhook-Id": {id}, "Webhook-Timestamp": {"1700000000"},
 			"Webhook-Signature": {"v1," + base64.StdEncoding.EncodeToString(fuzzMAC(key, id+".1700000000."+string(body)))}}
 		res, err := v.Verify(Request{Headers: good, Body: body}, secret, fuzzNow)
 		require.NoError(t, err)
@@ -146,7 +145,7 @@ func FuzzGitHubKind(f *testing.F) {
 	require.NoError(f, err)
 	f.Add("sha256=00", "d-1", "push", []byte("{}"))
 	f.Fuzz(func(t *testing.T, sig, delivery, event string, body []byte) {
-		h := http.Header{"X-Hub-Signature-256": {sig}, "X-Github-Delivery": {delivery}, "X-Github-Event": {event}}
+		h := domain.Header{"X-Hub-Signature-256": {sig}, "X-Github-Delivery": {delivery}, "X-Github-Event": {event}}
 		if _, err := v.Verify(Request{Headers: h, Body: body}, secret, fuzzNow); err != nil {
 			requireOneOutcome(t, err)
 		}
@@ -164,7 +163,7 @@ func FuzzStripeKind(f *testing.F) {
 	require.NoError(f, err)
 	f.Add("t=1700000000,v1=00", []byte(`{"id":"evt_1","type":"a"}`))
 	f.Fuzz(func(t *testing.T, sig string, body []byte) {
-		h := http.Header{"Stripe-Signature": {sig}}
+		h := domain.Header{"Stripe-Signature": {sig}}
 		if _, err := v.Verify(Request{Headers: h, Body: body}, secret, fuzzNow); err != nil {
 			requireOneOutcome(t, err)
 		}
@@ -183,7 +182,7 @@ func FuzzHMACKind(f *testing.F) {
 	require.NoError(f, err)
 	f.Add("v=00", "1700000000", "id_1", []byte("{}"))
 	f.Fuzz(func(t *testing.T, sig, ts, id string, body []byte) {
-		h := http.Header{"X-Sig": {sig}, "X-Ts": {ts}, "X-Id": {id}}
+		h := domain.Header{"X-Sig": {sig}, "X-Ts": {ts}, "X-Id": {id}}
 		if _, err := v.Verify(Request{Headers: h, Body: body}, secret, fuzzNow); err != nil {
 			requireOneOutcome(t, err)
 		}

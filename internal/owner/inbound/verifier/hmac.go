@@ -6,9 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"time"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 // Values of HMACOptions fields.
@@ -124,7 +125,7 @@ func parseHMACOptions(raw json.RawMessage) (HMACOptions, error) {
 		if !validHeaderName(*h.name) {
 			return o, invalidOptions("%s is not a valid HTTP header name", h.field)
 		}
-		*h.name = http.CanonicalHeaderKey(*h.name)
+		*h.name = domain.CanonicalHeaderKey(*h.name)
 		if other, dup := names[*h.name]; dup {
 			return o, invalidOptions("%s and %s name the same header", other, h.field)
 		}

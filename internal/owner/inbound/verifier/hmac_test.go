@@ -2,12 +2,12 @@ package verifier_test
 
 import (
 	"crypto/sha256"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
@@ -33,7 +33,7 @@ func TestHMACBodyHexPrefixed(t *testing.T) {
 	v := newVerifier(t, verifier.KindHMAC, `{"signature_header":"X-Signature","signature_prefix":"sha256=","event_type_header":"X-Event"}`)
 	sig := "sha256=" + hexs(hmacSHA256(hmacSecret, string(hmacBody)))
 	req := func(sig string, body []byte) verifier.Request {
-		return verifier.Request{Headers: http.Header{"X-Signature": {sig}, "X-Event": {"order.created"}}, Body: body}
+		return verifier.Request{Headers: domain.Header{"X-Signature": {sig}, "X-Event": {"order.created"}}, Body: body}
 	}
 	digest := sha256.Sum256(hmacBody)
 	ok := verifier.Result{MessageID: hexs(digest[:]), MessageIDSigned: true, EventType: "order.created"}
@@ -42,14 +42,14 @@ func TestHMACBodyHexPrefixed(t *testing.T) {
 		{name: "valid; id is the body digest", req: req(sig, hmacBody), want: ok},
 		{name: "wrong secret", req: req(sig, hmacBody), secret: hmacOther, wantErr: verifier.ErrUnauthorized},
 		{name: "altered body", req: req(sig, []byte(`{"event":"order.created","order":{"id":8}}`)), wantErr: verifier.ErrUnauthorized},
-		{name: "missing signature", req: verifier.Request{Headers: http.Header{"X-Event": {"order.created"}}, Body: hmacBody}, wantErr: verifier.ErrUnauthorized},
+		{name: "missing signature", req: verifier.Request{Headers: domain.Header{"X-Event": {"order.created"}}, Body: hmacBody}, wantErr: verifier.ErrUnauthorized},
 		{name: "missing prefix", req: req(sig[7:], hmacBody), wantErr: verifier.ErrUnauthorized},
 		{name: "prefix in other case", req: req("SHA256="+sig[7:], hmacBody), wantErr: verifier.ErrUnauthorized},
 		{name: "upper-case hex", req: req("sha256="+strings.ToUpper(sig[7:]), hmacBody), want: ok},
 		{name: "surrounding whitespace", req: req("  "+sig+"\t", hmacBody), want: ok},
-		{name: "lower-case header names", req: verifier.Request{Headers: http.Header{"x-signature": {sig}, "x-event": {"order.created"}}, Body: hmacBody}, want: ok},
-		{name: "duplicated signature header", req: verifier.Request{Headers: http.Header{"X-Signature": {"sha256=00", sig}, "X-Event": {"order.created"}}, Body: hmacBody}, wantErr: verifier.ErrMalformed},
-		{name: "missing event header", req: verifier.Request{Headers: http.Header{"X-Signature": {sig}}, Body: hmacBody}, wantErr: verifier.ErrMalformed},
+		{name: "lower-case header names", req: verifier.Request{Headers: domain.Header{"x-signature": {sig}, "x-event": {"order.created"}}, Body: hmacBody}, want: ok},
+		{name: "duplicated signature header", req: verifier.Request{Headers: domain.Header{"X-Signature": {"sha256=00", sig}, "X-Event": {"order.created"}}, Body: hmacBody}, wantErr: verifier.ErrMalformed},
+		{name: "missing event header", req: verifier.Request{Headers: domain.Header{"X-Signature": {sig}}, Body: hmacBody}, wantErr: verifier.ErrMalformed},
 		{name: "base64 instead of hex", req: req("sha256="+b64(hmacSHA256(hmacSecret, string(hmacBody))), hmacBody), wantErr: verifier.ErrUnauthorized},
 	}))
 }
@@ -58,7 +58,7 @@ func TestHMACTimestampBodyBase64(t *testing.T) {
 	t.Parallel()
 	v := newVerifier(t, verifier.KindHMAC, `{"signature_header":"X-Sig","encoding":"base64","payload":"timestamp.body","timestamp_header":"X-Timestamp","id_header":"X-Request-Id"}`)
 	req := func(id, ts string, body []byte, key []byte) verifier.Request {
-		return verifier.Request{Headers: http.Header{
+		return verifier.Request{Headers: domain.Header{
 			"X-Sig":        {b64(hmacSHA256(key, ts, ".", string(body)))},
 			"X-Timestamp":  {ts},
 			"X-Request-Id": {id},
@@ -67,7 +67,7 @@ func TestHMACTimestampBodyBase64(t *testing.T) {
 	at := func(sec int64) verifier.Request {
 		return req("req_1", strconv.FormatInt(sec, 10), hmacBody, hmacSecret)
 	}
-	edit := func(r verifier.Request, f func(h http.Header)) verifier.Request {
+	edit := func(r verifier.Request, f func(h domain.Header)) verifier.Request {
 		f(r.Headers)
 		return r
 	}
@@ -78,21 +78,21 @@ func TestHMACTimestampBodyBase64(t *testing.T) {
 		{name: "valid", req: at(1700000000), want: ok},
 		{name: "wrong secret", req: req("req_1", "1700000000", hmacBody, hmacOther), wantErr: verifier.ErrUnauthorized},
 		{name: "altered body", req: verifier.Request{Headers: at(1700000000).Headers, Body: []byte("{}")}, wantErr: verifier.ErrUnauthorized},
-		{name: "timestamp swapped after signing", req: edit(at(1700000000), func(h http.Header) { h.Set("X-Timestamp", "1700000001") }), wantErr: verifier.ErrUnauthorized},
+		{name: "timestamp swapped after signing", req: edit(at(1700000000), func(h domain.Header) { h.Set("X-Timestamp", "1700000001") }), wantErr: verifier.ErrUnauthorized},
 		{name: "stale", req: at(1700000000 - 301), wantErr: verifier.ErrStale},
 		{name: "future", req: at(1700000000 + 301), wantErr: verifier.ErrStale},
-		{name: "missing timestamp", req: edit(at(1700000000), func(h http.Header) { h.Del("X-Timestamp") }), wantErr: verifier.ErrMalformed},
+		{name: "missing timestamp", req: edit(at(1700000000), func(h domain.Header) { h.Del("X-Timestamp") }), wantErr: verifier.ErrMalformed},
 		{name: "padded timestamp", req: req("req_1", "01700000000", hmacBody, hmacSecret), wantErr: verifier.ErrMalformed},
 		{name: "signed timestamp", req: req("req_1", "+1700000000", hmacBody, hmacSecret), wantErr: verifier.ErrMalformed},
 		{name: "space-padded timestamp", req: req("req_1", "1700000000 ", hmacBody, hmacSecret), wantErr: verifier.ErrMalformed},
 		{name: "milliseconds where seconds are configured", req: req("req_1", "1700000000000", hmacBody, hmacSecret), wantErr: verifier.ErrStale},
-		{name: "missing id", req: edit(at(1700000000), func(h http.Header) { h.Del("X-Request-Id") }), wantErr: verifier.ErrMalformed},
+		{name: "missing id", req: edit(at(1700000000), func(h domain.Header) { h.Del("X-Request-Id") }), wantErr: verifier.ErrMalformed},
 		{name: "id with dot", req: req("req.1", "1700000000", hmacBody, hmacSecret), wantErr: verifier.ErrMalformed},
-		{name: "duplicated timestamp", req: edit(at(1700000000), func(h http.Header) { h.Add("X-Timestamp", "1700000000") }), wantErr: verifier.ErrMalformed},
-		{name: "hex instead of base64", req: edit(at(1700000000), func(h http.Header) {
+		{name: "duplicated timestamp", req: edit(at(1700000000), func(h domain.Header) { h.Add("X-Timestamp", "1700000000") }), wantErr: verifier.ErrMalformed},
+		{name: "hex instead of base64", req: edit(at(1700000000), func(h domain.Header) {
 			h.Set("X-Sig", hexs(hmacSHA256(hmacSecret, "1700000000", ".", string(hmacBody))))
 		}), wantErr: verifier.ErrUnauthorized},
-		{name: "unpadded base64", req: edit(at(1700000000), func(h http.Header) {
+		{name: "unpadded base64", req: edit(at(1700000000), func(h domain.Header) {
 			h.Set("X-Sig", strings.TrimRight(h.Get("X-Sig"), "="))
 		}), wantErr: verifier.ErrUnauthorized},
 	}))
@@ -102,7 +102,7 @@ func TestHMACIDTimestampBodyUnixMs(t *testing.T) {
 	t.Parallel()
 	v := newVerifier(t, verifier.KindHMAC, `{"signature_header":"X-Sig","payload":"id.timestamp.body","timestamp_header":"X-Ts","timestamp_format":"unix_ms","id_header":"X-Id","tolerance_seconds":60}`)
 	req := func(id, ts string) verifier.Request {
-		return verifier.Request{Headers: http.Header{
+		return verifier.Request{Headers: domain.Header{
 			"X-Sig": {hexs(hmacSHA256(hmacSecret, id, ".", ts, ".", string(hmacBody)))},
 			"X-Ts":  {ts},
 			"X-Id":  {id},
@@ -122,7 +122,7 @@ func TestHMACRFC3339(t *testing.T) {
 	t.Parallel()
 	v := newVerifier(t, verifier.KindHMAC, `{"signature_header":"X-Sig","payload":"timestamp.body","timestamp_header":"X-Ts","timestamp_format":"rfc3339"}`)
 	req := func(ts string) verifier.Request {
-		return verifier.Request{Headers: http.Header{
+		return verifier.Request{Headers: domain.Header{
 			"X-Sig": {hexs(hmacSHA256(hmacSecret, ts, ".", string(hmacBody)))},
 			"X-Ts":  {ts},
 		}, Body: hmacBody}

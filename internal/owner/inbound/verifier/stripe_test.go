@@ -1,12 +1,12 @@
 package verifier_test
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
@@ -25,7 +25,7 @@ func TestStripeVerify(t *testing.T) {
 	valid := v1(secret, "1700000000", body)
 	wrong := v1(other, "1700000000", body)
 	req := func(header string, body []byte) verifier.Request {
-		return verifier.Request{Headers: http.Header{"Stripe-Signature": {header}}, Body: body}
+		return verifier.Request{Headers: domain.Header{"Stripe-Signature": {header}}, Body: body}
 	}
 	signedAt := func(ts int64) verifier.Request {
 		s := strconv.FormatInt(ts, 10)
@@ -41,7 +41,7 @@ func TestStripeVerify(t *testing.T) {
 		{name: "wrong secret", req: req("t=1700000000,v1="+wrong, body), wantErr: verifier.ErrUnauthorized},
 		{name: "altered body", req: req("t=1700000000,v1="+valid, []byte(strings.Replace(string(body), "succeeded", "failed", 1))), wantErr: verifier.ErrUnauthorized},
 		{name: "timestamp swapped after signing", req: req("t=1700000001,v1="+valid, body), wantErr: verifier.ErrUnauthorized},
-		{name: "missing header", req: verifier.Request{Headers: http.Header{}, Body: body}, wantErr: verifier.ErrUnauthorized},
+		{name: "missing header", req: verifier.Request{Headers: domain.Header{}, Body: body}, wantErr: verifier.ErrUnauthorized},
 		{name: "no v1 entry", req: req("t=1700000000,v0="+valid, body), wantErr: verifier.ErrUnauthorized},
 		{name: "stale", req: signedAt(1700000000 - 301), wantErr: verifier.ErrStale},
 		{name: "future", req: signedAt(1700000000 + 301), wantErr: verifier.ErrStale},
@@ -49,7 +49,7 @@ func TestStripeVerify(t *testing.T) {
 		{name: "t after the signatures, v0 ignored", req: req("v0="+wrong+",v1="+valid+",t=1700000000", body), want: ok},
 		{name: "spaces after commas", req: req("t=1700000000, v1="+wrong+" ,\tv1="+valid, body), want: ok},
 		{name: "upper-case hex", req: req("t=1700000000,v1="+strings.ToUpper(valid), body), want: ok},
-		{name: "lower-case header name", req: verifier.Request{Headers: http.Header{"stripe-signature": {"t=1700000000,v1=" + valid}}, Body: body}, want: ok},
+		{name: "lower-case header name", req: verifier.Request{Headers: domain.Header{"stripe-signature": {"t=1700000000,v1=" + valid}}, Body: body}, want: ok},
 		{name: "upper-case scheme", req: req("t=1700000000,V1="+valid, body), wantErr: verifier.ErrUnauthorized},
 		{name: "upper-case t", req: req("T=1700000000,v1="+valid, body), wantErr: verifier.ErrMalformed},
 		{name: "missing t", req: req("v1="+valid, body), wantErr: verifier.ErrMalformed},
@@ -61,7 +61,7 @@ func TestStripeVerify(t *testing.T) {
 		{name: "empty item", req: req("t=1700000000,,v1="+valid, body), wantErr: verifier.ErrMalformed},
 		{name: "ten signatures", req: req("t=1700000000"+strings.Repeat(",v1="+wrong, 9)+",v1="+valid, body), want: ok},
 		{name: "eleven signatures", req: req("t=1700000000"+strings.Repeat(",v1="+wrong, 10)+",v1="+valid, body), wantErr: verifier.ErrMalformed},
-		{name: "duplicated header", req: verifier.Request{Headers: http.Header{"Stripe-Signature": {"t=1700000000,v1=" + wrong, "t=1700000000,v1=" + valid}}, Body: body}, wantErr: verifier.ErrMalformed},
+		{name: "duplicated header", req: verifier.Request{Headers: domain.Header{"Stripe-Signature": {"t=1700000000,v1=" + wrong, "t=1700000000,v1=" + valid}}, Body: body}, wantErr: verifier.ErrMalformed},
 		{name: "body without id", req: withBody(`{"type":"payment_intent.succeeded"}`), wantErr: verifier.ErrMalformed},
 		{name: "body id not a string", req: withBody(`{"id":42,"type":"x"}`), wantErr: verifier.ErrMalformed},
 		{name: "body id with dot", req: withBody(`{"id":"evt.1","type":"x"}`), wantErr: verifier.ErrMalformed},

@@ -62,7 +62,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -75,7 +74,7 @@ import (
 // Request is what a Verifier sees of an inbound HTTP request.
 type Request struct {
 	// Headers are the request headers as received.
-	Headers http.Header
+	Headers domain.Header
 	// Body is the exact raw body: signatures cover these bytes, so it must not
 	// be re-encoded or trimmed.
 	Body []byte
@@ -390,10 +389,10 @@ func validatePastedSecret(secret []byte, prefix string) error {
 }
 
 // header returns the only value of name, matching names case-insensitively
-// (so a non-canonical key in a hand-built http.Header can neither hide a
+// (so a non-canonical key in a hand-built header map can neither hide a
 // value nor add a second one). present is false when it is absent or empty;
 // more than one value is ErrMalformed.
-func header(h http.Header, name string) (value string, present bool, err error) {
+func header(h domain.Header, name string) (value string, present bool, err error) {
 	count := 0
 	for k, vs := range h {
 		if !strings.EqualFold(k, name) {
@@ -411,7 +410,7 @@ func header(h http.Header, name string) (value string, present bool, err error) 
 }
 
 // requiredHeader is header for a header whose absence is ErrMalformed.
-func requiredHeader(h http.Header, name string) (string, error) {
+func requiredHeader(h domain.Header, name string) (string, error) {
 	v, ok, err := header(h, name)
 	if err != nil {
 		return "", err
@@ -425,7 +424,7 @@ func requiredHeader(h http.Header, name string) (string, error) {
 // signatureHeader reads a signature header: absent or empty is
 // ErrUnauthorized, surrounding spaces and tabs (not signed content) are
 // removed, and overly long values are ErrMalformed.
-func signatureHeader(h http.Header, name string) (string, error) {
+func signatureHeader(h domain.Header, name string) (string, error) {
 	v, ok, err := header(h, name)
 	if err != nil {
 		return "", err

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -645,7 +644,7 @@ func (d *Deliverer) request(ep Endpoint, ev Event, now time.Time) (PostRequest, 
 	if err != nil {
 		return PostRequest{}, err
 	}
-	h := http.Header{}
+	h := domain.Header{}
 	// Custom headers first: the validated names never collide with ours,
 	// and ours are set after so they win regardless. Their values are
 	// sealed like the secrets, with the same associated data.

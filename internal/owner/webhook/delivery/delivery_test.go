@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -291,10 +290,10 @@ func TestDeliverOutcomes(t *testing.T) {
 		{"500", func(context.Context) (PostResponse, error) { return PostResponse{StatusCode: 500}, nil }, OutcomeRetryable, SettleFailure, 0, ""},
 		{"410", func(context.Context) (PostResponse, error) { return PostResponse{StatusCode: 410}, nil }, OutcomeDiscarded, SettleFailure, 0, ""},
 		{"429 Retry-After", func(context.Context) (PostResponse, error) {
-			return PostResponse{StatusCode: 429, Header: http.Header{"Retry-After": {"3"}}}, nil
+			return PostResponse{StatusCode: 429, Header: domain.Header{"Retry-After": {"3"}}}, nil
 		}, OutcomeSnoozed, SettleFailure, 3 * time.Second, ""},
 		{"302", func(context.Context) (PostResponse, error) {
-			return PostResponse{StatusCode: 302, Header: http.Header{"Location": {"https://x.example/"}}}, nil
+			return PostResponse{StatusCode: 302, Header: domain.Header{"Location": {"https://x.example/"}}}, nil
 		}, OutcomeRetryable, SettleFailure, 0, "https://x.example/"},
 		{"blocked", func(context.Context) (PostResponse, error) { return PostResponse{}, ErrBlocked }, OutcomeDiscarded, SettleFailure, 0, ""},
 		{"timeout", func(context.Context) (PostResponse, error) { return PostResponse{}, ErrTimeout }, OutcomeRetryable, SettleFailure, 0, ""},

@@ -3,7 +3,6 @@ package delivery
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -149,7 +148,7 @@ func classifyAnswer(resp PostResponse, err error, now time.Time) verdict {
 	switch {
 	case code >= 200 && code <= 299:
 		return verdict{outcome: OutcomeCompleted}
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+	case code == 429 || code == 503: // Too Many Requests, Service Unavailable
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
 			return verdict{outcome: OutcomeSnoozed, snooze: d, failure: true, reason: fmt.Sprintf("%s, Retry-After %s", status, d)}
 		}
@@ -159,7 +158,7 @@ func classifyAnswer(resp PostResponse, err error, now time.Time) verdict {
 		// the receiver must register its final URL.
 		loc := resp.Header.Get("Location")
 		return verdict{outcome: OutcomeRetryable, failure: true, reason: status + " redirect (not followed)", location: loc}
-	case code >= 500 || code == http.StatusRequestTimeout:
+	case code >= 500 || code == 408: // 408 Request Timeout
 		return verdict{outcome: OutcomeRetryable, failure: true, reason: status}
 	case code >= 400:
 		return verdict{outcome: OutcomeDiscarded, failure: true, reason: status}
@@ -184,12 +183,26 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 			secs = int64(MaxRetryAfter / time.Second)
 		}
 		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
+	} else if t, ok := parseHTTPDate(v); ok {
 		d = t.Sub(now)
 	} else {
 		return 0, false
 	}
 	return min(max(d, MinRetryAfter), MaxRetryAfter), true
+}
+
+// httpDateLayouts are the three date forms HTTP/1.1 accepts (RFC 9110,
+// section 5.6.7): IMF-fixdate, then the obsolete RFC 850 and asctime forms.
+var httpDateLayouts = []string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
+
+// parseHTTPDate reads an HTTP date in any of its three forms.
+func parseHTTPDate(v string) (time.Time, bool) {
+	for _, layout := range httpDateLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // excerpt returns the start of a response body fit for the log: at most

@@ -3,13 +3,14 @@ package delivery
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 func TestRetryScheduleIsSeed002s(t *testing.T) {
@@ -49,7 +50,7 @@ func TestRetryDelayScalesAndJitters(t *testing.T) {
 }
 
 func resp(code int, header ...string) PostResponse {
-	h := http.Header{}
+	h := domain.Header{}
 	for i := 0; i+1 < len(header); i += 2 {
 		h.Set(header[i], header[i+1])
 	}
@@ -77,7 +78,9 @@ func TestClassifyFollowsTheDeliveryDiagram(t *testing.T) {
 		{"408", resp(408), nil, OutcomeRetryable, 0, true},
 		{"429 without Retry-After", resp(429), nil, OutcomeRetryable, 0, true},
 		{"429 with Retry-After seconds", resp(429, "Retry-After", "30"), nil, OutcomeSnoozed, 30 * time.Second, true},
-		{"429 with Retry-After date", resp(429, "Retry-After", now.Add(90*time.Second).Format(http.TimeFormat)), nil, OutcomeSnoozed, 90 * time.Second, true},
+		{"429 with Retry-After date", resp(429, "Retry-After", now.Add(90*time.Second).Format("Mon, 02 Jan 2006 15:04:05 GMT")), nil, OutcomeSnoozed, 90 * time.Second, true},
+		{"429 with an RFC 850 Retry-After date", resp(429, "Retry-After", now.Add(60*time.Second).Format(time.RFC850)), nil, OutcomeSnoozed, 60 * time.Second, true},
+		{"429 with an asctime Retry-After date", resp(429, "Retry-After", now.Add(120*time.Second).Format(time.ANSIC)), nil, OutcomeSnoozed, 120 * time.Second, true},
 		{"429 with Retry-After 0", resp(429, "Retry-After", "0"), nil, OutcomeSnoozed, MinRetryAfter, true},
 		{"429 with a huge Retry-After", resp(429, "Retry-After", "999999999"), nil, OutcomeSnoozed, MaxRetryAfter, true},
 		{"429 with garbage Retry-After", resp(429, "Retry-After", "soon"), nil, OutcomeRetryable, 0, true},

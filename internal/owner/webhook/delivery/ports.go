@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/entity"
 )
 
@@ -333,7 +333,7 @@ type DeliverStore interface {
 // PostRequest is one HTTP POST to a receiver.
 type PostRequest struct {
 	URL    string
-	Header http.Header
+	Header domain.Header
 	Body   []byte
 	// Timeout bounds the exchange, connect to last body byte (the
 	// endpoint's setting); zero leaves the Poster's own bound.
@@ -343,7 +343,7 @@ type PostRequest struct {
 // PostResponse is what came back. Latency is set even when Post fails.
 type PostResponse struct {
 	StatusCode int
-	Header     http.Header
+	Header     domain.Header
 	// Body is the response body, read up to MaxResponseBytes.
 	Body    []byte
 	Latency time.Duration

@@ -1,0 +1,188 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/adapters/web"
+	"github.com/standmeet/standmeet/internal/corpus"
+	"github.com/standmeet/standmeet/internal/corpus/corpustest"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
+	"github.com/standmeet/standmeet/internal/owner/ownertest"
+)
+
+const ownerPassword = "correct horse battery"
+
+// ownerService is the owner domain over its in-memory store, with one owner.
+func ownerService(t *testing.T) (*owner.Service, owner.Owner) {
+	t.Helper()
+	hasher := auth.NewArgon2id(argon2id.Params{Memory: 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32})
+	svc, err := owner.New(owner.Deps{UoW: ownertest.NewMemory(), Hasher: hasher, Tokens: auth.RandomTokens{}})
+	require.NoError(t, err)
+	o, err := svc.CreateOwner(context.Background(), "owner@example.test", ownerPassword)
+	require.NoError(t, err)
+	return svc, o
+}
+
+// TestNewFailsWhenTheAccountPagesMissAnOp: the account and API key pages
+// take typed handles on the owner's ops when the UI is built; a set with
+// the account section but without one of its ops, or with one of other
+// types, stops the start naming it. A set without the section builds.
+func TestNewFailsWhenTheAccountPagesMissAnOp(t *testing.T) {
+	t.Parallel()
+	svc, _ := ownerService(t)
+	without := func(name string, add ...op.Descriptor) op.Set {
+		var s op.Set
+		for _, d := range svc.Ops() {
+			if d.Meta().Name != name {
+				s = append(s, d)
+			}
+		}
+		return append(s, add...)
+	}
+	_, err := web.New(web.Deps{Ops: svc.Ops()})
+	require.NoError(t, err)
+
+	_, err = web.New(web.Deps{Ops: without("owner.change_email")})
+	require.ErrorContains(t, err, "op: owner.change_email is not declared")
+
+	retyped := op.New(op.Meta{Name: "api_keys.list"}, func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil })
+	_, err = web.New(web.Deps{Ops: without("api_keys.list", retyped)})
+	require.ErrorContains(t, err, "op: api_keys.list takes op.Empty and returns op.Empty, not op.Empty and op.List[")
+
+	_, err = web.New(web.Deps{Ops: newWorld().ops()})
+	require.NoError(t, err, "a set without the account section builds: the section is left out")
+}
+
+// serve mounts a UI over ops for the owner id and signs in.
+func serve(t *testing.T, ops op.Set, ownerID uuid.UUID) (*bundle, string) {
+	t.Helper()
+	fa := &fakeAuth{sessions: map[string]uuid.UUID{}, owner: ownerID}
+	h, err := web.New(web.Deps{Ops: ops, Auth: fa.auth()})
+	require.NoError(t, err)
+	e := echo.New()
+	h.Mount(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	b := &bundle{srv: srv, client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return b, b.login(t)
+}
+
+// TestNotePagesCallTheCorpusOps drives the note pages against the corpus
+// domain's own ops, and shows a notes section missing an op stops the start.
+func TestNotePagesCallTheCorpusOps(t *testing.T) {
+	t.Parallel()
+	svc := corpus.NewService(corpustest.NewMemory())
+	var partial op.Set
+	for _, d := range svc.Ops() {
+		if d.Meta().Name != "notes.move" {
+			partial = append(partial, d)
+		}
+	}
+	_, err := web.New(web.Deps{Ops: partial})
+	require.ErrorContains(t, err, "op: notes.move is not declared")
+
+	ownerID := uuid.New()
+	b, csrf := serve(t, append(newWorld().ops(), svc.Ops()...), ownerID)
+	res := b.post(t, "/admin/notes", url.Values{"csrf_token": {csrf}, "genre": {"wiki"}, "title": {"Hello handles"}, "body": {"typed"}, "tags": {"a, b"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	notes, lerr := op.HandleOf[corpus.ListNotesInput, op.Page[corpus.NoteView]](svc.Ops(), "notes.list")
+	require.NoError(t, lerr)
+	p, lerr := notes.Call(context.Background(), op.Caller{OwnerID: ownerID}, corpus.ListNotesInput{})
+	require.NoError(t, lerr)
+	require.Len(t, p.Data, 1)
+	n := p.Data[0]
+	require.Equal(t, "/admin/notes/"+n.ID.String()+"?notice=note_saved", res.location)
+	require.Equal(t, []string{"a", "b"}, n.Tags)
+
+	page := b.get(t, "/admin/notes")
+	require.Equal(t, http.StatusOK, page.status)
+	require.Contains(t, page.body, "Hello handles")
+	page = b.get(t, "/admin/notes/"+n.ID.String())
+	require.Equal(t, http.StatusOK, page.status)
+	require.Contains(t, page.body, n.URI)
+
+	res = b.post(t, "/admin/notes/"+n.ID.String(), url.Values{"csrf_token": {csrf}, "genre": {"wiki"}, "title": {"Renamed"}, "body": {"typed"}, "published": {"on"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	res = b.post(t, "/admin/notes/"+n.ID.String()+"/unpublish", url.Values{"csrf_token": {csrf}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	res = b.post(t, "/admin/notes/"+n.ID.String()+"/move", url.Values{"csrf_token": {csrf}, "parent_id": {"not-an-id"}})
+	require.Equal(t, http.StatusBadRequest, res.status, res.body)
+	got := b.get(t, "/admin/notes/"+n.ID.String())
+	require.Contains(t, got.body, "Renamed")
+	require.Contains(t, got.body, "Draft")
+
+	res = b.post(t, "/admin/notes/"+n.ID.String()+"/delete", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	p, lerr = notes.Call(context.Background(), op.Caller{OwnerID: ownerID}, corpus.ListNotesInput{})
+	require.NoError(t, lerr)
+	require.Empty(t, p.Data)
+}
+
+// TestAccountAndAPIKeyPagesCallTheOwnerOps drives the account and API key
+// pages against the owner domain's own ops.
+func TestAccountAndAPIKeyPagesCallTheOwnerOps(t *testing.T) {
+	t.Parallel()
+	svc, o := ownerService(t)
+	b, csrf := serve(t, append(newWorld().ops(), svc.Ops()...), o.ID)
+
+	page := b.get(t, "/admin/account")
+	require.Equal(t, http.StatusOK, page.status, page.body)
+	require.Contains(t, page.body, "owner@example.test")
+
+	res := b.post(t, "/admin/account/email", url.Values{"csrf_token": {csrf}, "email": {"new@example.test"}, "current_password": {ownerPassword}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	me, err := svc.Me(context.Background(), o.ID)
+	require.NoError(t, err)
+	require.Equal(t, "new@example.test", me.Email)
+	res = b.post(t, "/admin/account/email", url.Values{"csrf_token": {csrf}, "email": {"other@example.test"}, "current_password": {"wrong"}})
+	require.GreaterOrEqual(t, res.status, 400, "a wrong password is refused on the page")
+
+	res = b.post(t, "/admin/api-keys", url.Values{"csrf_token": {csrf}, "name": {"ci"}})
+	require.Equal(t, http.StatusCreated, res.status, res.body)
+	m := secretRe.FindStringSubmatch(res.body)
+	require.NotNil(t, m, res.body)
+	require.True(t, strings.HasPrefix(m[1], owner.APIKeyPrefix))
+	keys, err := svc.ListAPIKeys(context.Background(), o.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	require.Equal(t, "ci", keys[0].Name)
+
+	res = b.post(t, "/admin/api-keys/"+keys[0].ID.String()+"/revoke", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	keys, err = svc.ListAPIKeys(context.Background(), o.ID)
+	require.NoError(t, err)
+	require.NotNil(t, keys[0].RevokedAt)
+}
+
+// TestNewFailsWhenTheSupplierPagesMissAnOp: a supplier section without
+// supplier_connections.get stops the start; the whole section builds.
+func TestNewFailsWhenTheSupplierPagesMissAnOp(t *testing.T) {
+	t.Parallel()
+	ops := supplier.NewService(nil, nil).Ops()
+	_, err := web.New(web.Deps{Ops: ops})
+	require.NoError(t, err)
+	var partial op.Set
+	for _, d := range ops {
+		if d.Meta().Name != "supplier_connections.get" {
+			partial = append(partial, d)
+		}
+	}
+	_, err = web.New(web.Deps{Ops: partial})
+	require.ErrorContains(t, err, "op: supplier_connections.get is not declared")
+}

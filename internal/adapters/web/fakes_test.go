@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
@@ -175,16 +176,6 @@ type replayIn struct {
 	MessageID uuid.UUID `json:"message_id" path:"message_id"`
 }
 
-type fakeEvent struct {
-	ID            uuid.UUID  `json:"id"`
-	Type          string     `json:"type"`
-	Subject       string     `json:"subject"`
-	OccurredAt    time.Time  `json:"occurred_at"`
-	RelayAttempts int        `json:"relay_attempts"`
-	RelayError    *string    `json:"relay_error"`
-	PoisonedAt    *time.Time `json:"poisoned_at"`
-}
-
 // world is the fakes' store, one owner's rows per OwnerID.
 type world struct {
 	mu         sync.Mutex
@@ -193,7 +184,7 @@ type world struct {
 	deliveries map[uuid.UUID][]fakeDelivery
 	sources    map[uuid.UUID]fakeSource
 	messages   map[uuid.UUID][]fakeMessage
-	poisoned   []fakeEvent
+	poisoned   []eventop.Event
 	nextJob    int64
 	// calls counts op calls by name.
 	calls map[string]int
@@ -340,17 +331,17 @@ func (w *world) ops() op.Set {
 			}
 			return map[string]any{"count": 3, "by_state": map[string]int{"discarded": 2, "cancelled": 1}}, nil
 		}),
-		declare(w, op.Meta{Name: "events.poisoned"}, func(_ op.Caller, _ op.PageInput) (op.Page[fakeEvent], error) {
-			return op.NewPage(append([]fakeEvent(nil), w.poisoned...), 50, func(e fakeEvent) string { return e.ID.String() }), nil
+		declare(w, op.Meta{Name: "events.poisoned"}, func(_ op.Caller, _ eventop.PoisonedInput) (op.Page[eventop.Event], error) {
+			return op.NewPage(append([]eventop.Event(nil), w.poisoned...), 50, func(e eventop.Event) string { return e.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "events.release"}, func(_ op.Caller, in idIn) (fakeEvent, error) {
+		declare(w, op.Meta{Name: "events.release"}, func(_ op.Caller, in eventop.IDInput) (eventop.Event, error) {
 			for i, e := range w.poisoned {
 				if e.ID == in.ID {
 					w.poisoned = append(w.poisoned[:i], w.poisoned[i+1:]...)
 					return e, nil
 				}
 			}
-			return fakeEvent{}, domain.ErrNotFound
+			return eventop.Event{}, domain.ErrNotFound
 		}),
 		declare(w, op.Meta{Name: "inbound_sources.list"}, func(c op.Caller, _ op.PageInput) (op.Page[fakeSource], error) {
 			var rows []fakeSource

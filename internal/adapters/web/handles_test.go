@@ -14,7 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/corpus/corpustest"
@@ -185,4 +187,35 @@ func TestNewFailsWhenTheSupplierPagesMissAnOp(t *testing.T) {
 	}
 	_, err = web.New(web.Deps{Ops: partial})
 	require.ErrorContains(t, err, "op: supplier_connections.get is not declared")
+}
+
+// TestNewFailsWhenTheEventPagesMissAnOp: the event log, the poisoned list,
+// the event page's webhook parts, the catalog and the job page take typed
+// handles on the ops that declare them (eventop's and riverjob's own); a
+// group whose marking op is declared without the rest, or an op of other
+// types, stops the start naming it.
+func TestNewFailsWhenTheEventPagesMissAnOp(t *testing.T) {
+	t.Parallel()
+	ops := append(eventop.Ops(nil), riverjob.JobOps(nil, nil)...)
+	_, err := web.New(web.Deps{Ops: ops})
+	require.NoError(t, err)
+	without := func(name string, add ...op.Descriptor) op.Set {
+		var s op.Set
+		for _, d := range ops {
+			if d.Meta().Name != name {
+				s = append(s, d)
+			}
+		}
+		return append(s, add...)
+	}
+	for _, name := range []string{"events.get", "events.release"} {
+		_, err = web.New(web.Deps{Ops: without(name)})
+		require.ErrorContains(t, err, "op: "+name+" is not declared")
+	}
+	retyped := op.New(op.Meta{Name: "jobs.get"}, func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil })
+	_, err = web.New(web.Deps{Ops: without("jobs.get", retyped)})
+	require.ErrorContains(t, err, "op: jobs.get takes op.Empty and returns op.Empty")
+	fanout := op.New(op.Meta{Name: "webhooks.event_fanout"}, func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil })
+	_, err = web.New(web.Deps{Ops: append(ops, fanout)})
+	require.ErrorContains(t, err, "op: webhooks.event_fanout takes op.Empty")
 }

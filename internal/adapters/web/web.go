@@ -93,9 +93,11 @@ type Handler struct {
 	// suppliers are the supplier pages' ops; nil when the set has no
 	// supplier section.
 	suppliers *supplierOps
-	auth      Auth
-	logger    *zap.Logger
-	pages     *pages
+	// events are the event, catalog and job pages' ops.
+	events *eventOps
+	auth   Auth
+	logger *zap.Logger
+	pages  *pages
 	// origin rejects cross-site form posts before any token is compared.
 	origin *http.CrossOriginProtection
 }
@@ -124,8 +126,12 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	events, err := eventOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, events: events, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }

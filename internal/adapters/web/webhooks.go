@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 // endpoint is a webhook endpoint as the contract returns it.
@@ -92,6 +93,14 @@ type delivery struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	ScheduledAt time.Time  `json:"scheduled_at"`
 	TaskURL     string     `json:"task_url"`
+}
+
+// deliveryOf is the page's view of a delivery.
+func deliveryOf(d webhook.Delivery) delivery {
+	return delivery{JobID: d.JobID, EventID: d.EventID.String(), EventType: d.EventType, State: d.State, Status: d.Status,
+		WaitingFor: d.WaitingFor, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, StatusCode: d.StatusCode, LatencyMS: d.LatencyMS,
+		Response: d.Response, LastError: d.LastError, AttemptedAt: d.AttemptedAt, CreatedAt: d.CreatedAt, ScheduledAt: d.ScheduledAt,
+		TaskURL: d.TaskURL}
 }
 
 // StatusLabel is the owner's name of the delivery's state, with why a

@@ -12,6 +12,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
 // The fakes below declare ops with the contract's names, routes and JSON
@@ -126,64 +127,14 @@ type deliveriesIn struct {
 	op.PageInput
 }
 
-type fakeSource struct {
-	ID               uuid.UUID `json:"id"`
-	Name             string    `json:"name"`
-	Verifier         string    `json:"verifier"`
-	Enabled          bool      `json:"enabled"`
-	BodyLimitBytes   int64     `json:"body_limit_bytes"`
-	ToleranceSeconds int       `json:"tolerance_seconds"`
-	ReceiveURL       string    `json:"receive_url"`
-	SecretRotatedAt  time.Time `json:"secret_rotated_at"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
-	Secret           string    `json:"secret,omitempty"`
-}
-
-type createSourceIn struct {
-	Name             string         `json:"name"`
-	Verifier         string         `json:"verifier"`
-	Options          map[string]any `json:"options,omitempty"`
-	Secret           string         `json:"secret,omitempty"`
-	Enabled          *bool          `json:"enabled,omitempty"`
-	BodyLimitBytes   int64          `json:"body_limit_bytes,omitempty"`
-	ToleranceSeconds int            `json:"tolerance_seconds,omitempty"`
-}
-
-type fakeMessage struct {
-	ID         uuid.UUID  `json:"id"`
-	SourceID   uuid.UUID  `json:"source_id"`
-	MessageID  string     `json:"message_id"`
-	EventType  string     `json:"event_type"`
-	State      string     `json:"state"`
-	Attempts   int        `json:"attempts"`
-	LastError  *string    `json:"last_error"`
-	ReceivedAt time.Time  `json:"received_at"`
-	DeadAt     *time.Time `json:"dead_at"`
-	Replays    int        `json:"replays"`
-	JobID      *int64     `json:"job_id"`
-	TaskURL    *string    `json:"task_url"`
-}
-
-type messagesIn struct {
-	ID    uuid.UUID `json:"id" path:"id"`
-	State string    `json:"state,omitempty" query:"state"`
-	op.PageInput
-}
-
-type replayIn struct {
-	ID        uuid.UUID `json:"id" path:"id"`
-	MessageID uuid.UUID `json:"message_id" path:"message_id"`
-}
-
 // world is the fakes' store, one owner's rows per OwnerID.
 type world struct {
 	mu         sync.Mutex
 	endpoints  map[uuid.UUID]fakeEndpoint
 	owners     map[uuid.UUID]uuid.UUID
 	deliveries map[uuid.UUID][]fakeDelivery
-	sources    map[uuid.UUID]fakeSource
-	messages   map[uuid.UUID][]fakeMessage
+	sources    map[uuid.UUID]inbound.SourceView
+	messages   map[uuid.UUID][]inbound.MessageView
 	poisoned   []eventop.Event
 	nextJob    int64
 	// calls counts op calls by name.
@@ -193,8 +144,8 @@ type world struct {
 func newWorld() *world {
 	return &world{
 		endpoints: map[uuid.UUID]fakeEndpoint{}, owners: map[uuid.UUID]uuid.UUID{},
-		deliveries: map[uuid.UUID][]fakeDelivery{}, sources: map[uuid.UUID]fakeSource{},
-		messages: map[uuid.UUID][]fakeMessage{}, nextJob: 100, calls: map[string]int{},
+		deliveries: map[uuid.UUID][]fakeDelivery{}, sources: map[uuid.UUID]inbound.SourceView{},
+		messages: map[uuid.UUID][]inbound.MessageView{}, nextJob: 100, calls: map[string]int{},
 	}
 }
 
@@ -212,10 +163,10 @@ func (w *world) endpoint(c op.Caller, id uuid.UUID) (fakeEndpoint, error) {
 	return e, nil
 }
 
-func (w *world) source(c op.Caller, id uuid.UUID) (fakeSource, error) {
+func (w *world) source(c op.Caller, id uuid.UUID) (inbound.SourceView, error) {
 	s, ok := w.sources[id]
 	if !ok || w.owners[id] != c.OwnerID {
-		return fakeSource{}, domain.ErrNotFound
+		return inbound.SourceView{}, domain.ErrNotFound
 	}
 	return s, nil
 }
@@ -343,36 +294,36 @@ func (w *world) ops() op.Set {
 			}
 			return eventop.Event{}, domain.ErrNotFound
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.list"}, func(c op.Caller, _ op.PageInput) (op.Page[fakeSource], error) {
-			var rows []fakeSource
+		declare(w, op.Meta{Name: "inbound_sources.list"}, func(c op.Caller, _ op.PageInput) (op.Page[inbound.SourceView], error) {
+			var rows []inbound.SourceView
 			for id, s := range w.sources {
 				if w.owners[id] == c.OwnerID {
 					rows = append(rows, s)
 				}
 			}
-			return op.NewPage(rows, 50, func(s fakeSource) string { return s.ID.String() }), nil
+			return op.NewPage(rows, 50, func(s inbound.SourceView) string { return s.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.create"}, func(c op.Caller, in createSourceIn) (fakeSource, error) {
+		declare(w, op.Meta{Name: "inbound_sources.create"}, func(c op.Caller, in inbound.CreateSourceInput) (inbound.CreatedSource, error) {
 			if in.Name == "" {
-				return fakeSource{}, domain.Validation("INBOUND_NAME_REQUIRED", "name is required").WithField("name")
+				return inbound.CreatedSource{}, domain.Validation("INBOUND_NAME_REQUIRED", "name is required").WithField("name")
 			}
-			s := fakeSource{ID: uuid.New(), Name: in.Name, Verifier: in.Verifier, Enabled: in.Enabled == nil || *in.Enabled,
-				BodyLimitBytes: 1 << 20, ToleranceSeconds: 300, SecretRotatedAt: now, CreatedAt: now, UpdatedAt: now}
+			s := inbound.SourceView{ID: uuid.New(), Name: in.Name, Verifier: in.Verifier, Options: in.Options, Enabled: in.Enabled == nil || *in.Enabled,
+				BodyLimitBytes: 1 << 20, ToleranceSeconds: 300, SecretRotatedAt: &now, CreatedAt: now, UpdatedAt: now}
 			s.ReceiveURL = "/hooks/" + s.ID.String()
 			w.sources[s.ID], w.owners[s.ID] = s, c.OwnerID
-			out := s
+			out := inbound.CreatedSource{SourceView: s}
 			if in.Verifier == "standard-webhooks" {
 				out.Secret = "whsec_inbound_" + uuid.NewString()
 			}
 			// One dead letter, so the source page has one to replay.
-			w.messages[s.ID] = []fakeMessage{{ID: uuid.New(), SourceID: s.ID, MessageID: "msg_dead", EventType: "ping", State: "dead", Attempts: 5,
+			w.messages[s.ID] = []inbound.MessageView{{ID: uuid.New(), SourceID: s.ID, MessageID: "msg_dead", EventType: "ping", State: inbound.StateDead, Attempts: 5,
 				LastError: ptr("handler failed"), ReceivedAt: now, DeadAt: &now}}
 			return out, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.get"}, func(c op.Caller, in idIn) (fakeSource, error) {
+		declare(w, op.Meta{Name: "inbound_sources.get"}, func(c op.Caller, in inbound.SourceIDInput) (inbound.SourceView, error) {
 			return w.source(c, in.ID)
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.update"}, func(c op.Caller, in updateEndpointIn) (fakeSource, error) {
+		declare(w, op.Meta{Name: "inbound_sources.update"}, func(c op.Caller, in inbound.UpdateSourceInput) (inbound.SourceView, error) {
 			s, err := w.source(c, in.ID)
 			if err != nil {
 				return s, err
@@ -383,45 +334,75 @@ func (w *world) ops() op.Set {
 			w.sources[s.ID] = s
 			return s, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.rotate_secret"}, func(c op.Caller, in struct {
-			ID     uuid.UUID `json:"id" path:"id"`
-			Secret string    `json:"secret,omitempty"`
-		}) (map[string]any, error) {
+		declare(w, op.Meta{Name: "inbound_sources.delete"}, func(c op.Caller, in inbound.SourceIDInput) (op.Empty, error) {
 			if _, err := w.source(c, in.ID); err != nil {
-				return nil, err
+				return op.Empty{}, err
 			}
-			return map[string]any{"secret": "whsec_inbound_rotated", "secret_rotated_at": now}, nil
+			delete(w.sources, in.ID)
+			delete(w.messages, in.ID)
+			return op.Empty{}, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.messages"}, func(c op.Caller, in messagesIn) (op.Page[fakeMessage], error) {
+		declare(w, op.Meta{Name: "inbound_sources.rotate_secret"}, func(c op.Caller, in inbound.RotateSecretInput) (inbound.RotatedSecret, error) {
 			if _, err := w.source(c, in.ID); err != nil {
-				return op.Page[fakeMessage]{}, err
+				return inbound.RotatedSecret{}, err
 			}
-			return op.NewPage(append([]fakeMessage(nil), w.messages[in.ID]...), 50, func(m fakeMessage) string { return m.ID.String() }), nil
+			return inbound.RotatedSecret{Secret: ptr("whsec_inbound_rotated"), SecretRotatedAt: now, PreviousSecretExpiresAt: now.Add(inbound.SecretGrace)}, nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.dead_letters"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeMessage], error) {
+		declare(w, op.Meta{Name: "inbound_sources.messages"}, func(c op.Caller, in inbound.ListMessagesInput) (op.Page[inbound.MessageView], error) {
 			if _, err := w.source(c, in.ID); err != nil {
-				return op.Page[fakeMessage]{}, err
+				return op.Page[inbound.MessageView]{}, err
 			}
-			var dead []fakeMessage
+			return op.NewPage(append([]inbound.MessageView(nil), w.messages[in.ID]...), 50, func(m inbound.MessageView) string { return m.ID.String() }), nil
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.message"}, func(c op.Caller, in inbound.MessageInput) (inbound.MessageDetail, error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return inbound.MessageDetail{}, err
+			}
 			for _, m := range w.messages[in.ID] {
-				if m.State == "dead" {
+				if m.ID == in.MessageID {
+					return inbound.MessageDetail{MessageView: m, Headers: map[string][]string{}, Body: "{}", BodyEncoding: "utf-8"}, nil
+				}
+			}
+			return inbound.MessageDetail{}, domain.ErrNotFound
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.dead_letters"}, func(c op.Caller, in inbound.ListDeadLettersInput) (op.Page[inbound.MessageView], error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return op.Page[inbound.MessageView]{}, err
+			}
+			var dead []inbound.MessageView
+			for _, m := range w.messages[in.ID] {
+				if m.State == inbound.StateDead {
 					dead = append(dead, m)
 				}
 			}
-			return op.NewPage(dead, 50, func(m fakeMessage) string { return m.ID.String() }), nil
+			return op.NewPage(dead, 50, func(m inbound.MessageView) string { return m.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "inbound_sources.replay_dead_letter"}, func(c op.Caller, in replayIn) (fakeMessage, error) {
+		declare(w, op.Meta{Name: "inbound_sources.replay_dead_letter"}, func(c op.Caller, in inbound.ReplayDeadLetterInput) (inbound.MessageView, error) {
 			if _, err := w.source(c, in.ID); err != nil {
-				return fakeMessage{}, err
+				return inbound.MessageView{}, err
 			}
 			for i, m := range w.messages[in.ID] {
-				if m.ID == in.MessageID && m.State == "dead" {
-					m.State, m.DeadAt, m.Replays = "done", nil, m.Replays+1
+				if m.ID == in.MessageID && m.State == inbound.StateDead {
+					m.State, m.DeadAt, m.Replays = inbound.StateDone, nil, m.Replays+1
 					w.messages[in.ID][i] = m
 					return m, nil
 				}
 			}
-			return fakeMessage{}, domain.Conflict("NOT_DEAD", "the message is not a dead letter")
+			return inbound.MessageView{}, domain.Conflict("NOT_DEAD", "the message is not a dead letter")
+		}),
+		declare(w, op.Meta{Name: "inbound_sources.replay_dead_letters"}, func(c op.Caller, in inbound.ReplayDeadLettersInput) (inbound.ReplayCount, error) {
+			if _, err := w.source(c, in.ID); err != nil {
+				return inbound.ReplayCount{}, err
+			}
+			n := 0
+			for i, m := range w.messages[in.ID] {
+				if m.State == inbound.StateDead {
+					m.State, m.DeadAt, m.Replays = inbound.StateDone, nil, m.Replays+1
+					w.messages[in.ID][i] = m
+					n++
+				}
+			}
+			return inbound.ReplayCount{Count: n}, nil
 		}),
 	}
 }

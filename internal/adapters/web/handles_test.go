@@ -22,6 +22,7 @@ import (
 	"github.com/standmeet/standmeet/internal/corpus/corpustest"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 	"github.com/standmeet/standmeet/internal/owner/ownertest"
 )
@@ -218,4 +219,32 @@ func TestNewFailsWhenTheEventPagesMissAnOp(t *testing.T) {
 	fanout := op.New(op.Meta{Name: "webhooks.event_fanout"}, func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil })
 	_, err = web.New(web.Deps{Ops: append(ops, fanout)})
 	require.ErrorContains(t, err, "op: webhooks.event_fanout takes op.Empty")
+}
+
+// TestNewFailsWhenTheInboundPagesMissAnOp: the inbound pages take typed
+// handles on the inbound domain's own ops; a section without one of them,
+// or with one of other types, stops the start naming it.
+func TestNewFailsWhenTheInboundPagesMissAnOp(t *testing.T) {
+	t.Parallel()
+	ops := inbound.NewService(inbound.ServiceDeps{}).Ops()
+	_, err := web.New(web.Deps{Ops: ops})
+	require.NoError(t, err)
+	without := func(name string, add ...op.Descriptor) op.Set {
+		var s op.Set
+		for _, d := range ops {
+			if d.Meta().Name != name {
+				s = append(s, d)
+			}
+		}
+		return append(s, add...)
+	}
+	for _, name := range []string{"inbound_sources.create", "inbound_sources.delete", "inbound_sources.message", "inbound_sources.replay_dead_letters"} {
+		_, err = web.New(web.Deps{Ops: without(name)})
+		require.ErrorContains(t, err, "op: "+name+" is not declared")
+	}
+	retyped := op.New(op.Meta{Name: "inbound_sources.refusals"}, func(context.Context, op.Caller, op.Empty) (op.Empty, error) { return op.Empty{}, nil })
+	_, err = web.New(web.Deps{Ops: without("inbound_sources.refusals", retyped)})
+	require.ErrorContains(t, err, "op: inbound_sources.refusals takes op.Empty")
+	_, err = web.New(web.Deps{Ops: without("inbound_sources.refusals")})
+	require.NoError(t, err, "refusals are optional: the source page leaves them out")
 }

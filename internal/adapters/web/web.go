@@ -93,6 +93,9 @@ type Handler struct {
 	// suppliers are the supplier pages' ops; nil when the set has no
 	// supplier section.
 	suppliers *supplierOps
+	// inbound are the inbound pages' ops; nil when the set has no inbound
+	// section.
+	inbound *inboundOps
 	// events are the event, catalog and job pages' ops.
 	events *eventOps
 	auth   Auth
@@ -126,12 +129,16 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	inbound, err := inboundOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	events, err := eventOpsOf(d.Ops)
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, events: events, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, inbound: inbound, events: events, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"sync"
 	"time"
@@ -13,89 +12,23 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 // The fakes below declare ops with the contract's names, routes and JSON
 // shapes over an in-memory store, so the UI can be tested as it calls the
 // real ones: through op.Set, by JSON.
 
-type fakeEndpoint struct {
-	ID             uuid.UUID         `json:"id"`
-	URL            string            `json:"url"`
-	Description    string            `json:"description"`
-	EventTypes     []string          `json:"event_types"`
-	EmbedID        *uuid.UUID        `json:"embed_id"`
-	Headers        map[string]string `json:"headers"`
-	Enabled        bool              `json:"enabled"`
-	DisabledReason *string           `json:"disabled_reason"`
-	FailingSince   *time.Time        `json:"failing_since"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      time.Time         `json:"updated_at"`
-	MaxInFlight    int               `json:"max_in_flight"`
-	TimeoutSeconds int               `json:"timeout_seconds"`
-	MaxAttempts    int               `json:"max_attempts"`
-}
-
-// MarshalJSON adds the state the contract derives from the fields.
-func (e fakeEndpoint) MarshalJSON() ([]byte, error) {
-	type plain fakeEndpoint
-	state := "enabled"
+// withState sets the state the service derives from the fields.
+func withState(e webhook.View) webhook.View {
+	e.State = "enabled"
 	switch {
 	case !e.Enabled:
-		state = "disabled"
+		e.State = "disabled"
 	case e.FailingSince != nil:
-		state = "failing"
+		e.State = "failing"
 	}
-	return json.Marshal(struct {
-		plain
-		State string `json:"state"`
-	}{plain(e), state})
-}
-
-type fakeCreated struct {
-	fakeEndpoint
-	Secret string `json:"secret"`
-}
-
-// MarshalJSON adds the secret to the endpoint's JSON.
-func (c fakeCreated) MarshalJSON() ([]byte, error) {
-	b, err := c.fakeEndpoint.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	m["secret"] = c.Secret
-	return json.Marshal(m)
-}
-
-type fakeDelivery struct {
-	JobID       int64      `json:"job_id"`
-	EventID     uuid.UUID  `json:"event_id"`
-	EventType   string     `json:"event_type"`
-	State       string     `json:"state"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
-	LastError   *string    `json:"last_error"`
-	AttemptedAt *time.Time `json:"attempted_at"`
-	CreatedAt   time.Time  `json:"created_at"`
-	TaskURL     string     `json:"task_url"`
-	StatusCode  *int       `json:"status_code"`
-}
-
-type createEndpointIn struct {
-	URL         string            `json:"url"`
-	Description string            `json:"description,omitempty"`
-	EventTypes  []string          `json:"event_types"`
-	EmbedID     *uuid.UUID        `json:"embed_id,omitempty"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	Enabled     *bool             `json:"enabled,omitempty"`
-	// The settings default to 1, 10 and 18.
-	MaxInFlight    *int `json:"max_in_flight,omitempty"`
-	TimeoutSeconds *int `json:"timeout_seconds,omitempty"`
-	MaxAttempts    *int `json:"max_attempts,omitempty"`
+	return e
 }
 
 func orDefault(p *int, def int) int {
@@ -105,34 +38,12 @@ func orDefault(p *int, def int) int {
 	return *p
 }
 
-type updateEndpointIn struct {
-	ID             uuid.UUID          `json:"id" path:"id"`
-	Enabled        *bool              `json:"enabled,omitempty"`
-	URL            *string            `json:"url,omitempty"`
-	Description    *string            `json:"description,omitempty"`
-	EventTypes     []string           `json:"event_types,omitempty"`
-	EmbedID        *uuid.UUID         `json:"embed_id,omitempty"`
-	Headers        *map[string]string `json:"headers,omitempty"`
-	MaxInFlight    *int               `json:"max_in_flight,omitempty"`
-	TimeoutSeconds *int               `json:"timeout_seconds,omitempty"`
-	MaxAttempts    *int               `json:"max_attempts,omitempty"`
-}
-
-type idIn struct {
-	ID uuid.UUID `json:"id" path:"id"`
-}
-
-type deliveriesIn struct {
-	ID uuid.UUID `json:"id" path:"id"`
-	op.PageInput
-}
-
 // world is the fakes' store, one owner's rows per OwnerID.
 type world struct {
 	mu         sync.Mutex
-	endpoints  map[uuid.UUID]fakeEndpoint
+	endpoints  map[uuid.UUID]webhook.View
 	owners     map[uuid.UUID]uuid.UUID
-	deliveries map[uuid.UUID][]fakeDelivery
+	deliveries map[uuid.UUID][]webhook.Delivery
 	sources    map[uuid.UUID]inbound.SourceView
 	messages   map[uuid.UUID][]inbound.MessageView
 	poisoned   []eventop.Event
@@ -143,8 +54,8 @@ type world struct {
 
 func newWorld() *world {
 	return &world{
-		endpoints: map[uuid.UUID]fakeEndpoint{}, owners: map[uuid.UUID]uuid.UUID{},
-		deliveries: map[uuid.UUID][]fakeDelivery{}, sources: map[uuid.UUID]inbound.SourceView{},
+		endpoints: map[uuid.UUID]webhook.View{}, owners: map[uuid.UUID]uuid.UUID{},
+		deliveries: map[uuid.UUID][]webhook.Delivery{}, sources: map[uuid.UUID]inbound.SourceView{},
 		messages: map[uuid.UUID][]inbound.MessageView{}, nextJob: 100, calls: map[string]int{},
 	}
 }
@@ -155,10 +66,10 @@ func (w *world) count(name string) int {
 	return w.calls[name]
 }
 
-func (w *world) endpoint(c op.Caller, id uuid.UUID) (fakeEndpoint, error) {
+func (w *world) endpoint(c op.Caller, id uuid.UUID) (webhook.View, error) {
 	e, ok := w.endpoints[id]
 	if !ok || w.owners[id] != c.OwnerID {
-		return fakeEndpoint{}, domain.ErrNotFound
+		return webhook.View{}, domain.ErrNotFound
 	}
 	return e, nil
 }
@@ -186,32 +97,32 @@ func ptr[T any](v T) *T { return &v }
 func (w *world) ops() op.Set {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	return op.Set{
-		declare(w, op.Meta{Name: "webhooks.list"}, func(c op.Caller, _ op.PageInput) (op.Page[fakeEndpoint], error) {
-			var rows []fakeEndpoint
+		declare(w, op.Meta{Name: "webhooks.list"}, func(c op.Caller, _ webhook.ListInput) (op.Page[webhook.View], error) {
+			var rows []webhook.View
 			for id, e := range w.endpoints {
 				if w.owners[id] == c.OwnerID {
 					rows = append(rows, e)
 				}
 			}
-			return op.NewPage(rows, 50, func(e fakeEndpoint) string { return e.ID.String() }), nil
+			return op.NewPage(rows, 50, func(e webhook.View) string { return e.ID.String() }), nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.get"}, func(c op.Caller, in idIn) (fakeEndpoint, error) {
+		declare(w, op.Meta{Name: "webhooks.get"}, func(c op.Caller, in webhook.IDInput) (webhook.View, error) {
 			return w.endpoint(c, in.ID)
 		}),
-		declare(w, op.Meta{Name: "webhooks.create"}, func(c op.Caller, in createEndpointIn) (fakeCreated, error) {
+		declare(w, op.Meta{Name: "webhooks.create"}, func(c op.Caller, in webhook.CreateInput) (webhook.WithSecret, error) {
 			if in.URL == "" {
-				return fakeCreated{}, domain.Validation("INVALID_URL", "url is required").WithField("url")
+				return webhook.WithSecret{}, domain.Validation("INVALID_URL", "url is required").WithField("url")
 			}
 			if len(in.EventTypes) == 0 {
-				return fakeCreated{}, domain.Validation("INVALID_EVENT_TYPES", "pick at least one event type").WithField("event_types")
+				return webhook.WithSecret{}, domain.Validation("INVALID_EVENT_TYPES", "pick at least one event type").WithField("event_types")
 			}
-			e := fakeEndpoint{ID: uuid.New(), URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, EmbedID: in.EmbedID,
+			e := withState(webhook.View{ID: uuid.New(), URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, EmbedID: in.EmbedID,
 				Headers: in.Headers, Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now,
-				MaxInFlight: orDefault(in.MaxInFlight, 1), TimeoutSeconds: orDefault(in.TimeoutSeconds, 10), MaxAttempts: orDefault(in.MaxAttempts, 18)}
+				MaxInFlight: orDefault(in.MaxInFlight, 1), TimeoutSeconds: orDefault(in.TimeoutSeconds, 10), MaxAttempts: orDefault(in.MaxAttempts, 18)})
 			w.endpoints[e.ID], w.owners[e.ID] = e, c.OwnerID
-			return fakeCreated{fakeEndpoint: e, Secret: "whsec_" + uuid.NewString()}, nil
+			return webhook.WithSecret{View: e, Secret: "whsec_" + uuid.NewString()}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.update"}, func(c op.Caller, in updateEndpointIn) (fakeEndpoint, error) {
+		declare(w, op.Meta{Name: "webhooks.update"}, func(c op.Caller, in webhook.UpdateInput) (webhook.View, error) {
 			e, err := w.endpoint(c, in.ID)
 			if err != nil {
 				return e, err
@@ -227,7 +138,7 @@ func (w *world) ops() op.Set {
 			}
 			e.EmbedID = in.EmbedID
 			if in.Headers != nil {
-				e.Headers = *in.Headers
+				e.Headers = in.Headers
 			}
 			for _, f := range []struct {
 				in  *int
@@ -244,43 +155,62 @@ func (w *world) ops() op.Set {
 					e.DisabledReason = ptr("disabled by the owner")
 				}
 			}
+			e = withState(e)
 			w.endpoints[e.ID] = e
 			return e, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.delete"}, func(c op.Caller, in idIn) (op.Empty, error) {
+		declare(w, op.Meta{Name: "webhooks.delete"}, func(c op.Caller, in webhook.IDInput) (op.Empty, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
 				return op.Empty{}, err
 			}
 			delete(w.endpoints, in.ID)
 			return op.Empty{}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.rotate_secret"}, func(c op.Caller, in idIn) (map[string]string, error) {
+		declare(w, op.Meta{Name: "webhooks.rotate_secret"}, func(c op.Caller, in webhook.IDInput) (webhook.SecretOutput, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
-				return nil, err
+				return webhook.SecretOutput{}, err
 			}
-			return map[string]string{"secret": "whsec_rotated_" + uuid.NewString()}, nil
+			return webhook.SecretOutput{Secret: "whsec_rotated_" + uuid.NewString()}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.send_test"}, func(c op.Caller, in idIn) (map[string]any, error) {
+		declare(w, op.Meta{Name: "webhooks.send_test"}, func(c op.Caller, in webhook.IDInput) (webhook.TestOutput, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
-				return nil, err
+				return webhook.TestOutput{}, err
 			}
 			w.nextJob++
-			d := fakeDelivery{JobID: w.nextJob, EventID: uuid.New(), EventType: "webhook.test", State: "completed", Attempt: 1, MaxAttempts: 25,
+			d := webhook.Delivery{JobID: w.nextJob, EventID: uuid.New(), EventType: "webhook.test", State: "completed", Attempt: 1, MaxAttempts: 25,
 				AttemptedAt: &now, CreatedAt: now, TaskURL: "/admin/tasks?job=" + itoa(w.nextJob), StatusCode: ptr(204)}
-			w.deliveries[in.ID] = append([]fakeDelivery{d}, w.deliveries[in.ID]...)
-			return map[string]any{"event_id": d.EventID, "job_id": d.JobID}, nil
+			w.deliveries[in.ID] = append([]webhook.Delivery{d}, w.deliveries[in.ID]...)
+			return webhook.TestOutput{EventID: d.EventID, JobID: d.JobID}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.deliveries"}, func(c op.Caller, in deliveriesIn) (op.Page[fakeDelivery], error) {
+		declare(w, op.Meta{Name: "webhooks.deliveries"}, func(c op.Caller, in webhook.DeliveriesInput) (webhook.DeliveryPage, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
-				return op.Page[fakeDelivery]{}, err
+				return webhook.DeliveryPage{}, err
 			}
-			return op.NewPage(w.deliveries[in.ID], 50, func(d fakeDelivery) string { return itoa(d.JobID) }), nil
+			p := op.NewPage(w.deliveries[in.ID], 50, func(d webhook.Delivery) string { return itoa(d.JobID) })
+			return webhook.DeliveryPage{Data: p.Data, NextCursor: p.NextCursor}, nil
 		}),
-		declare(w, op.Meta{Name: "webhooks.redeliver"}, func(c op.Caller, in idIn) (map[string]any, error) {
+		declare(w, op.Meta{Name: "webhooks.delivery"}, func(c op.Caller, in webhook.DeliveryIDInput) (webhook.DeliveryDetail, error) {
 			if _, err := w.endpoint(c, in.ID); err != nil {
-				return nil, err
+				return webhook.DeliveryDetail{}, err
 			}
-			return map[string]any{"count": 3, "by_state": map[string]int{"discarded": 2, "cancelled": 1}}, nil
+			for _, d := range w.deliveries[in.ID] {
+				if d.JobID == in.JobID {
+					return webhook.DeliveryDetail{Delivery: d, Attempts: []webhook.Attempt{}}, nil
+				}
+			}
+			return webhook.DeliveryDetail{}, domain.ErrNotFound
+		}),
+		declare(w, op.Meta{Name: "webhooks.redeliver"}, func(c op.Caller, in webhook.IDInput) (webhook.RedeliverOutput, error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return webhook.RedeliverOutput{}, err
+			}
+			return webhook.RedeliverOutput{Count: 3, States: webhook.RedeliverStates, ByState: map[string]int{"discarded": 2, "cancelled": 1}}, nil
+		}),
+		declare(w, op.Meta{Name: "webhooks.recover"}, func(c op.Caller, in webhook.RecoverInput) (webhook.RecoverOutput, error) {
+			if _, err := w.endpoint(c, in.ID); err != nil {
+				return webhook.RecoverOutput{}, err
+			}
+			return webhook.RecoverOutput{}, nil
 		}),
 		declare(w, op.Meta{Name: "events.poisoned"}, func(_ op.Caller, _ eventop.PoisonedInput) (op.Page[eventop.Event], error) {
 			return op.NewPage(append([]eventop.Event(nil), w.poisoned...), 50, func(e eventop.Event) string { return e.ID.String() }), nil

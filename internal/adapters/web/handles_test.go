@@ -25,6 +25,7 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 	"github.com/standmeet/standmeet/internal/owner/ownertest"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 const ownerPassword = "correct horse battery"
@@ -247,4 +248,37 @@ func TestNewFailsWhenTheInboundPagesMissAnOp(t *testing.T) {
 	require.ErrorContains(t, err, "op: inbound_sources.refusals takes op.Empty")
 	_, err = web.New(web.Deps{Ops: without("inbound_sources.refusals")})
 	require.NoError(t, err, "refusals are optional: the source page leaves them out")
+}
+
+// TestNewFailsWhenTheWebhookPagesMissAnOp: the webhook pages take typed
+// handles on the webhook domain's own ops; a section without one of them,
+// or with one of other types, stops the start naming it. Retry now and
+// send again are optional together: without them the log offers no
+// steering buttons.
+func TestNewFailsWhenTheWebhookPagesMissAnOp(t *testing.T) {
+	t.Parallel()
+	ops := webhook.NewService(webhook.Deps{}).Ops()
+	_, err := web.New(web.Deps{Ops: ops})
+	require.NoError(t, err)
+	without := func(name string, add ...op.Descriptor) op.Set {
+		var s op.Set
+		for _, d := range ops {
+			if d.Meta().Name != name {
+				s = append(s, d)
+			}
+		}
+		return append(s, add...)
+	}
+	for _, name := range []string{"webhooks.get", "webhooks.update", "webhooks.rotate_secret", "webhooks.delivery", "webhooks.recover"} {
+		_, err = web.New(web.Deps{Ops: without(name)})
+		require.ErrorContains(t, err, "op: "+name+" is not declared")
+	}
+	retyped := op.New(op.Meta{Name: "webhooks.send_test"}, func(context.Context, op.Caller, webhook.IDInput) (op.Empty, error) { return op.Empty{}, nil })
+	_, err = web.New(web.Deps{Ops: without("webhooks.send_test", retyped)})
+	require.ErrorContains(t, err, "op: webhooks.send_test takes webhook.IDInput and returns op.Empty, not webhook.IDInput and webhook.TestOutput")
+	retry := op.New(op.Meta{Name: "webhooks.retry_delivery"}, func(context.Context, op.Caller, webhook.IDInput) (webhook.RetryOutput, error) {
+		return webhook.RetryOutput{}, nil
+	})
+	_, err = web.New(web.Deps{Ops: without("webhooks.retry_delivery", retry)})
+	require.ErrorContains(t, err, "op: webhooks.retry_delivery takes webhook.IDInput")
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 	"github.com/standmeet/standmeet/internal/owner/ownertest"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/webhooktest"
 )
 
 const ownerPassword = "correct horse battery"
@@ -281,4 +282,71 @@ func TestNewFailsWhenTheWebhookPagesMissAnOp(t *testing.T) {
 	})
 	_, err = web.New(web.Deps{Ops: without("webhooks.retry_delivery", retry)})
 	require.ErrorContains(t, err, "op: webhooks.retry_delivery takes webhook.IDInput")
+}
+
+// TestWebhookPagesCallTheWebhookOps drives the webhook pages against the
+// webhook domain's own ops over webhooktest's memory store: what a form
+// posts reaches the service in its own types, and what the service
+// returns is what the page shows.
+func TestWebhookPagesCallTheWebhookOps(t *testing.T) {
+	t.Parallel()
+	store := webhooktest.NewMemory()
+	svc := webhook.NewService(webhook.Deps{UnitOfWork: store,
+		Seal: func(plaintext, ad []byte) ([]byte, error) { return append(append([]byte(nil), ad...), plaintext...), nil }})
+	ownerID := uuid.New()
+	b, csrf := serve(t, svc.Ops(), ownerID)
+	ctx := context.Background()
+
+	res := b.post(t, "/admin/webhooks", url.Values{"csrf_token": {csrf}, "url": {"https://r.example/h"}, "event_types": {"webhook.test"},
+		"globs": {"code.*"}, "headers": {"X-Team: payments"}, "enabled": {"1"}, "max_in_flight": {"2"}})
+	require.Equal(t, http.StatusCreated, res.status, res.body)
+	m := secretRe.FindStringSubmatch(res.body)
+	require.NotNil(t, m, res.body)
+	require.True(t, strings.HasPrefix(m[1], "whsec_"))
+	list, err := svc.List(ctx, ownerID, webhook.ListInput{})
+	require.NoError(t, err)
+	require.Len(t, list.Data, 1)
+	e := list.Data[0]
+	require.Equal(t, []string{"webhook.test", "code.*"}, e.EventTypes)
+	require.Equal(t, 2, e.MaxInFlight)
+	require.Equal(t, map[string]string{"X-Team": webhook.HeaderMask}, e.Headers)
+	page := "/admin/webhooks/" + e.ID.String()
+
+	bad := b.post(t, "/admin/webhooks", url.Values{"csrf_token": {csrf}, "url": {"ftp://r.example"}, "event_types": {"webhook.test"}})
+	require.Equal(t, http.StatusBadRequest, bad.status, "the service's own validation answers the form")
+
+	got := b.get(t, "/admin/webhooks")
+	require.Equal(t, http.StatusOK, got.status)
+	require.Contains(t, got.body, "https://r.example/h")
+	got = b.get(t, page)
+	require.Equal(t, http.StatusOK, got.status, got.body)
+	require.Contains(t, got.body, "X-Team")
+
+	res = b.post(t, page+"/edit", url.Values{"csrf_token": {csrf}, "url": {"https://r.example/h2"}, "description": {"renamed"},
+		"event_types": {"webhook.test"}, "clear_headers": {"1"}, "max_in_flight": {"3"}, "timeout_seconds": {"4"}, "max_attempts": {"6"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	v, err := svc.Get(ctx, ownerID, e.ID)
+	require.NoError(t, err)
+	require.Equal(t, "https://r.example/h2", v.URL)
+	require.Equal(t, "renamed", v.Description)
+	require.Empty(t, v.Headers)
+	require.Equal(t, []int{3, 4, 6}, []int{v.MaxInFlight, v.TimeoutSeconds, v.MaxAttempts})
+
+	res = b.post(t, page+"/disable", url.Values{"csrf_token": {csrf}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	v, err = svc.Get(ctx, ownerID, e.ID)
+	require.NoError(t, err)
+	require.Equal(t, "disabled", v.State)
+
+	res = b.post(t, page+"/rotate", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusOK, res.status, res.body)
+	m2 := secretRe.FindStringSubmatch(res.body)
+	require.NotNil(t, m2, res.body)
+	require.NotEqual(t, m[1], m2[1], "a new secret")
+
+	res = b.post(t, page+"/delete", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	v, err = svc.Get(ctx, ownerID, e.ID)
+	require.NoError(t, err)
+	require.Equal(t, "deleted", v.State)
 }

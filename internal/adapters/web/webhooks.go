@@ -20,38 +20,38 @@ import (
 
 // endpoint is a webhook endpoint as the contract returns it.
 type endpoint struct {
-	ID             uuid.UUID         `json:"id"`
-	URL            string            `json:"url"`
-	Description    string            `json:"description"`
-	EventTypes     []string          `json:"event_types"`
-	EmbedID        *uuid.UUID        `json:"embed_id"`
-	Headers        map[string]string `json:"headers"`
-	MaxInFlight    int               `json:"max_in_flight"`
-	TimeoutSeconds int               `json:"timeout_seconds"`
-	MaxAttempts    int               `json:"max_attempts"`
-	Enabled        bool              `json:"enabled"`
+	ID             uuid.UUID
+	URL            string
+	Description    string
+	EventTypes     []string
+	EmbedID        *uuid.UUID
+	Headers        map[string]string
+	MaxInFlight    int
+	TimeoutSeconds int
+	MaxAttempts    int
+	Enabled        bool
 	// State is "enabled", "failing", "disabled" or "deleted".
-	State          string     `json:"state"`
-	DisabledReason *string    `json:"disabled_reason"`
-	FailingSince   *time.Time `json:"failing_since"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	DeletedAt      *time.Time `json:"deleted_at"`
-	Health         *health    `json:"health"`
+	State          string
+	DisabledReason *string
+	FailingSince   *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	DeletedAt      *time.Time
+	Health         *health
 	// RotationGraceUntil is when the previous secret stops signing.
-	RotationGraceUntil *time.Time `json:"rotation_grace_until"`
+	RotationGraceUntil *time.Time
 	// Secret is only in the answer of webhooks.create.
-	Secret string `json:"secret"`
+	Secret string
 }
 
 // health is an endpoint's recent outcomes as webhooks.list returns them.
 type health struct {
-	LastSuccessAt  *time.Time `json:"last_success_at"`
-	LastFailureAt  *time.Time `json:"last_failure_at"`
-	LastFailure    *string    `json:"last_failure"`
-	Attempts24h    int        `json:"attempts_24h"`
-	Succeeded24h   int        `json:"succeeded_24h"`
-	SuccessRate24h *float64   `json:"success_rate_24h"`
+	LastSuccessAt  *time.Time
+	LastFailureAt  *time.Time
+	LastFailure    *string
+	Attempts24h    int
+	Succeeded24h   int
+	SuccessRate24h *float64
 }
 
 // Rate renders the day's success rate with its attempt count, "—"
@@ -79,22 +79,22 @@ func (e endpoint) HeaderNames() []string {
 
 // delivery is a row of webhooks.deliveries.
 type delivery struct {
-	JobID       int64      `json:"job_id"`
-	EventID     string     `json:"event_id"`
-	EventType   string     `json:"event_type"`
-	State       string     `json:"state"`
-	Status      string     `json:"status"`
-	WaitingFor  string     `json:"waiting_for"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
-	StatusCode  *int       `json:"status_code"`
-	LatencyMS   *int       `json:"latency_ms"`
-	Response    *string    `json:"response"`
-	LastError   *string    `json:"last_error"`
-	AttemptedAt *time.Time `json:"attempted_at"`
-	CreatedAt   time.Time  `json:"created_at"`
-	ScheduledAt time.Time  `json:"scheduled_at"`
-	TaskURL     string     `json:"task_url"`
+	JobID       int64
+	EventID     string
+	EventType   string
+	State       string
+	Status      string
+	WaitingFor  string
+	Attempt     int
+	MaxAttempts int
+	StatusCode  *int
+	LatencyMS   *int
+	Response    *string
+	LastError   *string
+	AttemptedAt *time.Time
+	CreatedAt   time.Time
+	ScheduledAt time.Time
+	TaskURL     string
 }
 
 // deliveryOf is the page's view of a delivery.
@@ -149,8 +149,8 @@ func (d delivery) Path(id uuid.UUID) string {
 // deliveryDetail is webhooks.delivery's answer.
 type deliveryDetail struct {
 	delivery
-	Attempts []deliveryAttempt    `json:"attempts"`
-	Request  *webhook.SentRequest `json:"request"`
+	Attempts []deliveryAttempt
+	Request  *webhook.SentRequest
 }
 
 // HeaderLines are the sent headers sorted by name.
@@ -167,17 +167,17 @@ func (d deliveryDetail) HeaderLines() []string {
 }
 
 type deliveryAttempt struct {
-	Attempt    int       `json:"attempt"`
-	Outcome    string    `json:"outcome"`
-	StatusCode *int      `json:"status_code"`
-	LatencyMS  *int      `json:"latency_ms"`
-	Response   *string   `json:"response"`
-	Error      *string   `json:"error"`
-	Location   *string   `json:"location"`
-	At         time.Time `json:"attempted_at"`
+	Attempt    int
+	Outcome    string
+	StatusCode *int
+	LatencyMS  *int
+	Response   *string
+	Error      *string
+	Location   *string
+	At         time.Time
 	// Headers are the headers the attempt sent, with its own timestamp
 	// and signature; nil when not recorded.
-	Headers map[string]string `json:"headers"`
+	Headers map[string]string
 }
 
 // HeaderLines are the headers the attempt sent, sorted by name.

@@ -20,10 +20,13 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/corpus/corpustest"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/inboundtest"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 	"github.com/standmeet/standmeet/internal/owner/ownertest"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 	"github.com/standmeet/standmeet/internal/owner/webhook/webhooktest"
@@ -292,7 +295,9 @@ func TestWebhookPagesCallTheWebhookOps(t *testing.T) {
 	t.Parallel()
 	store := webhooktest.NewMemory()
 	svc := webhook.NewService(webhook.Deps{UnitOfWork: store,
-		Seal: func(plaintext, ad []byte) ([]byte, error) { return append(append([]byte(nil), ad...), plaintext...), nil }})
+		Seal: func(plaintext, ad []byte) ([]byte, error) {
+			return append(append([]byte(nil), ad...), plaintext...), nil
+		}})
 	ownerID := uuid.New()
 	b, csrf := serve(t, svc.Ops(), ownerID)
 	ctx := context.Background()
@@ -349,4 +354,84 @@ func TestWebhookPagesCallTheWebhookOps(t *testing.T) {
 	v, err = svc.Get(ctx, ownerID, e.ID)
 	require.NoError(t, err)
 	require.Equal(t, "deleted", v.State)
+}
+
+// TestInboundPagesCallTheInboundOps drives the inbound pages against the
+// inbound domain's own ops over inboundtest's memory store, the kind's
+// options included.
+func TestInboundPagesCallTheInboundOps(t *testing.T) {
+	t.Parallel()
+	svc := inbound.NewService(inbound.ServiceDeps{UoW: inboundtest.NewMemory(), Verifiers: verifier.NewDefaultRegistry(),
+		Seal: func(plaintext, ad []byte) ([]byte, error) {
+			return append(append([]byte(nil), ad...), plaintext...), nil
+		}})
+	ownerID := uuid.New()
+	ops := svc.Ops()
+	for _, d := range newWorld().ops() {
+		if !strings.HasPrefix(d.Meta().Name, "inbound_sources.") {
+			ops = append(ops, d)
+		}
+	}
+	b, csrf := serve(t, ops, ownerID)
+	ctx := context.Background()
+	list, err := op.HandleOf[op.PageInput, op.Page[inbound.SourceView]](svc.Ops(), "inbound_sources.list")
+	require.NoError(t, err)
+	get, err := op.HandleOf[inbound.SourceIDInput, inbound.SourceView](svc.Ops(), "inbound_sources.get")
+	require.NoError(t, err)
+	caller := op.Caller{OwnerID: ownerID}
+
+	res := b.post(t, "/admin/inbound", url.Values{"csrf_token": {csrf}, "name": {"Shop"}, "verifier": {verifier.KindStandardWebhooks}, "enabled": {"1"}})
+	require.Equal(t, http.StatusCreated, res.status, res.body)
+	m := secretRe.FindStringSubmatch(res.body)
+	require.NotNil(t, m, res.body)
+	require.True(t, strings.HasPrefix(m[1], "whsec_"), "the generated secret is shown once")
+
+	res = b.post(t, "/admin/inbound", url.Values{"csrf_token": {csrf}, "name": {"Shop HMAC"}, "verifier": {verifier.KindHMAC},
+		"secret": {"a-provider-secret-of-some-length"}, "signature_header": {"X-Shop-Signature"}, "tolerance_seconds": {"120"}, "enabled": {"1"}})
+	require.Equal(t, http.StatusCreated, res.status, res.body)
+	p, err := list.Call(ctx, caller, op.PageInput{})
+	require.NoError(t, err)
+	require.Len(t, p.Data, 2)
+	var src inbound.SourceView
+	for _, s := range p.Data {
+		if s.Name == "Shop HMAC" {
+			src = s
+		}
+	}
+	require.Equal(t, 120, src.ToleranceSeconds)
+	require.JSONEq(t, `"X-Shop-Signature"`, string(src.Options["signature_header"]))
+	page := "/admin/inbound/" + src.ID.String()
+
+	got := b.get(t, page)
+	require.Equal(t, http.StatusOK, got.status, got.body)
+	got = b.get(t, page+"/edit")
+	require.Equal(t, http.StatusOK, got.status, got.body)
+	require.Contains(t, got.body, "X-Shop-Signature")
+
+	res = b.post(t, page+"/edit", url.Values{"csrf_token": {csrf}, "name": {"Shop renamed"}, "signature_header": {"X-Other"},
+		"body_limit_bytes": {"4096"}, "tolerance_seconds": {"120"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	v, err := get.Call(ctx, caller, inbound.SourceIDInput{ID: src.ID})
+	require.NoError(t, err)
+	require.Equal(t, "Shop renamed", v.Name)
+	require.Equal(t, int64(4096), v.BodyLimitBytes)
+	require.JSONEq(t, `"X-Other"`, string(v.Options["signature_header"]))
+
+	res = b.post(t, page+"/disable", url.Values{"csrf_token": {csrf}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	v, err = get.Call(ctx, caller, inbound.SourceIDInput{ID: src.ID})
+	require.NoError(t, err)
+	require.False(t, v.Enabled)
+
+	res = b.post(t, page+"/rotate", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}, "secret": {"the-providers-new-secret"}})
+	require.Equal(t, http.StatusOK, res.status, res.body)
+	v, err = get.Call(ctx, caller, inbound.SourceIDInput{ID: src.ID})
+	require.NoError(t, err)
+	require.NotNil(t, v.SecretRotatedAt)
+
+	res = b.post(t, page+"/delete", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, res.status, res.body)
+	_, err = get.Call(ctx, caller, inbound.SourceIDInput{ID: src.ID})
+	require.Error(t, err)
+	require.Equal(t, domain.KindNotFound, domain.AsError(err).Kind, "the source is gone")
 }

@@ -15,9 +15,11 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
-// The fakes below declare ops with the contract's names, routes and JSON
-// shapes over an in-memory store, so the UI can be tested as it calls the
-// real ones: through op.Set, by JSON.
+// The fakes below declare ops with the contract's names and the domains'
+// own input and output types over an in-memory store whose answers a test
+// sets (counts, dead letters, poisoned events), so the UI resolves and
+// calls them through the same typed handles as the real ones. The tests in
+// handles_test.go drive the pages with the domains' real ops instead.
 
 // withState sets the state the service derives from the fields.
 func withState(e webhook.View) webhook.View {

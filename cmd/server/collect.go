@@ -79,7 +79,9 @@ func provideSubscriptions() []events.Subscription {
 }
 
 func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Service, webhookOps webhookOps,
-	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps, jobs jobOps) op.Set {
+	corpusSvc *corpus.Service, accessSvc *access.Service, publishOps publishOps, jobs jobOps,
+	// a new domain's ops parameter goes above this line (cmd/scaffold writes it here)
+) op.Set {
 	var ops op.Set
 	ops = append(ops, jobs...)
 	ops = append(ops, owners.Ops()...)
@@ -89,6 +91,7 @@ func provideOps(eventStore *events.Store, inbound inboundOps, owners *owner.Serv
 	ops = append(ops, corpusSvc.Ops()...)
 	ops = append(ops, accessSvc.Ops()...)
 	ops = append(ops, publishOps...)
+	// a new domain's ops go above this line (cmd/scaffold writes them here)
 	return ops
 }
 

@@ -18,15 +18,16 @@ import (
 // only under the wireinject tag, so vet and staticcheck see no other use.
 func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, func(), error) {
 	wire.Build(
-		InfraSet,    // wire_infra.go
-		EventsSet,   // wire_events.go
-		SealSet,     // unseal.go
-		OwnerSet,    // wire_owner.go
-		AccessSet,   // wire_access.go
-		CorpusSet,   // wire_corpus.go
-		PublishSet,  // wire_publish.go
-		WebhookSet,  // wire_webhooks.go
-		InboundSet,  // wire_inbound.go
+		InfraSet,   // wire_infra.go
+		EventsSet,  // wire_events.go
+		SealSet,    // unseal.go
+		OwnerSet,   // wire_owner.go
+		AccessSet,  // wire_access.go
+		CorpusSet,  // wire_corpus.go
+		PublishSet, // wire_publish.go
+		WebhookSet, // wire_webhooks.go
+		InboundSet, // wire_inbound.go
+		// a new domain's set goes above this line (cmd/scaffold writes it here)
 		SurfacesSet, // wire_surfaces.go
 		ServerSet,   // server.go
 		CollectSet,  // collect.go

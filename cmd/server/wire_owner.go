@@ -7,7 +7,6 @@ import (
 	"context"
 
 	"github.com/google/wire"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 

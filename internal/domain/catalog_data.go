@@ -270,6 +270,7 @@ func entries() []entry {
 			useCase("owner.Service.SetOperator"),
 			object(req("owner_id", uuidOf("the owner")), req("operator", typed("boolean", "whether the owner now holds the operator role"))),
 			"owner/" + exOwner, map[string]any{"owner_id": exOwner, "operator": true}},
+		// A new domain's entries go above this line (cmd/scaffold writes them here).
 	}
 }
 

@@ -6,26 +6,14 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-)
 
-// eventTypeDoc is one entry of webhooks.event_types as the contract returns
-// it.
-type eventTypeDoc struct {
-	Name        string `json:"name"`
-	Domain      string `json:"domain"`
-	Description string `json:"description"`
-	Producer    struct {
-		Kind string `json:"kind"`
-		Name string `json:"name"`
-	} `json:"producer"`
-	Publishable bool            `json:"publishable"`
-	DataSchema  json.RawMessage `json:"data_schema"`
-	Example     json.RawMessage `json:"example"`
-}
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+)
 
 // catalogEntry is an entry ready for the page: JSON indented for reading.
 type catalogEntry struct {
-	eventTypeDoc
+	webhook.EventTypeView
 	Schema, Body string
 }
 
@@ -38,15 +26,16 @@ type catalogData struct {
 // eventCatalog shows every event type an endpoint can subscribe to: what it
 // records, who produces it, the schema of its data and an example body.
 func (h *Handler) eventCatalog(c echo.Context, s *Session) error {
-	var list struct {
-		Data []eventTypeDoc `json:"data"`
+	if h.events.types == nil {
+		return h.fail(c, s, notDeclared("webhooks.event_types"))
 	}
-	if err := h.call(c.Request().Context(), s, "webhooks.event_types", nil, &list); err != nil {
+	list, err := h.events.types.Call(c.Request().Context(), s.Caller, op.Empty{})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	d := catalogData{CanPublish: h.has("events.publish"), CanEndpoint: h.has("webhooks.create")}
 	for _, t := range list.Data {
-		d.Types = append(d.Types, catalogEntry{eventTypeDoc: t, Schema: indentJSON(t.DataSchema), Body: indentJSON(t.Example)})
+		d.Types = append(d.Types, catalogEntry{EventTypeView: t, Schema: indentJSON(t.DataSchema), Body: indentJSON(t.Example)})
 		if t.Publishable {
 			d.External++
 		} else {

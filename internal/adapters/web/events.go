@@ -10,33 +10,25 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
-// event is an event as the contract lists it.
-type event struct {
-	ID            uuid.UUID  `json:"id"`
-	Type          string     `json:"type"`
-	Subject       string     `json:"subject"`
-	OccurredAt    time.Time  `json:"occurred_at"`
-	RelayAttempts int        `json:"relay_attempts"`
-	RelayError    *string    `json:"relay_error"`
-	PoisonedAt    *time.Time `json:"poisoned_at"`
-}
-
 type poisonedData struct {
-	Events []event
+	Events []eventop.Event
 	Next   string
 	CSRF   string
 }
 
 func (h *Handler) poisonedList(c echo.Context, s *Session) error {
-	var p page[event]
-	args := map[string]any{"limit": 50}
-	if cur := c.QueryParam("cursor"); cur != "" {
-		args["cursor"] = cur
+	if h.events.poisoned == nil {
+		return h.fail(c, s, notDeclared("events.poisoned"))
 	}
-	if err := h.call(c.Request().Context(), s, "events.poisoned", args, &p); err != nil {
+	in := eventop.PoisonedInput{PageInput: op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")}}
+	p, err := h.events.poisoned.list.Call(c.Request().Context(), s.Caller, in)
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	d := poisonedData{Events: p.Data, CSRF: s.CSRFToken}
@@ -51,34 +43,24 @@ func (h *Handler) eventRelease(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	if err := h.call(c.Request().Context(), s, "events.release", map[string]any{"id": id}, nil); err != nil {
+	if h.events.poisoned == nil {
+		return h.fail(c, s, notDeclared("events.release"))
+	}
+	if _, err := h.events.poisoned.release.Call(c.Request().Context(), s.Caller, eventop.IDInput{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/events/poisoned?notice=released")
 }
 
-// eventRow is an event as events.list returns it, with its fan-out.
-type eventRow struct {
-	event
-	Data        map[string]any `json:"data"`
-	FannedOutAt *time.Time     `json:"fanned_out_at"`
-}
-
 // eventDelivery is a row of webhooks.event_deliveries.
 type eventDelivery struct {
 	delivery
-	EndpointID    uuid.UUID `json:"endpoint_id"`
-	EndpointURL   string    `json:"endpoint_url"`
-	EndpointState string    `json:"endpoint_state"`
+	EndpointID    uuid.UUID
+	EndpointURL   string
+	EndpointState string
 	// Wait says why a delivery that has not started waits (from the
 	// fan-out's summary), "" otherwise.
-	Wait string `json:"-"`
-}
-
-type eventPage struct {
-	Data       []eventRow `json:"data"`
-	NextCursor *string    `json:"next_cursor"`
-	PrevCursor *string    `json:"prev_cursor"`
+	Wait string
 }
 
 // eventFilter is the events page's query: type and a time range, typed as
@@ -113,7 +95,7 @@ func rfc3339(v string) string {
 }
 
 type eventListData struct {
-	Events     []eventRow
+	Events     []eventop.Event
 	Filter     eventFilter
 	Types      []domain.EventType
 	Next, Prev string
@@ -121,24 +103,18 @@ type eventListData struct {
 
 func (h *Handler) eventList(c echo.Context, s *Session) error {
 	f := eventFilter{Type: c.QueryParam("type"), Since: strings.TrimSpace(c.QueryParam("since")), Until: strings.TrimSpace(c.QueryParam("until"))}
-	args := map[string]any{"limit": 50}
-	if f.Type != "" {
-		args["type"] = f.Type
+	if h.events.log == nil {
+		return h.fail(c, s, notDeclared("events.list"))
 	}
+	in := eventop.ListInput{PageInput: op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")}, Type: f.Type, Before: c.QueryParam("before")}
 	if f.Since != "" {
-		args["since"] = rfc3339(f.Since)
+		in.Since = rfc3339(f.Since)
 	}
 	if f.Until != "" {
-		args["until"] = rfc3339(f.Until)
+		in.Until = rfc3339(f.Until)
 	}
-	if cur := c.QueryParam("cursor"); cur != "" {
-		args["cursor"] = cur
-	}
-	if before := c.QueryParam("before"); before != "" {
-		args["before"] = before
-	}
-	var p eventPage
-	if err := h.call(c.Request().Context(), s, "events.list", args, &p); err != nil {
+	p, err := h.events.log.list.Call(c.Request().Context(), s.Caller, in)
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	d := eventListData{Events: p.Data, Filter: f, Types: domain.EventTypes()}
@@ -152,28 +128,14 @@ func (h *Handler) eventList(c echo.Context, s *Session) error {
 }
 
 type eventShowData struct {
-	Event      eventRow
+	Event      eventop.Event
 	DataJSON   string
 	Deliveries []eventDelivery
 	// HasWebhooks tells whether the deliveries op is declared.
 	HasWebhooks bool
 	// Fanout is the fan-out's account of the endpoints that got no
 	// delivery, or got it late (nil when the op is not declared).
-	Fanout *eventFanout
-}
-
-// eventFanout is the answer of webhooks.event_fanout.
-type eventFanout struct {
-	Recorded  bool `json:"recorded"`
-	Endpoints []struct {
-		EndpointID    uuid.UUID  `json:"endpoint_id"`
-		EndpointURL   string     `json:"endpoint_url"`
-		EndpointState string     `json:"endpoint_state"`
-		Reason        string     `json:"reason"`
-		Text          string     `json:"text"`
-		Delivered     bool       `json:"delivered"`
-		Until         *time.Time `json:"until"`
-	} `json:"endpoints"`
+	Fanout *webhook.EventFanout
 }
 
 func (h *Handler) eventShow(c echo.Context, s *Session) error {
@@ -181,26 +143,31 @@ func (h *Handler) eventShow(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var ev eventRow
-	if err := h.call(c.Request().Context(), s, "events.get", map[string]any{"id": id}, &ev); err != nil {
+	if h.events.log == nil {
+		return h.fail(c, s, notDeclared("events.get"))
+	}
+	ctx := c.Request().Context()
+	ev, err := h.events.log.get.Call(ctx, s.Caller, eventop.IDInput{ID: id})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	d := eventShowData{Event: ev, HasWebhooks: h.has("webhooks.event_deliveries")}
+	d := eventShowData{Event: ev, HasWebhooks: h.events.deliveries != nil}
 	if b, err := json.MarshalIndent(ev.Data, "", "  "); err == nil {
 		d.DataJSON = string(b)
 	}
 	if d.HasWebhooks {
-		var list struct {
-			Data []eventDelivery `json:"data"`
-		}
-		if err := h.call(c.Request().Context(), s, "webhooks.event_deliveries", map[string]any{"id": id}, &list); err != nil {
+		list, err := h.events.deliveries.Call(ctx, s.Caller, webhook.EventIDInput{ID: id})
+		if err != nil {
 			return h.fail(c, s, err)
 		}
-		d.Deliveries = list.Data
+		for _, ed := range list.Data {
+			d.Deliveries = append(d.Deliveries, eventDelivery{delivery: deliveryOf(ed.Delivery),
+				EndpointID: ed.EndpointID, EndpointURL: ed.EndpointURL, EndpointState: ed.EndpointState})
+		}
 	}
-	if h.has("webhooks.event_fanout") {
-		var f eventFanout
-		if err := h.call(c.Request().Context(), s, "webhooks.event_fanout", map[string]any{"id": id}, &f); err != nil {
+	if h.events.fanout != nil {
+		f, err := h.events.fanout.Call(ctx, s.Caller, webhook.EventIDInput{ID: id})
+		if err != nil {
 			return h.fail(c, s, err)
 		}
 		d.Fanout = &f

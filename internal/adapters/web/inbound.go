@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,79 +11,49 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
 // source is an inbound source as the contract returns it: fixed fields
 // beside the kind's options.
 type source struct {
-	ID               uuid.UUID  `json:"id"`
-	Name             string     `json:"name"`
-	Verifier         string     `json:"verifier"`
-	Enabled          bool       `json:"enabled"`
-	BodyLimitBytes   int64      `json:"body_limit_bytes"`
-	ToleranceSeconds int        `json:"tolerance_seconds"`
-	ReceiveURL       string     `json:"receive_url"`
-	SecretRotatedAt  *time.Time `json:"secret_rotated_at"`
+	ID               uuid.UUID
+	Name             string
+	Verifier         string
+	Enabled          bool
+	BodyLimitBytes   int64
+	ToleranceSeconds int
+	ReceiveURL       string
+	SecretRotatedAt  *time.Time
 	// PreviousSecretExpiresAt is when the secret before the last rotation
 	// stops verifying; nil when none does.
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	CreatedAt               time.Time  `json:"created_at"`
-	Secret                  string     `json:"secret"`
-	// Options are the members that are not fixed fields.
-	Options map[string]string `json:"-"`
-}
-
-// sourceFields are the members of a source that are not the kind's options.
-var sourceFields = map[string]bool{
-	"id": true, "name": true, "verifier": true, "enabled": true, "body_limit_bytes": true, "tolerance_seconds": true,
-	"receive_url": true, "secret_rotated_at": true, "created_at": true, "updated_at": true, "secret": true,
-	"previous_secret_expires_at": true,
-}
-
-// UnmarshalJSON reads the fixed fields and keeps the rest as options, shown
-// as text.
-func (s *source) UnmarshalJSON(b []byte) error {
-	type plain source
-	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
-		return err
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	s.Options = map[string]string{}
-	for k, v := range all {
-		if sourceFields[k] {
-			continue
-		}
-		var str string
-		if json.Unmarshal(v, &str) == nil {
-			s.Options[k] = str
-		} else {
-			s.Options[k] = string(v)
-		}
-	}
-	return nil
+	PreviousSecretExpiresAt *time.Time
+	CreatedAt               time.Time
+	// Secret is only in the answer of inbound_sources.create.
+	Secret string
+	// Options are the kind's options, as text.
+	Options map[string]string
 }
 
 // message is an inbox message as the contract lists it.
 type message struct {
-	ID            uuid.UUID  `json:"id"`
-	MessageID     string     `json:"message_id"`
-	EventType     string     `json:"event_type"`
-	State         string     `json:"state"`
-	Status        string     `json:"status"`
-	StatusDetail  string     `json:"status_detail"`
-	Attempts      int        `json:"attempts"`
-	LastError     *string    `json:"last_error"`
-	ReceivedAt    time.Time  `json:"received_at"`
-	LastAttemptAt *time.Time `json:"last_attempt_at"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	DeadAt        *time.Time `json:"dead_at"`
-	Replays       int        `json:"replays"`
-	JobID         *int64     `json:"job_id"`
-	TaskURL       *string    `json:"task_url"`
+	ID            uuid.UUID
+	MessageID     string
+	EventType     string
+	State         string
+	Status        string
+	StatusDetail  string
+	Attempts      int
+	LastError     *string
+	ReceivedAt    time.Time
+	LastAttemptAt *time.Time
+	NextAttemptAt *time.Time
+	DeadAt        *time.Time
+	Replays       int
+	JobID         *int64
+	TaskURL       *string
 }
 
 // Link is the message's job in River's UI, or "".
@@ -147,21 +116,23 @@ type sourceShowData struct {
 	// Processing is false when this server declares no supplier ops.
 	Processing bool
 	// Refusals are the requests the source refused recently.
-	Refusals []refusal
+	Refusals []inbound.RefusalView
 	// HasRefusals is false when this server declares no refusals op.
 	HasRefusals bool
 }
 
 func (h *Handler) inboundList(c echo.Context, s *Session) error {
-	var p page[source]
-	args := map[string]any{"limit": 50}
-	if cur := c.QueryParam("cursor"); cur != "" {
-		args["cursor"] = cur
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.list"))
 	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.list", args, &p); err != nil {
+	p, err := h.inbound.list.Call(c.Request().Context(), s.Caller, op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	d := sourceListData{Sources: p.Data}
+	d := sourceListData{}
+	for _, v := range p.Data {
+		d.Sources = append(d.Sources, sourceOf(v))
+	}
 	if p.NextCursor != nil {
 		d.Next = "/admin/inbound?cursor=" + url.QueryEscape(*p.NextCursor)
 	}
@@ -169,7 +140,7 @@ func (h *Handler) inboundList(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) inboundNew(c echo.Context, s *Session) error {
-	if !h.has("inbound_sources.create") {
+	if h.inbound == nil {
 		return h.fail(c, s, notDeclared("inbound_sources.create"))
 	}
 	return h.render(c, http.StatusOK, "inbound_new", view{Title: "New inbound source", Section: "inbound", Session: s,
@@ -189,22 +160,28 @@ func (h *Handler) inboundCreate(c echo.Context, s *Session) error {
 		return h.render(c, status, "inbound_new", view{Title: "New inbound source", Section: "inbound", Session: s, Error: detail,
 			Data: sourceNewData{Form: f, Kinds: kinds(), CSRF: s.CSRFToken}})
 	}
-	args := map[string]any{"name": f.Name, "verifier": f.Verifier, "enabled": f.Enabled}
-	if f.Secret != "" {
-		args["secret"] = f.Secret
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.create"))
 	}
-	for field, raw := range map[string]string{"tolerance_seconds": f.Tolerance, "body_limit_bytes": f.BodyLimit} {
-		if raw == "" {
+	in := inbound.CreateSourceInput{Name: f.Name, Verifier: f.Verifier, Enabled: &f.Enabled, Secret: f.Secret}
+	for _, n := range []struct {
+		field, raw string
+		set        func(int64)
+	}{
+		{"tolerance_seconds", f.Tolerance, func(n int64) { in.ToleranceSeconds = int(n) }},
+		{"body_limit_bytes", f.BodyLimit, func(n int64) { in.BodyLimitBytes = n }},
+	} {
+		if n.raw == "" {
 			continue
 		}
-		n, err := strconv.ParseInt(raw, 10, 64)
+		v, err := strconv.ParseInt(n.raw, 10, 64)
 		if err != nil {
-			return again(domain.Validation("INVALID_NUMBER", field+" must be a whole number").WithField(field))
+			return again(domain.Validation("INVALID_NUMBER", n.field+" must be a whole number").WithField(n.field))
 		}
-		args[field] = n
+		n.set(v)
 	}
 	if f.Verifier == verifier.KindHMAC {
-		opts := map[string]any{}
+		opts := map[string]string{}
 		for k, val := range map[string]string{
 			"signature_header": f.SignatureHeader, "signature_prefix": f.SignaturePrefix, "encoding": f.Encoding, "payload": f.Payload,
 			"timestamp_header": f.TimestampHeader, "timestamp_format": f.TimestampFormat, "id_header": f.IDHeader, "event_type_header": f.EventTypeHdr,
@@ -213,12 +190,18 @@ func (h *Handler) inboundCreate(c echo.Context, s *Session) error {
 				opts[k] = val
 			}
 		}
-		args["options"] = opts
+		o, err := optionsJSON(opts, false)
+		if err != nil {
+			return again(err)
+		}
+		in.Options = o
 	}
-	var created source
-	if err := h.call(c.Request().Context(), s, "inbound_sources.create", args, &created); err != nil {
+	res, err := h.inbound.create.Call(c.Request().Context(), s.Caller, in)
+	if err != nil {
 		return again(err)
 	}
+	created := sourceOf(res.SourceView)
+	created.Secret = res.Secret
 	// As for endpoints, the generated secret is in this answer only.
 	return h.render(c, http.StatusCreated, "secret", view{Title: "Source created", Section: "inbound", Session: s, Data: secretData{
 		Kind: "source", Name: created.Name, Secret: created.Secret, Continue: "/admin/inbound/" + created.ID.String(),
@@ -239,9 +222,14 @@ func absoluteURL(r *http.Request, p string) string {
 }
 
 func (h *Handler) getSource(c echo.Context, s *Session, id uuid.UUID) (source, error) {
-	var src source
-	err := h.call(c.Request().Context(), s, "inbound_sources.get", map[string]any{"id": id}, &src)
-	return src, err
+	if h.inbound == nil {
+		return source{}, notDeclared("inbound_sources.get")
+	}
+	v, err := h.inbound.get.Call(c.Request().Context(), s.Caller, inbound.SourceIDInput{ID: id})
+	if err != nil {
+		return source{}, err
+	}
+	return sourceOf(v), nil
 }
 
 func (h *Handler) inboundShow(c echo.Context, s *Session) error {
@@ -254,22 +242,20 @@ func (h *Handler) inboundShow(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	ctx := c.Request().Context()
-	var msgs, dead page[message]
-	args := map[string]any{"id": id, "limit": 50}
-	if cur := c.QueryParam("cursor"); cur != "" {
-		args["cursor"] = cur
-	}
-	if err := h.call(ctx, s, "inbound_sources.messages", args, &msgs); err != nil {
+	msgs, err := h.inbound.messages.Call(ctx, s.Caller, inbound.ListMessagesInput{ID: id, PageInput: op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")}})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	if err := h.call(ctx, s, "inbound_sources.dead_letters", map[string]any{"id": id, "limit": 50}, &dead); err != nil {
+	dead, err := h.inbound.deadLetters.Call(ctx, s.Caller, inbound.ListDeadLettersInput{ID: id, PageInput: op.PageInput{Limit: 50}})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	d := sourceShowData{Source: src, ReceiveURL: absoluteURL(c.Request(), src.ReceiveURL), Messages: msgs.Data, DeadLetters: dead.Data, CSRF: s.CSRFToken}
+	d := sourceShowData{Source: src, ReceiveURL: absoluteURL(c.Request(), src.ReceiveURL), Messages: messagesOf(msgs.Data),
+		DeadLetters: messagesOf(dead.Data), CSRF: s.CSRFToken}
 	if err := h.sourceProcessing(c, s, &d); err != nil {
 		return h.fail(c, s, err)
 	}
-	for _, m := range msgs.Data {
+	for _, m := range d.Messages {
 		if m.State == "received" || m.State == "processing" {
 			d.Refresh = true
 		}
@@ -280,27 +266,27 @@ func (h *Handler) inboundShow(c echo.Context, s *Session) error {
 	return h.render(c, http.StatusOK, "inbound_source", view{Title: src.Name, Section: "inbound", Session: s, Notice: notice(c), Data: d})
 }
 
-func (h *Handler) sourceAction(c echo.Context, s *Session, opName string, extra map[string]any, noticeKey string) error {
+// sourceEnabled sets whether the source takes messages.
+func (h *Handler) sourceEnabled(c echo.Context, s *Session, enabled bool, noticeKey string) error {
 	id, err := routeID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	args := map[string]any{"id": id}
-	for k, v := range extra {
-		args[k] = v
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.update"))
 	}
-	if err := h.call(c.Request().Context(), s, opName, args, nil); err != nil {
+	if _, err := h.inbound.update.Call(c.Request().Context(), s.Caller, inbound.UpdateSourceInput{ID: id, Enabled: &enabled}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+id.String()+"?notice="+noticeKey)
 }
 
 func (h *Handler) inboundEnable(c echo.Context, s *Session) error {
-	return h.sourceAction(c, s, "inbound_sources.update", map[string]any{"enabled": true}, "source_enabled")
+	return h.sourceEnabled(c, s, true, "source_enabled")
 }
 
 func (h *Handler) inboundDisable(c echo.Context, s *Session) error {
-	return h.sourceAction(c, s, "inbound_sources.update", map[string]any{"enabled": false}, "source_disabled")
+	return h.sourceEnabled(c, s, false, "source_disabled")
 }
 
 // deadLetterReplay replays one dead letter of the source.
@@ -313,7 +299,10 @@ func (h *Handler) deadLetterReplay(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, domain.ErrNotFound)
 	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.replay_dead_letter", map[string]any{"id": srcID, "message_id": msgID}, nil); err != nil {
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.replay_dead_letter"))
+	}
+	if _, err := h.inbound.replayDeadLetter.Call(c.Request().Context(), s.Caller, inbound.ReplayDeadLetterInput{ID: srcID, MessageID: msgID}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+srcID.String()+"?notice=replayed")

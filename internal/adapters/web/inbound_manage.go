@@ -17,14 +17,6 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
-// refusal is a request the source refused, as inbound_sources.refusals
-// lists it.
-type refusal struct {
-	At     time.Time `json:"at"`
-	Reason string    `json:"reason"`
-	Detail string    `json:"detail"`
-}
-
 // Grace is when the previous secret stops verifying, while that is ahead.
 func (s source) Grace() *time.Time {
 	if s.PreviousSecretExpiresAt == nil || !s.PreviousSecretExpiresAt.After(time.Now()) {
@@ -36,12 +28,10 @@ func (s source) Grace() *time.Time {
 // sourceProcessing fills in the supplier connections fed by the source and
 // its recent refusals.
 func (h *Handler) sourceProcessing(c echo.Context, s *Session, d *sourceShowData) error {
-	if h.has("inbound_sources.refusals") {
+	if h.inbound != nil && h.inbound.refusals != nil {
 		d.HasRefusals = true
-		var l struct {
-			Data []refusal `json:"data"`
-		}
-		if err := h.call(c.Request().Context(), s, "inbound_sources.refusals", map[string]any{"id": d.Source.ID}, &l); err != nil {
+		l, err := h.inbound.refusals.Call(c.Request().Context(), s.Caller, inbound.SourceIDInput{ID: d.Source.ID})
+		if err != nil {
 			return err
 		}
 		d.Refusals = l.Data
@@ -104,37 +94,47 @@ func (h *Handler) inboundUpdate(c echo.Context, s *Session) error {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Error: detail, Data: d})
 	}
-	args := map[string]any{"id": id, "name": d.Name}
-	for field, raw := range map[string]string{"tolerance_seconds": d.Tolerance, "body_limit_bytes": d.BodyLimit} {
-		if raw == "" {
+	in := inbound.UpdateSourceInput{ID: id, Name: &d.Name}
+	for _, n := range []struct {
+		field, raw string
+		set        func(int64)
+	}{
+		{"tolerance_seconds", d.Tolerance, func(n int64) { t := int(n); in.ToleranceSeconds = &t }},
+		{"body_limit_bytes", d.BodyLimit, func(n int64) { in.BodyLimitBytes = &n }},
+	} {
+		if n.raw == "" {
 			continue
 		}
-		n, err := strconv.ParseInt(raw, 10, 64)
+		v, err := strconv.ParseInt(n.raw, 10, 64)
 		if err != nil {
-			return again(domain.Validation("INVALID_NUMBER", field+" must be a whole number").WithField(field))
+			return again(domain.Validation("INVALID_NUMBER", n.field+" must be a whole number").WithField(n.field))
 		}
-		args[field] = n
+		n.set(v)
 	}
 	if src.Verifier == verifier.KindHMAC {
 		// Changed options are sent; one emptied is sent as null, which
 		// restores its default.
 		d.Options = map[string]string{}
-		opts := map[string]any{}
+		changed := map[string]string{}
 		for _, k := range hmacOptions {
 			val := strings.TrimSpace(c.FormValue(k))
 			d.Options[k] = val
 			switch prev := src.Options[k]; {
 			case val != "" && val != prev:
-				opts[k] = val
+				changed[k] = val
 			case val == "" && prev != "":
-				opts[k] = nil
+				changed[k] = ""
 			}
 		}
-		if len(opts) > 0 {
-			args["options"] = opts
+		if len(changed) > 0 {
+			opts, err := optionsJSON(changed, true)
+			if err != nil {
+				return again(err)
+			}
+			in.Options = opts
 		}
 	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.update", args, nil); err != nil {
+	if _, err := h.inbound.update.Call(c.Request().Context(), s.Caller, in); err != nil {
 		return again(err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+id.String()+"?notice=source_saved")
@@ -159,7 +159,10 @@ func (h *Handler) inboundDelete(c echo.Context, s *Session) error {
 			},
 		})
 	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.delete", map[string]any{"id": id}, nil); err != nil {
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.delete"))
+	}
+	if _, err := h.inbound.delete.Call(c.Request().Context(), s.Caller, inbound.SourceIDInput{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/inbound?notice=source_deleted")
@@ -192,24 +195,15 @@ func (h *Handler) inboundRotate(c echo.Context, s *Session) error {
 		}
 		return h.confirm(c, s, "inbound", d)
 	}
-	args := map[string]any{"id": id}
-	if secret := strings.TrimSpace(c.FormValue("secret")); secret != "" {
-		args["secret"] = secret
-	}
-	var res struct {
-		Secret                  *string    `json:"secret"`
-		PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.rotate_secret", args, &res); err != nil {
+	res, err := h.inbound.rotate.Call(c.Request().Context(), s.Caller, inbound.RotateSecretInput{ID: id, Secret: strings.TrimSpace(c.FormValue("secret"))})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	d := rotatedData{Name: src.Name, Continue: "/admin/inbound/" + id.String(), Source: true}
 	if res.Secret != nil {
 		d.Secret = *res.Secret
 	}
-	if res.PreviousSecretExpiresAt != nil {
-		d.GraceUntil = *res.PreviousSecretExpiresAt
-	}
+	d.GraceUntil = res.PreviousSecretExpiresAt
 	return h.render(c, http.StatusOK, "webhook_rotated", view{Title: "New source secret", Section: "inbound", Session: s, Data: d})
 }
 
@@ -219,24 +213,25 @@ func (h *Handler) deadLettersReplay(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var res struct {
-		Count int `json:"count"`
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.replay_dead_letters"))
 	}
-	if err := h.call(c.Request().Context(), s, "inbound_sources.replay_dead_letters", map[string]any{"id": id}, &res); err != nil {
+	res, err := h.inbound.replayDeadLetters.Call(c.Request().Context(), s.Caller, inbound.ReplayDeadLettersInput{ID: id})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+id.String()+"?notice=replayed_all&count="+strconv.Itoa(res.Count))
 }
 
-// messageDetail is inbound_sources.message's answer.
+// messageDetail is inbound_sources.message's answer as the page shows it.
 type messageDetail struct {
 	message
-	SignedAt     *time.Time          `json:"signed_at"`
-	DoneAt       *time.Time          `json:"done_at"`
-	Headers      map[string][]string `json:"headers"`
-	Body         string              `json:"body"`
-	BodyEncoding string              `json:"body_encoding"`
-	PayloadSHA   string              `json:"payload_sha256"`
+	SignedAt     *time.Time
+	DoneAt       *time.Time
+	Headers      map[string][]string
+	Body         string
+	BodyEncoding string
+	PayloadSHA   string
 }
 
 type headerLine struct{ Name, Value string }
@@ -265,10 +260,12 @@ func (h *Handler) inboundMessage(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var m messageDetail
-	if err := h.call(c.Request().Context(), s, "inbound_sources.message", map[string]any{"id": id, "message_id": msgID}, &m); err != nil {
+	v, err := h.inbound.message.Call(c.Request().Context(), s.Caller, inbound.MessageInput{ID: id, MessageID: msgID})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
+	m := messageDetail{message: messageOf(v.MessageView), SignedAt: v.SignedAt, DoneAt: v.DoneAt, Headers: v.Headers,
+		Body: v.Body, BodyEncoding: v.BodyEncoding, PayloadSHA: v.PayloadSHA}
 	d := messageData{Source: src, Message: m, CSRF: s.CSRFToken}
 	for name, values := range m.Headers {
 		for _, v := range values {

@@ -4,35 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
-// job is one River job as the contract's jobs.get returns it.
-type job struct {
-	ID          int64           `json:"id"`
-	Kind        string          `json:"kind"`
-	Queue       string          `json:"queue"`
-	State       string          `json:"state"`
-	Attempt     int             `json:"attempt"`
-	MaxAttempts int             `json:"max_attempts"`
-	Args        json.RawMessage `json:"args"`
-	Errors      []struct {
-		At      time.Time `json:"at"`
-		Attempt int       `json:"attempt"`
-		Error   string    `json:"error"`
-	} `json:"errors"`
-	CreatedAt   time.Time  `json:"created_at"`
-	ScheduledAt time.Time  `json:"scheduled_at"`
-	AttemptedAt *time.Time `json:"attempted_at"`
-	FinalizedAt *time.Time `json:"finalized_at"`
-}
-
 type jobData struct {
-	Job  job
+	Job  riverjob.Job
 	Args string
 }
 
@@ -43,8 +23,11 @@ func (h *Handler) jobShow(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, domain.NotFound("NOT_FOUND", "no such job"))
 	}
-	var j job
-	if err := h.call(c.Request().Context(), s, "jobs.get", map[string]any{"id": id}, &j); err != nil {
+	if h.events.job == nil {
+		return h.fail(c, s, notDeclared("jobs.get"))
+	}
+	j, err := h.events.job.Call(c.Request().Context(), s.Caller, riverjob.JobInput{ID: id})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	args, err := json.MarshalIndent(j.Args, "", "  ")

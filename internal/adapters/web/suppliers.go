@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 )
 
@@ -40,14 +41,18 @@ func (h *Handler) suppliersRender(c echo.Context, s *Session, status int, d supp
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var srcs page[source]
-	if err := h.call(ctx, s, "inbound_sources.list", map[string]any{"limit": 100}, &srcs); err != nil {
+	if h.inbound == nil {
+		return h.fail(c, s, notDeclared("inbound_sources.list"))
+	}
+	srcs, err := h.inbound.list.Call(ctx, s.Caller, op.PageInput{Limit: 100})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	d.Connections, d.Sources, d.CSRF = conns, srcs.Data, s.CSRFToken
+	d.Connections, d.CSRF = conns, s.CSRFToken
 	d.SourceNames = map[uuid.UUID]string{}
-	for _, src := range srcs.Data {
-		d.SourceNames[src.ID] = src.Name
+	for _, v := range srcs.Data {
+		d.Sources = append(d.Sources, sourceOf(v))
+		d.SourceNames[v.ID] = v.Name
 	}
 	v := view{Title: "Supplier connections", Section: "suppliers", Session: s, Notice: notice(c), Data: d}
 	if formErr != nil {

@@ -3,12 +3,13 @@
 // improves them (copy buttons, live delivery log). Every page works without
 // JavaScript.
 //
-// The UI implements no op of its own. Each page calls the declared ops through
-// the op.Set (Descriptor.Call, with the caller of the request's session),
-// passing arguments as the JSON the REST API and the MCP tools accept and
-// reading results as the JSON they return; what a page shows is therefore
-// exactly the contract's shape. Sign-in, sessions and CSRF tokens come from
-// the owner domain through the functions in Auth.
+// The UI implements no op of its own. Each page calls the declared ops
+// through typed handles (op.Handle, with the domains' own input and output
+// types and the caller of the request's session), resolved once in New: a
+// section whose ops are declared but one is missing or has other types
+// stops the start, naming the op. The handles run every input through the
+// same gate as REST and MCP. Sign-in, sessions and CSRF tokens come from the
+// owner domain through the functions in Auth.
 //
 // Routes, under /admin: login and logout; Integrations → Webhooks (list,
 // create with a one-time secret, endpoint page with the delivery log, test,
@@ -73,9 +74,9 @@ type Auth struct {
 
 // Deps is what the UI is built from.
 type Deps struct {
-	// Ops are every declared op; pages find theirs by name (the account
-	// and API key pages through typed handles resolved in New), and a
-	// section whose ops are not declared is left out of the navigation.
+	// Ops are every declared op; New resolves each page's typed handles
+	// in them, and a section whose ops are not declared is left out of the
+	// navigation.
 	Ops    op.Set
 	Auth   Auth
 	Logger *zap.Logger
@@ -93,17 +94,27 @@ type Handler struct {
 	// suppliers are the supplier pages' ops; nil when the set has no
 	// supplier section.
 	suppliers *supplierOps
-	auth      Auth
-	logger    *zap.Logger
-	pages     *pages
+	// webhooks are the webhook pages' ops; nil when the set has no webhook
+	// section.
+	webhooks *webhookOps
+	// inbound are the inbound pages' ops; nil when the set has no inbound
+	// section.
+	inbound *inboundOps
+	// events are the event, catalog and job pages' ops.
+	events *eventOps
+	auth   Auth
+	logger *zap.Logger
+	pages  *pages
 	// origin rejects cross-site form posts before any token is compared.
 	origin *http.CrossOriginProtection
 }
 
 // New parses the embedded templates and builds the UI. It fails, naming
-// the op, when the set declares the account section (owner.me), the notes
-// section (notes.list) or the supplier section (supplier_connections.list)
-// without every op its pages call, or with one of other types.
+// the op, when the set declares a section — account (owner.me), notes
+// (notes.list), suppliers (supplier_connections.list), webhooks
+// (webhooks.list), inbound (inbound_sources.list), the event log
+// (events.list), poisoned events (events.poisoned) — without every op its
+// pages call, or any op a page calls with other types.
 func New(d Deps) (*Handler, error) {
 	if d.Logger == nil {
 		d.Logger = zap.NewNop()
@@ -124,8 +135,20 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	webhooks, err := webhookOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
+	inbound, err := inboundOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
+	events, err := eventOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }
@@ -150,8 +173,8 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/webhooks/:id/redeliver", h.form(h.webhookRedeliver))
 	g.POST("/webhooks/:id/recover", h.form(h.webhookRecover))
 	g.GET("/webhooks/:id/deliveries/:job", h.page(h.deliveryShow))
-	g.POST("/webhooks/:id/deliveries/:job/retry", h.form(h.deliverySteer("webhooks.retry_delivery", "retried")))
-	g.POST("/webhooks/:id/deliveries/:job/resend", h.form(h.deliverySteer("webhooks.resend_delivery", "resent")))
+	g.POST("/webhooks/:id/deliveries/:job/retry", h.form(h.deliverySteer(false, "retried")))
+	g.POST("/webhooks/:id/deliveries/:job/resend", h.form(h.deliverySteer(true, "resent")))
 	g.POST("/webhooks/:id/enable", h.form(h.webhookEnable))
 	g.POST("/webhooks/:id/disable", h.form(h.webhookDisable))
 	g.POST("/webhooks/:id/rotate", h.form(h.webhookRotate))

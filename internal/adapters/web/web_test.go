@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -382,7 +383,7 @@ func TestPoisonedEventsRelease(t *testing.T) {
 	csrf := b.login(t)
 	id := uuid.New()
 	b.world.mu.Lock()
-	b.world.poisoned = []fakeEvent{{ID: id, Type: "corpus.note.changed", Subject: "wiki://a", RelayAttempts: 5, RelayError: ptr("boom")}}
+	b.world.poisoned = []eventop.Event{{ID: id, Type: "corpus.note.changed", Subject: "wiki://a", RelayAttempts: 5, RelayError: ptr("boom")}}
 	b.world.mu.Unlock()
 	page := b.get(t, "/admin/events/poisoned")
 	require.Contains(t, page.body, "boom")

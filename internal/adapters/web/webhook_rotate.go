@@ -42,11 +42,8 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 			},
 		})
 	}
-	var res struct {
-		Secret             string     `json:"secret"`
-		RotationGraceUntil *time.Time `json:"rotation_grace_until"`
-	}
-	if err := h.call(c.Request().Context(), s, "webhooks.rotate_secret", map[string]any{"id": id}, &res); err != nil {
+	res, err := h.webhooks.rotate.Call(c.Request().Context(), s.Caller, webhook.IDInput{ID: id})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	d := rotatedData{Name: e.URL, Secret: res.Secret, Continue: "/admin/webhooks/" + id.String(), GraceUntil: time.Now().Add(grace)}

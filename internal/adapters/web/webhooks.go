@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,42 +14,44 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 // endpoint is a webhook endpoint as the contract returns it.
 type endpoint struct {
-	ID             uuid.UUID         `json:"id"`
-	URL            string            `json:"url"`
-	Description    string            `json:"description"`
-	EventTypes     []string          `json:"event_types"`
-	EmbedID        *uuid.UUID        `json:"embed_id"`
-	Headers        map[string]string `json:"headers"`
-	MaxInFlight    int               `json:"max_in_flight"`
-	TimeoutSeconds int               `json:"timeout_seconds"`
-	MaxAttempts    int               `json:"max_attempts"`
-	Enabled        bool              `json:"enabled"`
+	ID             uuid.UUID
+	URL            string
+	Description    string
+	EventTypes     []string
+	EmbedID        *uuid.UUID
+	Headers        map[string]string
+	MaxInFlight    int
+	TimeoutSeconds int
+	MaxAttempts    int
+	Enabled        bool
 	// State is "enabled", "failing", "disabled" or "deleted".
-	State          string     `json:"state"`
-	DisabledReason *string    `json:"disabled_reason"`
-	FailingSince   *time.Time `json:"failing_since"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	DeletedAt      *time.Time `json:"deleted_at"`
-	Health         *health    `json:"health"`
+	State          string
+	DisabledReason *string
+	FailingSince   *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	DeletedAt      *time.Time
+	Health         *health
 	// RotationGraceUntil is when the previous secret stops signing.
-	RotationGraceUntil *time.Time `json:"rotation_grace_until"`
+	RotationGraceUntil *time.Time
 	// Secret is only in the answer of webhooks.create.
-	Secret string `json:"secret"`
+	Secret string
 }
 
 // health is an endpoint's recent outcomes as webhooks.list returns them.
 type health struct {
-	LastSuccessAt  *time.Time `json:"last_success_at"`
-	LastFailureAt  *time.Time `json:"last_failure_at"`
-	LastFailure    *string    `json:"last_failure"`
-	Attempts24h    int        `json:"attempts_24h"`
-	Succeeded24h   int        `json:"succeeded_24h"`
-	SuccessRate24h *float64   `json:"success_rate_24h"`
+	LastSuccessAt  *time.Time
+	LastFailureAt  *time.Time
+	LastFailure    *string
+	Attempts24h    int
+	Succeeded24h   int
+	SuccessRate24h *float64
 }
 
 // Rate renders the day's success rate with its attempt count, "—"
@@ -76,22 +79,30 @@ func (e endpoint) HeaderNames() []string {
 
 // delivery is a row of webhooks.deliveries.
 type delivery struct {
-	JobID       int64      `json:"job_id"`
-	EventID     string     `json:"event_id"`
-	EventType   string     `json:"event_type"`
-	State       string     `json:"state"`
-	Status      string     `json:"status"`
-	WaitingFor  string     `json:"waiting_for"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
-	StatusCode  *int       `json:"status_code"`
-	LatencyMS   *int       `json:"latency_ms"`
-	Response    *string    `json:"response"`
-	LastError   *string    `json:"last_error"`
-	AttemptedAt *time.Time `json:"attempted_at"`
-	CreatedAt   time.Time  `json:"created_at"`
-	ScheduledAt time.Time  `json:"scheduled_at"`
-	TaskURL     string     `json:"task_url"`
+	JobID       int64
+	EventID     string
+	EventType   string
+	State       string
+	Status      string
+	WaitingFor  string
+	Attempt     int
+	MaxAttempts int
+	StatusCode  *int
+	LatencyMS   *int
+	Response    *string
+	LastError   *string
+	AttemptedAt *time.Time
+	CreatedAt   time.Time
+	ScheduledAt time.Time
+	TaskURL     string
+}
+
+// deliveryOf is the page's view of a delivery.
+func deliveryOf(d webhook.Delivery) delivery {
+	return delivery{JobID: d.JobID, EventID: d.EventID.String(), EventType: d.EventType, State: d.State, Status: d.Status,
+		WaitingFor: d.WaitingFor, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, StatusCode: d.StatusCode, LatencyMS: d.LatencyMS,
+		Response: d.Response, LastError: d.LastError, AttemptedAt: d.AttemptedAt, CreatedAt: d.CreatedAt, ScheduledAt: d.ScheduledAt,
+		TaskURL: d.TaskURL}
 }
 
 // StatusLabel is the owner's name of the delivery's state, with why a
@@ -138,12 +149,8 @@ func (d delivery) Path(id uuid.UUID) string {
 // deliveryDetail is webhooks.delivery's answer.
 type deliveryDetail struct {
 	delivery
-	Attempts []deliveryAttempt `json:"attempts"`
-	Request  *struct {
-		URL     string            `json:"url"`
-		Body    string            `json:"body"`
-		Headers map[string]string `json:"headers"`
-	} `json:"request"`
+	Attempts []deliveryAttempt
+	Request  *webhook.SentRequest
 }
 
 // HeaderLines are the sent headers sorted by name.
@@ -160,17 +167,17 @@ func (d deliveryDetail) HeaderLines() []string {
 }
 
 type deliveryAttempt struct {
-	Attempt    int       `json:"attempt"`
-	Outcome    string    `json:"outcome"`
-	StatusCode *int      `json:"status_code"`
-	LatencyMS  *int      `json:"latency_ms"`
-	Response   *string   `json:"response"`
-	Error      *string   `json:"error"`
-	Location   *string   `json:"location"`
-	At         time.Time `json:"attempted_at"`
+	Attempt    int
+	Outcome    string
+	StatusCode *int
+	LatencyMS  *int
+	Response   *string
+	Error      *string
+	Location   *string
+	At         time.Time
 	// Headers are the headers the attempt sent, with its own timestamp
 	// and signature; nil when not recorded.
-	Headers map[string]string `json:"headers"`
+	Headers map[string]string
 }
 
 // HeaderLines are the headers the attempt sent, sorted by name.
@@ -198,11 +205,6 @@ func (d delivery) Final() bool {
 		return true
 	}
 	return false
-}
-
-type page[T any] struct {
-	Data       []T     `json:"data"`
-	NextCursor *string `json:"next_cursor"`
 }
 
 type eventTypeGroup struct {
@@ -241,13 +243,17 @@ type webhookForm struct {
 	ClearHeaders bool
 }
 
-// settings adds the delivery settings typed in f to args; a value that is
-// not a whole number is refused with the field's code.
-func (f webhookForm) settings(args map[string]any) error {
-	for _, s := range []struct{ field, value, code string }{
-		{"max_in_flight", f.MaxInFlight, "INVALID_MAX_IN_FLIGHT"},
-		{"timeout_seconds", f.TimeoutSeconds, "INVALID_TIMEOUT"},
-		{"max_attempts", f.MaxAttempts, "INVALID_MAX_ATTEMPTS"},
+// settings reads the delivery settings typed in f into the op's fields
+// (nil: not typed, the default or the value as it is); a value that is not
+// a whole number is refused with the field's code.
+func (f webhookForm) settings(maxInFlight, timeoutSeconds, maxAttempts **int) error {
+	for _, s := range []struct {
+		field, value, code string
+		dst                **int
+	}{
+		{"max_in_flight", f.MaxInFlight, "INVALID_MAX_IN_FLIGHT", maxInFlight},
+		{"timeout_seconds", f.TimeoutSeconds, "INVALID_TIMEOUT", timeoutSeconds},
+		{"max_attempts", f.MaxAttempts, "INVALID_MAX_ATTEMPTS", maxAttempts},
 	} {
 		if s.value == "" {
 			continue
@@ -256,7 +262,7 @@ func (f webhookForm) settings(args map[string]any) error {
 		if err != nil {
 			return domain.Validation(s.code, s.field+" must be a whole number").WithField(s.field)
 		}
-		args[s.field] = n
+		*s.dst = &n
 	}
 	return nil
 }
@@ -302,22 +308,13 @@ type webhookFilter struct {
 	State, EventType, URL, Sort string
 }
 
-// args returns the filter as webhooks.list arguments.
-func (f webhookFilter) args() map[string]any {
-	args := map[string]any{}
-	for k, v := range map[string]string{"state": f.State, "event_type": f.EventType, "url": f.URL, "sort": f.Sort} {
-		if v != "" {
-			args[k] = v
-		}
-	}
-	return args
-}
-
 // Query is the filter as a URL query (with a trailing '&' when not empty).
 func (f webhookFilter) Query() string {
 	q := url.Values{}
-	for k, v := range f.args() {
-		q.Set(k, v.(string))
+	for k, v := range map[string]string{"state": f.State, "event_type": f.EventType, "url": f.URL, "sort": f.Sort} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
 	if len(q) == 0 {
 		return ""
@@ -386,13 +383,6 @@ func formTime(v string) string {
 	return v
 }
 
-// deliveryPage is webhooks.deliveries' answer.
-type deliveryPage struct {
-	Data       []delivery `json:"data"`
-	NextCursor *string    `json:"next_cursor"`
-	PrevCursor *string    `json:"prev_cursor"`
-}
-
 type secretData struct {
 	// What the secret is for ("endpoint", "source"), its title and where
 	// the page continues.
@@ -402,18 +392,20 @@ type secretData struct {
 }
 
 func (h *Handler) webhookList(c echo.Context, s *Session) error {
-	var p page[endpoint]
+	if h.webhooks == nil {
+		return h.fail(c, s, notDeclared("webhooks.list"))
+	}
 	f := webhookFilter{State: c.QueryParam("state"), EventType: c.QueryParam("event_type"),
 		URL: strings.TrimSpace(c.QueryParam("url")), Sort: c.QueryParam("sort")}
-	args := f.args()
-	args["limit"] = 50
-	if cur := c.QueryParam("cursor"); cur != "" {
-		args["cursor"] = cur
-	}
-	if err := h.call(c.Request().Context(), s, "webhooks.list", args, &p); err != nil {
+	p, err := h.webhooks.list.Call(c.Request().Context(), s.Caller, webhook.ListInput{PageInput: op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")},
+		State: f.State, EventType: f.EventType, URL: f.URL, Sort: f.Sort})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	d := webhookListData{Endpoints: p.Data, CSRF: s.CSRFToken, Filter: f, Types: domain.WebhookEventTypes()}
+	d := webhookListData{CSRF: s.CSRFToken, Filter: f, Types: domain.WebhookEventTypes()}
+	for _, v := range p.Data {
+		d.Endpoints = append(d.Endpoints, endpointOf(v))
+	}
 	if p.NextCursor != nil {
 		d.Next = "/admin/webhooks?" + f.Query() + "cursor=" + url.QueryEscape(*p.NextCursor)
 	}
@@ -421,7 +413,7 @@ func (h *Handler) webhookList(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) webhookNew(c echo.Context, s *Session) error {
-	if !h.has("webhooks.create") {
+	if h.webhooks == nil {
 		return h.fail(c, s, notDeclared("webhooks.create"))
 	}
 	return h.render(c, http.StatusOK, "webhook_new", view{Title: "New webhook endpoint", Section: "webhooks", Session: s,
@@ -441,11 +433,14 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 	if err != nil {
 		return again(err)
 	}
-	args := map[string]any{"url": f.URL, "description": f.Description, "event_types": types, "enabled": f.Enabled}
-	if len(headers) > 0 {
-		args["headers"] = headers
+	if h.webhooks == nil {
+		return h.fail(c, s, notDeclared("webhooks.create"))
 	}
-	if err := f.settings(args); err != nil {
+	in := webhook.CreateInput{URL: f.URL, Description: f.Description, EventTypes: types, Enabled: &f.Enabled}
+	if len(headers) > 0 {
+		in.Headers = headers
+	}
+	if err := f.settings(&in.MaxInFlight, &in.TimeoutSeconds, &in.MaxAttempts); err != nil {
 		return again(err)
 	}
 	if f.EmbedID != "" {
@@ -453,10 +448,10 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 		if err != nil {
 			return again(domain.Validation("INVALID_EMBED_ID", "the embed id is not a valid id").WithField("embed_id"))
 		}
-		args["embed_id"] = id
+		in.EmbedID = &id
 	}
-	var created endpoint
-	if err := h.call(c.Request().Context(), s, "webhooks.create", args, &created); err != nil {
+	created, err := h.webhooks.create.Call(c.Request().Context(), s.Caller, in)
+	if err != nil {
 		return again(err)
 	}
 	// The secret is in this answer only: it is neither stored in the session
@@ -478,9 +473,14 @@ func routeID(c echo.Context) (uuid.UUID, error) {
 
 // getEndpoint reads one endpoint (the contract's GET /api/admin/webhooks/{id}).
 func (h *Handler) getEndpoint(c echo.Context, s *Session, id uuid.UUID) (endpoint, error) {
-	var e endpoint
-	err := h.call(c.Request().Context(), s, "webhooks.get", map[string]any{"id": id}, &e)
-	return e, err
+	if h.webhooks == nil {
+		return endpoint{}, notDeclared("webhooks.get")
+	}
+	v, err := h.webhooks.get.Call(c.Request().Context(), s.Caller, webhook.IDInput{ID: id})
+	if err != nil {
+		return endpoint{}, err
+	}
+	return endpointOf(v), nil
 }
 
 func (h *Handler) webhookShow(c echo.Context, s *Session) error {
@@ -492,31 +492,29 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var p deliveryPage
 	f := deliveryFilter{State: c.QueryParam("state"), EventType: c.QueryParam("event_type"),
 		Since: formTime(c.QueryParam("since")), Until: formTime(c.QueryParam("until"))}
-	args := map[string]any{"id": id, "limit": 50}
-	for k, v := range map[string]string{"state": f.State, "event_type": f.EventType, "since": f.Since, "until": f.Until,
-		"cursor": c.QueryParam("cursor"), "before": c.QueryParam("before")} {
-		if v != "" {
-			args[k] = v
-		}
-	}
-	if err := h.call(c.Request().Context(), s, "webhooks.deliveries", args, &p); err != nil {
+	p, err := h.webhooks.deliveries.Call(c.Request().Context(), s.Caller, webhook.DeliveriesInput{ID: id,
+		PageInput: op.PageInput{Limit: 50, Cursor: c.QueryParam("cursor")}, Before: c.QueryParam("before"),
+		State: f.State, EventType: f.EventType, Since: f.Since, Until: f.Until})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
 	// The log refreshes itself while a delivery is in flight, or while the
 	// test just sent has not shown up yet.
-	d := webhookShowData{Endpoint: e, Deliveries: p.Data, CSRF: s.CSRFToken, Filter: f,
+	d := webhookShowData{Endpoint: e, CSRF: s.CSRFToken, Filter: f,
 		Statuses: []string{"delivered", "sending", "waiting", "retrying", "failed", "cancelled"},
-		Types:    domain.WebhookEventTypes(), Steer: h.has("webhooks.retry_delivery") && h.has("webhooks.resend_delivery")}
+		Types:    domain.WebhookEventTypes(), Steer: h.webhooks.retry != nil && h.webhooks.resend != nil}
+	for _, v := range p.Data {
+		d.Deliveries = append(d.Deliveries, deliveryOf(v))
+	}
 	testJob, waiting := int64(-1), false
 	if c.QueryParam("notice") == "test_sent" {
 		if n, err := strconv.ParseInt(c.QueryParam("job"), 10, 64); err == nil {
 			testJob, waiting = n, true
 		}
 	}
-	for _, row := range p.Data {
+	for _, row := range d.Deliveries {
 		if !row.Final() {
 			d.Refresh = true
 		}
@@ -536,35 +534,36 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 	return h.render(c, http.StatusOK, "webhook", view{Title: e.URL, Section: "webhooks", Session: s, Notice: notice(c), Data: d})
 }
 
-// endpointAction runs a form's op on the endpoint of the route and sends the
-// browser back to the endpoint page with a notice.
-func (h *Handler) endpointAction(c echo.Context, s *Session, opName string, extra map[string]any, noticeOf func(result map[string]any) string) error {
+// endpointAction runs a form's action on the endpoint of the route (act
+// returns the notice's query) and sends the browser back to the endpoint
+// page with the notice.
+func (h *Handler) endpointAction(c echo.Context, s *Session, name string, act func(ctx context.Context, id uuid.UUID) (string, error)) error {
 	id, err := routeID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	args := map[string]any{"id": id}
-	for k, v := range extra {
-		args[k] = v
+	if h.webhooks == nil {
+		return h.fail(c, s, notDeclared(name))
 	}
-	var res map[string]any
-	if err := h.call(c.Request().Context(), s, opName, args, &res); err != nil {
+	q, err := act(c.Request().Context(), id)
+	if err != nil {
 		return h.fail(c, s, err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String()+"?"+noticeOf(res))
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String()+"?"+q)
 }
 
 func (h *Handler) webhookTest(c echo.Context, s *Session) error {
-	return h.endpointAction(c, s, "webhooks.send_test", nil, func(res map[string]any) string {
-		return "notice=test_sent&job=" + number(res["job_id"])
+	return h.endpointAction(c, s, "webhooks.send_test", func(ctx context.Context, id uuid.UUID) (string, error) {
+		res, err := h.webhooks.sendTest.Call(ctx, s.Caller, webhook.IDInput{ID: id})
+		return "notice=test_sent&job=" + strconv.FormatInt(res.JobID, 10), err
 	})
 }
 
 func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
-	return h.endpointAction(c, s, "webhooks.redeliver", nil, func(res map[string]any) string {
-		by, _ := res["by_state"].(map[string]any)
-		return "notice=redelivered&count=" + number(res["count"]) + "&discarded=" + number(by["discarded"]) +
-			"&cancelled=" + number(by["cancelled"])
+	return h.endpointAction(c, s, "webhooks.redeliver", func(ctx context.Context, id uuid.UUID) (string, error) {
+		res, err := h.webhooks.redeliver.Call(ctx, s.Caller, webhook.IDInput{ID: id})
+		return "notice=redelivered&count=" + strconv.Itoa(res.Count) + "&discarded=" + strconv.Itoa(res.ByState["discarded"]) +
+			"&cancelled=" + strconv.Itoa(res.ByState["cancelled"]), err
 	})
 }
 
@@ -590,10 +589,11 @@ func (h *Handler) deliveryShow(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	var d deliveryDetail
-	if err := h.call(c.Request().Context(), s, "webhooks.delivery", map[string]any{"id": id, "job_id": job}, &d); err != nil {
+	v, err := h.webhooks.delivery.Call(c.Request().Context(), s.Caller, webhook.DeliveryIDInput{ID: id, JobID: job})
+	if err != nil {
 		return h.fail(c, s, err)
 	}
+	d := deliveryDetailOf(v)
 	return h.render(c, http.StatusOK, "delivery", view{Title: fmt.Sprintf("Delivery %d", job), Section: "webhooks", Session: s,
 		Notice: notice(c), Data: deliveryData{Endpoint: e, Delivery: d, CSRF: s.CSRFToken, Refresh: !d.Final()}})
 }
@@ -605,16 +605,30 @@ type deliveryData struct {
 	Refresh  bool
 }
 
-// deliverySteer runs retry now or send again and goes back to the page the
-// form names (the log or the delivery's page).
-func (h *Handler) deliverySteer(opName, noticeName string) func(c echo.Context, s *Session) error {
+// deliverySteer runs retry now (resend false) or send again (resend true)
+// and goes back to the page the form names (the log or the delivery's
+// page).
+func (h *Handler) deliverySteer(resend bool, noticeName string) func(c echo.Context, s *Session) error {
 	return func(c echo.Context, s *Session) error {
 		id, job, err := deliveryRef(c)
 		if err != nil {
 			return h.fail(c, s, err)
 		}
-		var res map[string]any
-		if err := h.call(c.Request().Context(), s, opName, map[string]any{"id": id, "job_id": job}, &res); err != nil {
+		name := "webhooks.retry_delivery"
+		var steer *op.Handle[webhook.DeliveryIDInput, webhook.RetryOutput]
+		switch {
+		case resend:
+			name = "webhooks.resend_delivery"
+			if h.webhooks != nil {
+				steer = h.webhooks.resend
+			}
+		case h.webhooks != nil:
+			steer = h.webhooks.retry
+		}
+		if steer == nil {
+			return h.fail(c, s, notDeclared(name))
+		}
+		if _, err := steer.Call(c.Request().Context(), s.Caller, webhook.DeliveryIDInput{ID: id, JobID: job}); err != nil {
 			return h.fail(c, s, err)
 		}
 		back := "/admin/webhooks/" + id.String()
@@ -626,21 +640,26 @@ func (h *Handler) deliverySteer(opName, noticeName string) func(c echo.Context, 
 }
 
 func (h *Handler) webhookRecover(c echo.Context, s *Session) error {
-	extra := map[string]any{"since": formTime(c.FormValue("since"))}
-	if u := formTime(c.FormValue("until")); u != "" {
-		extra["until"] = u
-	}
-	return h.endpointAction(c, s, "webhooks.recover", extra, func(res map[string]any) string {
-		return "notice=recovered&events=" + number(res["events"]) + "&count=" + number(res["queued"]) + "&existing=" + number(res["existing"])
+	return h.endpointAction(c, s, "webhooks.recover", func(ctx context.Context, id uuid.UUID) (string, error) {
+		res, err := h.webhooks.recover.Call(ctx, s.Caller, webhook.RecoverInput{ID: id, Since: formTime(c.FormValue("since")), Until: formTime(c.FormValue("until"))})
+		return "notice=recovered&events=" + strconv.Itoa(res.Events) + "&count=" + strconv.Itoa(res.Queued) + "&existing=" + strconv.Itoa(res.Existing), err
+	})
+}
+
+// endpointEnabled sets whether the endpoint gets deliveries.
+func (h *Handler) endpointEnabled(c echo.Context, s *Session, enabled bool, q string) error {
+	return h.endpointAction(c, s, "webhooks.update", func(ctx context.Context, id uuid.UUID) (string, error) {
+		_, err := h.webhooks.update.Call(ctx, s.Caller, webhook.UpdateInput{ID: id, Enabled: &enabled})
+		return q, err
 	})
 }
 
 func (h *Handler) webhookEnable(c echo.Context, s *Session) error {
-	return h.endpointAction(c, s, "webhooks.update", map[string]any{"enabled": true}, func(map[string]any) string { return "notice=enabled" })
+	return h.endpointEnabled(c, s, true, "notice=enabled")
 }
 
 func (h *Handler) webhookDisable(c echo.Context, s *Session) error {
-	return h.endpointAction(c, s, "webhooks.update", map[string]any{"enabled": false}, func(map[string]any) string { return "notice=disabled" })
+	return h.endpointEnabled(c, s, false, "notice=disabled")
 }
 
 func (h *Handler) webhookDeleteConfirm(c echo.Context, s *Session) error {
@@ -661,7 +680,10 @@ func (h *Handler) webhookDelete(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
-	if err := h.call(c.Request().Context(), s, "webhooks.delete", map[string]any{"id": id}, nil); err != nil {
+	if h.webhooks == nil {
+		return h.fail(c, s, notDeclared("webhooks.delete"))
+	}
+	if _, err := h.webhooks.delete.Call(c.Request().Context(), s.Caller, webhook.IDInput{ID: id}); err != nil {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks?notice=deleted")
@@ -731,7 +753,7 @@ func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
 	}
 	types := append([]string(nil), f.EventTypes...)
 	types = append(types, splitList(f.Globs)...)
-	args := map[string]any{"id": id, "url": f.URL, "description": f.Description, "event_types": types}
+	in := webhook.UpdateInput{ID: id, URL: &f.URL, Description: &f.Description, EventTypes: types}
 	headers, err := parseHeaders(f.Headers)
 	if err != nil {
 		return again(err)
@@ -740,23 +762,23 @@ func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
 	case f.ClearHeaders && len(headers) > 0:
 		return again(domain.Validation("INVALID_HEADERS", "either type new headers or remove them all, not both").WithField("headers"))
 	case f.ClearHeaders:
-		args["headers"] = map[string]string{}
+		in.Headers = map[string]string{}
 	case len(headers) > 0:
-		args["headers"] = headers
+		in.Headers = headers
 	}
 	if f.EmbedID == "" {
-		args["embed_id"] = nil
+		in.DetachEmbed()
 	} else {
 		eid, err := uuid.Parse(f.EmbedID)
 		if err != nil {
 			return again(domain.Validation("INVALID_EMBED_ID", "the embed id is not a valid id").WithField("embed_id"))
 		}
-		args["embed_id"] = eid
+		in.EmbedID = &eid
 	}
-	if err := f.settings(args); err != nil {
+	if err := f.settings(&in.MaxInFlight, &in.TimeoutSeconds, &in.MaxAttempts); err != nil {
 		return again(err)
 	}
-	if err := h.call(c.Request().Context(), s, "webhooks.update", args, nil); err != nil {
+	if _, err := h.webhooks.update.Call(c.Request().Context(), s.Caller, in); err != nil {
 		return again(err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String()+"?notice=updated")
@@ -785,19 +807,6 @@ func parseHeaders(s string) (map[string]string, error) {
 		out[name] = strings.TrimSpace(value)
 	}
 	return out, nil
-}
-
-// number renders a JSON number from an op's result (digits only).
-func number(v any) string {
-	switch n := v.(type) {
-	case float64:
-		return strconv.FormatInt(int64(n), 10)
-	case string:
-		if _, err := strconv.ParseInt(n, 10, 64); err == nil {
-			return n
-		}
-	}
-	return "0"
 }
 
 // notice returns the confirmation a page shows after a redirect. Only known

@@ -125,6 +125,12 @@ func (in UpdateInput) embedChange() (bool, *uuid.UUID) {
 	return in.embedSet || in.EmbedID != nil, in.EmbedID
 }
 
+// DetachEmbed makes the update detach the endpoint from its embed, as
+// "embed_id": null in a body does (a nil EmbedID alone leaves it as it is).
+func (in *UpdateInput) DetachEmbed() {
+	in.EmbedID, in.embedSet = nil, true
+}
+
 // strictDecode decodes one JSON value refusing unknown fields and trailing
 // data, as the REST projection does for inputs without an UnmarshalJSON.
 func strictDecode(b []byte, v any) error {

@@ -586,3 +586,27 @@ func FuzzEndpointCursor(f *testing.F) {
 		}
 	})
 }
+
+// TestUpdateInputBuiltInGo: an UpdateInput built in Go (as the admin UI
+// calls the op through its typed handle) means what its JSON does: a nil
+// EmbedID keeps the embed and DetachEmbed drops it ("embed_id": null); an
+// empty Headers map removes the headers, a nil one keeps them.
+func TestUpdateInputBuiltInGo(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"code.*"},
+		Headers: map[string]string{"X-A": "1"}, EmbedID: &b.embed})
+	require.NoError(t, err)
+	desc := "renamed"
+	v, err := b.svc.Update(context.Background(), b.owner, webhook.UpdateInput{ID: created.ID, Description: &desc})
+	require.NoError(t, err)
+	require.Equal(t, &b.embed, v.EmbedID, "a nil EmbedID keeps the embed")
+	require.Equal(t, map[string]string{"X-A": webhook.HeaderMask}, v.Headers, "nil Headers keep them")
+
+	in := webhook.UpdateInput{ID: created.ID, Headers: map[string]string{}}
+	in.DetachEmbed()
+	v, err = b.svc.Update(context.Background(), b.owner, in)
+	require.NoError(t, err)
+	require.Nil(t, v.EmbedID, "DetachEmbed detaches the embed")
+	require.Empty(t, v.Headers, "an empty map removes the headers")
+}

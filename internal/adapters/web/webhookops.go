@@ -1,0 +1,95 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+)
+
+// webhookOps are the webhook endpoint ops as the webhook pages call them:
+// typed handles with the webhook domain's own types, resolved once when
+// the UI is built.
+type webhookOps struct {
+	list       op.Handle[webhook.ListInput, op.Page[webhook.View]]
+	get        op.Handle[webhook.IDInput, webhook.View]
+	create     op.Handle[webhook.CreateInput, webhook.WithSecret]
+	update     op.Handle[webhook.UpdateInput, webhook.View]
+	delete     op.Handle[webhook.IDInput, op.Empty]
+	rotate     op.Handle[webhook.IDInput, webhook.SecretOutput]
+	sendTest   op.Handle[webhook.IDInput, webhook.TestOutput]
+	deliveries op.Handle[webhook.DeliveriesInput, webhook.DeliveryPage]
+	delivery   op.Handle[webhook.DeliveryIDInput, webhook.DeliveryDetail]
+	redeliver  op.Handle[webhook.IDInput, webhook.RedeliverOutput]
+	recover    op.Handle[webhook.RecoverInput, webhook.RecoverOutput]
+	// retry and resend steer one delivery; the log offers its buttons only
+	// when both are declared.
+	retry, resend *op.Handle[webhook.DeliveryIDInput, webhook.RetryOutput]
+}
+
+// webhookOpsOf resolves the webhook pages' handles in ops. It returns nil
+// when ops has no webhook section (no webhooks.list), and fails, naming
+// the op, when the section is there but one of its ops is missing or has
+// other types.
+func webhookOpsOf(ops op.Set) (*webhookOps, error) {
+	if _, ok := ops.Find("webhooks.list"); !ok {
+		return nil, nil
+	}
+	var o webhookOps
+	var errs []error
+	var err error
+	o.list, err = op.HandleOf[webhook.ListInput, op.Page[webhook.View]](ops, "webhooks.list")
+	errs = append(errs, err)
+	o.get, err = op.HandleOf[webhook.IDInput, webhook.View](ops, "webhooks.get")
+	errs = append(errs, err)
+	o.create, err = op.HandleOf[webhook.CreateInput, webhook.WithSecret](ops, "webhooks.create")
+	errs = append(errs, err)
+	o.update, err = op.HandleOf[webhook.UpdateInput, webhook.View](ops, "webhooks.update")
+	errs = append(errs, err)
+	o.delete, err = op.HandleOf[webhook.IDInput, op.Empty](ops, "webhooks.delete")
+	errs = append(errs, err)
+	o.rotate, err = op.HandleOf[webhook.IDInput, webhook.SecretOutput](ops, "webhooks.rotate_secret")
+	errs = append(errs, err)
+	o.sendTest, err = op.HandleOf[webhook.IDInput, webhook.TestOutput](ops, "webhooks.send_test")
+	errs = append(errs, err)
+	o.deliveries, err = op.HandleOf[webhook.DeliveriesInput, webhook.DeliveryPage](ops, "webhooks.deliveries")
+	errs = append(errs, err)
+	o.delivery, err = op.HandleOf[webhook.DeliveryIDInput, webhook.DeliveryDetail](ops, "webhooks.delivery")
+	errs = append(errs, err)
+	o.redeliver, err = op.HandleOf[webhook.IDInput, webhook.RedeliverOutput](ops, "webhooks.redeliver")
+	errs = append(errs, err)
+	o.recover, err = op.HandleOf[webhook.RecoverInput, webhook.RecoverOutput](ops, "webhooks.recover")
+	errs = append(errs, err)
+	o.retry, err = optionalHandle[webhook.DeliveryIDInput, webhook.RetryOutput](ops, "webhooks.retry_delivery")
+	errs = append(errs, err)
+	o.resend, err = optionalHandle[webhook.DeliveryIDInput, webhook.RetryOutput](ops, "webhooks.resend_delivery")
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("web: the webhook pages need the webhook endpoint ops: %w", err)
+	}
+	return &o, nil
+}
+
+// endpointOf is the page's view of an endpoint.
+func endpointOf(v webhook.View) endpoint {
+	e := endpoint{ID: v.ID, URL: v.URL, Description: v.Description, EventTypes: v.EventTypes, EmbedID: v.EmbedID, Headers: v.Headers,
+		MaxInFlight: v.MaxInFlight, TimeoutSeconds: v.TimeoutSeconds, MaxAttempts: v.MaxAttempts, Enabled: v.Enabled, State: v.State,
+		DisabledReason: v.DisabledReason, FailingSince: v.FailingSince, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		DeletedAt: v.DeletedAt, RotationGraceUntil: v.RotationGraceUntil}
+	if v.Health != nil {
+		hl := health(*v.Health)
+		e.Health = &hl
+	}
+	return e
+}
+
+// deliveryDetailOf is the page's view of one delivery with its attempts.
+func deliveryDetailOf(v webhook.DeliveryDetail) deliveryDetail {
+	d := deliveryDetail{delivery: deliveryOf(v.Delivery), Request: v.Request}
+	for _, a := range v.Attempts {
+		d.Attempts = append(d.Attempts, deliveryAttempt{Attempt: a.Attempt, Outcome: a.Outcome, StatusCode: a.StatusCode,
+			LatencyMS: a.LatencyMS, Response: a.Response, Error: a.Error, Location: a.Location, At: a.At, Headers: a.Headers})
+	}
+	return d
+}

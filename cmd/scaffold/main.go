@@ -330,6 +330,7 @@ var edits = []edit{
 			object(req("{{.Name}}_id", uuidOf("the {{.Name}}"))),
 			"{{.Name}}/{{.ExampleID}}", map[string]any{"{{.Name}}_id": "{{.ExampleID}}"}},
 `)},
+	{"README.md", insertBefore("a new domain's row goes above this line", "| `{{.Plural}}.*` | none yet: REST and MCP cover them; a page goes in `internal/adapters/web` |\n")},
 	{"cmd/server/wire.go", insertBefore("a new domain's set goes above this line", "\t\t{{.Title}}Set, // wire_{{.Name}}.go\n")},
 	{"internal/adapters/httpapi/routes.go", insertBefore("new routes go above this line", "\t\t{\"POST\", \"{{.Path}}\", \"{{.Op}}\", http.StatusCreated},\n")},
 	{"cmd/server/collect.go", chain(

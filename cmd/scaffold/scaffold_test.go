@@ -92,6 +92,7 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 		"migrations/" + res.migration(t) + "_parcel.sql",
 	}, res.Created)
 	require.Equal(t, []string{
+		"README.md",
 		"cmd/server/collect.go",
 		"cmd/server/wire.go",
 		"internal/adapters/httpapi/routes.go",

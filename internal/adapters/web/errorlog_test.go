@@ -16,6 +16,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 // TestPageInternalErrorIsLoggedOnce: a page whose op fails inside answers a
@@ -29,7 +30,7 @@ func TestPageInternalErrorIsLoggedOnce(t *testing.T) {
 		var out op.Set
 		for _, d := range w.ops() {
 			if d.Meta().Name == "webhooks.get" {
-				d = declare(w, d.Meta(), func(op.Caller, idIn) (fakeEndpoint, error) { return fakeEndpoint{}, errors.New(secret) })
+				d = declare(w, d.Meta(), func(op.Caller, webhook.IDInput) (webhook.View, error) { return webhook.View{}, errors.New(secret) })
 			}
 			out = append(out, d)
 		}

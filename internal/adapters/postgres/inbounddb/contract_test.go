@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -13,7 +14,10 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner/inbound/inboundtest"
+	"github.com/standmeet/standmeet/internal/owner/inbound/supplier/suppliertest"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -66,4 +70,20 @@ func newPostgres(t *testing.T) (inboundtest.Harness, *pgxpool.Pool) {
 func TestPostgresPassesTheContract(t *testing.T) {
 	t.Parallel()
 	inboundtest.RunContract(t, func(t *testing.T) inboundtest.Harness { h, _ := newPostgres(t); return h })
+}
+
+// TestPostgresPassesTheSupplierContract runs the supplier connection
+// store's contract — the one the in-memory fake passes — on PostgreSQL,
+// every case on its own owners of one database.
+func TestPostgresPassesTheSupplierContract(t *testing.T) {
+	t.Parallel()
+	h, pool := newPostgres(t)
+	rec := events.NewRecorder(func(string) bool { return true }, nil)
+	uow := inbounddb.NewSupplier(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })
+	suppliertest.RunContract(t, func(*testing.T) suppliertest.Harness {
+		return suppliertest.Harness{UoW: uow, NewOwner: h.NewOwner,
+			NewSource: func(t *testing.T, owner uuid.UUID) uuid.UUID {
+				return inboundtest.AddSource(t, h, owner, suppliertest.Base).ID
+			}}
+	})
 }

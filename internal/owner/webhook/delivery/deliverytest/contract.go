@@ -1,0 +1,227 @@
+package deliverytest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+)
+
+// Harness is one implementation of delivery.DeliverStore, with what the
+// contract needs to set it up and observe it.
+type Harness struct {
+	Store delivery.DeliverStore
+	// NewEndpoint stores an enabled, not failing endpoint that may use
+	// maxInFlight slots and returns its id.
+	NewEndpoint func(t *testing.T, maxInFlight int) uuid.UUID
+	// NewEvent records an event of the endpoint's owner and returns its id.
+	NewEvent func(t *testing.T, endpointID uuid.UUID) uuid.UUID
+	// Attempts returns the attempts Finish recorded for the endpoint,
+	// oldest first.
+	Attempts func(t *testing.T, endpointID uuid.UUID) []delivery.Attempt
+}
+
+// RunContract runs the DeliverStore contract — the lease, Finish's record
+// and settlement, RenewLease — on fresh implementations from newHarness.
+// Memory and the PostgreSQL adapter both pass it. Enqueue, chains and
+// Promote are not part of it.
+func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
+	for _, c := range contractCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, newHarness(t))
+		})
+	}
+}
+
+// t0 has microseconds only, as PostgreSQL keeps them.
+var t0 = time.Now().UTC().Truncate(time.Second)
+
+func take(t *testing.T, h Harness, ep, ev uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, uuid.UUID) {
+	t.Helper()
+	token := uuid.New()
+	c, err := h.Store.TakeLease(context.Background(), ep, ev, token, ttl, wait)
+	require.NoError(t, err)
+	return c, token
+}
+
+func finish(t *testing.T, h Harness, f delivery.Finish) delivery.Settled {
+	t.Helper()
+	s, err := h.Store.Finish(context.Background(), f)
+	require.NoError(t, err)
+	return s
+}
+
+func failure(ep uuid.UUID, now time.Time) delivery.Finish {
+	return delivery.Finish{EndpointID: ep, Settle: delivery.SettleFailure, Now: now, DisableAfter: delivery.DisableAfter, DisableReason: "failing"}
+}
+
+var contractCases = []struct {
+	name string
+	run  func(t *testing.T, h Harness)
+}{
+	{"at most max_in_flight holders, each on its own slot", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 3)
+		ev := h.NewEvent(t, ep)
+		slots := map[int]bool{}
+		for i := range 5 {
+			c, token := take(t, h, ep, ev, time.Minute, false)
+			require.Equal(t, ep, c.Endpoint.ID)
+			require.Equal(t, 3, c.Endpoint.MaxInFlight)
+			require.True(t, c.Endpoint.Enabled)
+			require.NotNil(t, c.Event, "the event is read whether or not a slot is free")
+			require.Equal(t, ev, c.Event.ID)
+			if i >= 3 {
+				require.Nil(t, c.Lease, "every slot is busy")
+				continue
+			}
+			require.NotNil(t, c.Lease)
+			require.Equal(t, delivery.Lease{EndpointID: ep, Slot: c.Lease.Slot, Token: token}, *c.Lease)
+			require.GreaterOrEqual(t, c.Lease.Slot, 0)
+			require.Less(t, c.Lease.Slot, 3)
+			require.False(t, slots[c.Lease.Slot], "one holder per slot")
+			slots[c.Lease.Slot] = true
+		}
+	}},
+	{"finish releases a slot for its holder only", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 1)
+		ev := h.NewEvent(t, ep)
+		a, _ := take(t, h, ep, ev, time.Minute, false)
+		require.NotNil(t, a.Lease)
+		wrong := *a.Lease
+		wrong.Token = uuid.New()
+		finish(t, h, delivery.Finish{EndpointID: ep, Lease: &wrong, Now: t0})
+		c, _ := take(t, h, ep, ev, time.Minute, false)
+		require.Nil(t, c.Lease, "another token does not release the slot")
+		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
+		c, _ = take(t, h, ep, ev, time.Minute, false)
+		require.NotNil(t, c.Lease, "the holder's release frees it")
+		require.Empty(t, h.Attempts(t, ep), "a release without an attempt records none")
+	}},
+	{"an expired slot is taken again; its old holder neither renews nor releases it", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 1)
+		ev := h.NewEvent(t, ep)
+		a, _ := take(t, h, ep, ev, 200*time.Millisecond, false)
+		require.NotNil(t, a.Lease)
+		c, _ := take(t, h, ep, ev, time.Minute, false)
+		require.Nil(t, c.Lease)
+		time.Sleep(400 * time.Millisecond)
+		b, _ := take(t, h, ep, ev, time.Minute, false)
+		require.NotNil(t, b.Lease, "the dead holder's slot expired")
+		_, held, err := h.Store.RenewLease(context.Background(), *a.Lease, time.Minute)
+		require.NoError(t, err)
+		require.False(t, held)
+		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
+		c, _ = take(t, h, ep, ev, time.Minute, false)
+		require.Nil(t, c.Lease, "the old holder's release left its successor's slot alone")
+		got, held, err := h.Store.RenewLease(context.Background(), *b.Lease, time.Minute)
+		require.NoError(t, err)
+		require.True(t, held)
+		require.Equal(t, ep, got.ID)
+	}},
+	{"a renewed slot outlives its first ttl", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 1)
+		ev := h.NewEvent(t, ep)
+		a, _ := take(t, h, ep, ev, 300*time.Millisecond, false)
+		require.NotNil(t, a.Lease)
+		_, held, err := h.Store.RenewLease(context.Background(), *a.Lease, time.Minute)
+		require.NoError(t, err)
+		require.True(t, held)
+		time.Sleep(500 * time.Millisecond)
+		c, _ := take(t, h, ep, ev, time.Minute, false)
+		require.Nil(t, c.Lease)
+	}},
+	{"no lease without an enabled endpoint and its event; a missing endpoint is gone", func(t *testing.T, h Harness) {
+		ctx := context.Background()
+		_, err := h.Store.TakeLease(ctx, uuid.New(), uuid.New(), uuid.New(), time.Minute, false)
+		require.ErrorIs(t, err, delivery.ErrGone)
+		_, _, err = h.Store.RenewLease(ctx, delivery.Lease{EndpointID: uuid.New(), Token: uuid.New()}, time.Minute)
+		require.ErrorIs(t, err, delivery.ErrGone)
+
+		ep := h.NewEndpoint(t, 2)
+		c, _ := take(t, h, ep, uuid.New(), time.Minute, false)
+		require.Equal(t, ep, c.Endpoint.ID)
+		require.Nil(t, c.Event, "the event is gone")
+		require.Nil(t, c.Lease)
+
+		ev := h.NewEvent(t, ep)
+		held, _ := take(t, h, ep, ev, time.Minute, false)
+		require.NotNil(t, held.Lease)
+		finish(t, h, failure(ep, t0))
+		require.True(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter))).Disabled)
+		c, _ = take(t, h, ep, ev, time.Minute, false)
+		require.False(t, c.Endpoint.Enabled)
+		require.NotNil(t, c.Event)
+		require.Nil(t, c.Lease, "a disabled endpoint lends no slot")
+		_, ok, err := h.Store.RenewLease(ctx, *held.Lease, time.Minute)
+		require.NoError(t, err)
+		require.False(t, ok, "nor keeps one")
+	}},
+	{"finish records the attempt as given", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 1)
+		ev := h.NewEvent(t, ep)
+		first := delivery.Attempt{JobID: 42, EndpointID: ep, EventID: ev, Attempt: 1, Outcome: delivery.OutcomeRetryable,
+			StatusCode: 500, Latency: 12 * time.Millisecond, Response: "oops", Error: "HTTP 500", Location: "",
+			Timestamp: "1790510400", Signature: "v1,abc= v1,def=", At: t0}
+		second := delivery.Attempt{JobID: 42, EndpointID: ep, EventID: ev, Attempt: 2, Outcome: delivery.OutcomeDiscarded,
+			StatusCode: 302, Location: "https://x.example/", Error: "HTTP 302", At: t0.Add(time.Second)}
+		finish(t, h, delivery.Finish{EndpointID: ep, Attempt: &first, Now: t0})
+		finish(t, h, delivery.Finish{EndpointID: ep, Now: t0})
+		finish(t, h, delivery.Finish{EndpointID: ep, Attempt: &second, Now: t0})
+		got := h.Attempts(t, ep)
+		require.Len(t, got, 2, "a finish without an attempt records none")
+		for i, want := range []delivery.Attempt{first, second} {
+			require.True(t, want.At.Equal(got[i].At), "attempt %d's time", i+1)
+			got[i].At = want.At
+			require.Equal(t, want, got[i])
+		}
+	}},
+	{"finish settles the endpoint's failure state", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 1)
+		ev := h.NewEvent(t, ep)
+		state := func() delivery.Endpoint {
+			c, _ := take(t, h, ep, ev, time.Minute, false)
+			if c.Lease != nil {
+				finish(t, h, delivery.Finish{EndpointID: ep, Lease: c.Lease, Now: t0})
+			}
+			return c.Endpoint
+		}
+		require.Nil(t, state().FailingSince)
+		require.False(t, finish(t, h, failure(ep, t0)).Disabled)
+		require.True(t, t0.Equal(*state().FailingSince))
+		require.False(t, finish(t, h, failure(ep, t0.Add(time.Hour))).Disabled)
+		require.True(t, t0.Equal(*state().FailingSince), "a later failure keeps the first one's time")
+		finish(t, h, delivery.Finish{EndpointID: ep, Settle: delivery.SettleSuccess, Now: t0.Add(2 * time.Hour)})
+		require.Nil(t, state().FailingSince, "a success clears it")
+		finish(t, h, delivery.Finish{EndpointID: ep, Settle: delivery.SettleNone, Now: t0.Add(3 * time.Hour)})
+
+		require.False(t, finish(t, h, failure(ep, t0)).Disabled)
+		require.False(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter-time.Second))).Disabled)
+		require.True(t, state().Enabled)
+		require.True(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter))).Disabled, "DisableAfter of failure disables")
+		got := state()
+		require.False(t, got.Enabled)
+		require.True(t, t0.Equal(*got.FailingSince))
+		require.False(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter+time.Hour))).Disabled, "disabled once")
+	}},
+	{"a lease passed on stays held and tells whether another process waits", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, 1)
+		ev := h.NewEvent(t, ep)
+		a, _ := take(t, h, ep, ev, time.Minute, false)
+		require.NotNil(t, a.Lease)
+		require.False(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: a.Lease, Now: t0}).Wanted, "nobody waits")
+		c, _ := take(t, h, ep, ev, time.Minute, true)
+		require.Nil(t, c.Lease, "a passed lease is not released")
+		require.True(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: a.Lease, Now: t0}).Wanted, "a waiting taker marked it")
+		c, _ = take(t, h, ep, ev, time.Minute, false)
+		require.Nil(t, c.Lease)
+		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
+		c, _ = take(t, h, ep, ev, time.Minute, false)
+		require.NotNil(t, c.Lease)
+		require.False(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: c.Lease, Now: t0}).Wanted, "a take clears the mark")
+	}},
+}

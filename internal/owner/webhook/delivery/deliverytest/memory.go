@@ -1,0 +1,237 @@
+package deliverytest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+)
+
+// Slots is how many lease slots each endpoint has, as in PostgreSQL: an
+// endpoint's MaxInFlight (1..Slots) says how many of them it may use.
+const Slots = 8
+
+// Memory is an in-memory delivery.DeliverStore: endpoints with their lease
+// slots and failure state, events, and the attempts Finish recorded. Slots
+// expire by the wall clock, as PostgreSQL's busy_until does. Deliveries
+// chains are not modelled: Finish reports an empty chain and Promote
+// promotes nothing. It is safe for concurrent use.
+type Memory struct {
+	mu        sync.Mutex
+	endpoints map[uuid.UUID]*memEndpoint
+	events    map[uuid.UUID]delivery.Event
+	takes     int
+	renewals  int
+}
+
+type memEndpoint struct {
+	ep       delivery.Endpoint
+	slots    [Slots]slot
+	attempts []delivery.Attempt
+}
+
+type slot struct {
+	busyUntil time.Time
+	holder    uuid.UUID
+	wanted    bool
+}
+
+var _ delivery.DeliverStore = (*Memory)(nil)
+
+// NewMemory returns a store with no endpoints and no events.
+func NewMemory() *Memory {
+	return &Memory{endpoints: map[uuid.UUID]*memEndpoint{}, events: map[uuid.UUID]delivery.Event{}}
+}
+
+// PutEndpoint stores ep, keeping its slots and attempts when it exists.
+func (m *Memory) PutEndpoint(ep delivery.Endpoint) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.endpoints[ep.ID]; e != nil {
+		e.ep = ep
+		return
+	}
+	m.endpoints[ep.ID] = &memEndpoint{ep: ep}
+}
+
+// Endpoint returns the endpoint as it is now.
+func (m *Memory) Endpoint(id uuid.UUID) (delivery.Endpoint, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.endpoints[id]
+	if e == nil {
+		return delivery.Endpoint{}, false
+	}
+	return e.ep, true
+}
+
+// DeleteEndpoint removes the endpoint with its slots and attempts.
+func (m *Memory) DeleteEndpoint(id uuid.UUID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.endpoints, id)
+}
+
+// PutEvent stores ev.
+func (m *Memory) PutEvent(ev delivery.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events[ev.ID] = ev
+}
+
+// DeleteEvent removes the event, as retention does.
+func (m *Memory) DeleteEvent(id uuid.UUID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.events, id)
+}
+
+// Attempts returns the attempts recorded for the endpoint, oldest first.
+func (m *Memory) Attempts(endpointID uuid.UUID) []delivery.Attempt {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.endpoints[endpointID]; e != nil {
+		return append([]delivery.Attempt(nil), e.attempts...)
+	}
+	return nil
+}
+
+// Holders returns how many slots of the endpoint are held now (not
+// expired).
+func (m *Memory) Holders(endpointID uuid.UUID) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	if e := m.endpoints[endpointID]; e != nil {
+		now := time.Now()
+		for _, s := range e.slots {
+			if s.busyUntil.After(now) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Calls returns how many TakeLease and RenewLease calls the store answered.
+func (m *Memory) Calls() (takes, renewals int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.takes, m.renewals
+}
+
+func gone(id uuid.UUID) error { return fmt.Errorf("endpoint %s: %w", id, delivery.ErrGone) }
+
+// TakeLease implements delivery.DeliverStore.
+func (m *Memory) TakeLease(_ context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.takes++
+	e := m.endpoints[endpointID]
+	if e == nil {
+		return delivery.Claim{}, gone(endpointID)
+	}
+	c := delivery.Claim{Endpoint: e.ep}
+	if ev, ok := m.events[eventID]; ok {
+		c.Event = &ev
+	}
+	if !e.ep.Enabled || c.Event == nil {
+		return c, nil
+	}
+	now := time.Now()
+	n := min(e.ep.MaxInFlight, Slots)
+	for i := range n {
+		if e.slots[i].busyUntil.Before(now) {
+			e.slots[i] = slot{busyUntil: now.Add(ttl), holder: token}
+			c.Lease = &delivery.Lease{EndpointID: endpointID, Slot: i, Token: token}
+			return c, nil
+		}
+	}
+	if wait {
+		for i := range n {
+			e.slots[i].wanted = true
+		}
+	}
+	return c, nil
+}
+
+// RenewLease implements delivery.DeliverStore.
+func (m *Memory) RenewLease(_ context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.renewals++
+	e := m.endpoints[l.EndpointID]
+	if e == nil {
+		return delivery.Endpoint{}, false, gone(l.EndpointID)
+	}
+	if !e.ep.Enabled || l.Slot < 0 || l.Slot >= min(e.ep.MaxInFlight, Slots) || e.slots[l.Slot].holder != l.Token {
+		return e.ep, false, nil
+	}
+	e.slots[l.Slot].busyUntil = time.Now().Add(ttl)
+	return e.ep, true, nil
+}
+
+// Finish implements delivery.DeliverStore: it records the attempt, releases
+// the lease when its token still holds the slot, reports whether a passed
+// lease is wanted, and settles the endpoint as PostgreSQL does. A run of a
+// deleted endpoint changes nothing.
+func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out delivery.Settled
+	id := f.EndpointID
+	if id == uuid.Nil {
+		switch {
+		case f.Lease != nil:
+			id = f.Lease.EndpointID
+		case f.Attempt != nil:
+			id = f.Attempt.EndpointID
+		}
+	}
+	e := m.endpoints[id]
+	if e == nil {
+		return out, nil
+	}
+	if f.Attempt != nil {
+		a := *f.Attempt
+		a.EndpointID = id
+		if a.At.IsZero() {
+			a.At = time.Now()
+		}
+		e.attempts = append(e.attempts, a)
+	}
+	held := func(l *delivery.Lease) *slot {
+		if l == nil || l.Slot < 0 || l.Slot >= Slots || e.slots[l.Slot].holder != l.Token {
+			return nil
+		}
+		return &e.slots[l.Slot]
+	}
+	if s := held(f.Lease); s != nil {
+		*s = slot{}
+	} else if s := held(f.Passed); f.Lease == nil && s != nil {
+		out.Wanted = s.wanted
+	}
+	switch f.Settle {
+	case delivery.SettleSuccess:
+		e.ep.FailingSince = nil
+	case delivery.SettleFailure:
+		switch {
+		case !e.ep.Enabled:
+		case e.ep.FailingSince == nil:
+			at := f.Now
+			e.ep.FailingSince = &at
+		case !e.ep.FailingSince.After(f.Now.Add(-f.DisableAfter)):
+			e.ep.Enabled = false
+			out.Disabled = true
+		}
+	}
+	return out, nil
+}
+
+// Promote implements delivery.DeliverStore; Memory keeps no chains, so
+// there is nothing to promote.
+func (m *Memory) Promote(context.Context, uuid.UUID) (int, error) { return 0, nil }

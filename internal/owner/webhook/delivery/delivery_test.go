@@ -1,4 +1,4 @@
-package delivery
+package delivery_test
 
 import (
 	"bytes"
@@ -18,61 +18,13 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/entity"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery/deliverytest"
 )
-
-// fakeStore is a hand-written fake of both stores; each method calls its
-// Func field.
-type fakeStore struct {
-	EventFunc      func(ctx context.Context, id uuid.UUID) (Event, error)
-	EndpointsFunc  func(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
-	EnqueueFunc    func(ctx context.Context, ds []Delivery) ([]Enqueued, error)
-	TakeLeaseFunc  func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
-	FinishFunc     func(ctx context.Context, f Finish) (Settled, error)
-	RenewLeaseFunc func(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error)
-	PromoteFunc    func(ctx context.Context, endpointID uuid.UUID) (int, error)
-	// Summaries are the fan-out summaries Enqueue was given.
-	Summaries []Summary
-}
-
-func (s *fakeStore) Event(ctx context.Context, id uuid.UUID) (Event, error) {
-	return s.EventFunc(ctx, id)
-}
-func (s *fakeStore) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error) {
-	return s.EndpointsFunc(ctx, ownerID)
-}
-func (s *fakeStore) Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error) {
-	if !sum.Empty() {
-		s.Summaries = append(s.Summaries, sum)
-	}
-	return s.EnqueueFunc(ctx, ds)
-}
-func (s *fakeStore) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error) {
-	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl, wait)
-}
-func (s *fakeStore) Finish(ctx context.Context, f Finish) (Settled, error) {
-	return s.FinishFunc(ctx, f)
-}
-func (s *fakeStore) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Endpoint, bool, error) {
-	return s.RenewLeaseFunc(ctx, l, ttl)
-}
-func (s *fakeStore) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
-	if s.PromoteFunc == nil {
-		return 0, nil
-	}
-	return s.PromoteFunc(ctx, endpointID)
-}
-
-type fakePoster struct {
-	PostFunc func(ctx context.Context, req PostRequest) (PostResponse, error)
-}
-
-func (p *fakePoster) Post(ctx context.Context, req PostRequest) (PostResponse, error) {
-	return p.PostFunc(ctx, req)
-}
 
 // identityUnseal "opens" a secret sealed as its plaintext, checking that
 // the associated data is the endpoint id, as the real box would.
-func identityUnseal(want uuid.UUID) UnsealFunc {
+func identityUnseal(want uuid.UUID) delivery.UnsealFunc {
 	return func(sealed, ad []byte) ([]byte, error) {
 		if !bytes.Equal(ad, want[:]) {
 			return nil, errors.New("sealed for another row")
@@ -84,22 +36,23 @@ func identityUnseal(want uuid.UUID) UnsealFunc {
 var fixedNow = time.Date(2026, 9, 27, 12, 0, 0, 0, time.UTC)
 
 type bundle struct {
-	store    *fakeStore
-	poster   *fakePoster
-	ep       Endpoint
-	ev       Event
+	store    *deliverytest.Stub
+	poster   *deliverytest.Poster
+	deps     delivery.DeliverDeps
+	ep       delivery.Endpoint
+	ev       delivery.Event
 	evGone   bool
 	secret   string
-	finishes []Finish
-	posts    []PostRequest
+	finishes []delivery.Finish
+	posts    []delivery.PostRequest
 	mu       sync.Mutex
-	d        *Deliverer
+	d        *delivery.Deliverer
 }
 
-func (b *bundle) recorded() ([]Finish, []PostRequest) {
+func (b *bundle) recorded() ([]delivery.Finish, []delivery.PostRequest) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]Finish(nil), b.finishes...), append([]PostRequest(nil), b.posts...)
+	return append([]delivery.Finish(nil), b.finishes...), append([]delivery.PostRequest(nil), b.posts...)
 }
 
 // setup builds a deliverer whose endpoint is free and answers 204.
@@ -109,41 +62,42 @@ func setup(t *testing.T) *bundle {
 	require.NoError(t, err)
 	epID, evID, owner := uuid.New(), uuid.New(), uuid.New()
 	b := &bundle{secret: secret}
-	b.ep = Endpoint{
+	b.ep = delivery.Endpoint{
 		ID: epID, OwnerID: owner, URL: "https://receiver.example/hook", EventTypes: []string{"*"},
 		Headers: map[string]string{"X-Tenant": "t1"}, MaxInFlight: 1, Enabled: true, SecretSealed: []byte(secret),
 	}
-	b.ev = Event{ID: evID, OwnerID: owner, Type: domain.EventCodeIssued, Subject: "code:1", OccurredAt: fixedNow.Add(-time.Minute),
+	b.ev = delivery.Event{ID: evID, OwnerID: owner, Type: domain.EventCodeIssued, Subject: "code:1", OccurredAt: fixedNow.Add(-time.Minute),
 		Data: json.RawMessage(`{"code_id":"1"}`)}
-	b.store = &fakeStore{
-		EventFunc: func(context.Context, uuid.UUID) (Event, error) { return b.ev, nil },
-		TakeLeaseFunc: func(_ context.Context, id, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
-			return b.claim(&Lease{EndpointID: id, Token: token}), nil
+	b.store = &deliverytest.Stub{
+		EventFunc: func(context.Context, uuid.UUID) (delivery.Event, error) { return b.ev, nil },
+		TakeLeaseFunc: func(_ context.Context, id, _, token uuid.UUID, _ time.Duration, _ bool) (delivery.Claim, error) {
+			return b.claim(&delivery.Lease{EndpointID: id, Token: token}), nil
 		},
-		FinishFunc: func(_ context.Context, f Finish) (Settled, error) {
+		FinishFunc: func(_ context.Context, f delivery.Finish) (delivery.Settled, error) {
 			b.mu.Lock()
 			b.finishes = append(b.finishes, f)
 			b.mu.Unlock()
-			return Settled{}, nil
+			return delivery.Settled{}, nil
 		},
 	}
-	b.poster = &fakePoster{PostFunc: func(_ context.Context, req PostRequest) (PostResponse, error) {
+	b.poster = &deliverytest.Poster{PostFunc: func(_ context.Context, req delivery.PostRequest) (delivery.PostResponse, error) {
 		b.mu.Lock()
 		b.posts = append(b.posts, req)
 		b.mu.Unlock()
-		return PostResponse{StatusCode: 204, Latency: 3 * time.Millisecond}, nil
+		return delivery.PostResponse{StatusCode: 204, Latency: 3 * time.Millisecond}, nil
 	}}
-	b.d = NewDeliverer(DeliverDeps{
+	b.deps = delivery.DeliverDeps{
 		Store: b.store, Poster: b.poster, Unseal: identityUnseal(epID),
 		Clock: domain.ClockFunc(func() time.Time { return fixedNow }), Version: "test",
-	})
+	}
+	b.d = delivery.NewDeliverer(b.deps)
 	return b
 }
 
 // claim answers TakeLease as the store would: no lease for a disabled
 // endpoint or a gone event.
-func (b *bundle) claim(l *Lease) Claim {
-	c := Claim{Endpoint: b.ep}
+func (b *bundle) claim(l *delivery.Lease) delivery.Claim {
+	c := delivery.Claim{Endpoint: b.ep}
 	if !b.evGone {
 		ev := b.ev
 		c.Event = &ev
@@ -154,15 +108,15 @@ func (b *bundle) claim(l *Lease) Claim {
 	return c
 }
 
-func (b *bundle) job() DeliverJob {
-	return DeliverJob{JobID: 7, EndpointID: b.ep.ID, EventID: b.ev.ID, Attempt: 1}
+func (b *bundle) job() delivery.DeliverJob {
+	return delivery.DeliverJob{JobID: 7, EndpointID: b.ep.ID, EventID: b.ev.ID, Attempt: 1}
 }
 
 func TestDeliverSignsAThinBodyAndSettlesSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.d.Deliver(context.Background(), b.job())
-	require.Equal(t, OutcomeCompleted, res.Outcome)
+	require.Equal(t, delivery.OutcomeCompleted, res.Outcome)
 	require.NoError(t, res.Err)
 
 	finishes, posts := b.recorded()
@@ -188,9 +142,9 @@ func TestDeliverSignsAThinBodyAndSettlesSuccess(t *testing.T) {
 	require.Len(t, finishes, 1)
 	f := finishes[0]
 	require.NotNil(t, f.Lease, "the lease is released")
-	require.Equal(t, SettleNone, f.Settle, "a success on an endpoint that is not failing writes nothing to it")
+	require.Equal(t, delivery.SettleNone, f.Settle, "a success on an endpoint that is not failing writes nothing to it")
 	require.NotNil(t, f.Attempt)
-	require.Equal(t, OutcomeCompleted, f.Attempt.Outcome)
+	require.Equal(t, delivery.OutcomeCompleted, f.Attempt.Outcome)
 	require.Equal(t, 204, f.Attempt.StatusCode)
 	require.Equal(t, int64(7), f.Attempt.JobID)
 }
@@ -200,10 +154,10 @@ func TestASuccessClearsAFailingEndpoint(t *testing.T) {
 	b := setup(t)
 	since := fixedNow.Add(-time.Hour)
 	b.ep.FailingSince = &since
-	require.Equal(t, OutcomeCompleted, b.d.Deliver(context.Background(), b.job()).Outcome)
+	require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), b.job()).Outcome)
 	finishes, _ := b.recorded()
 	require.Len(t, finishes, 1)
-	require.Equal(t, SettleSuccess, finishes[0].Settle)
+	require.Equal(t, delivery.SettleSuccess, finishes[0].Settle)
 }
 
 // A chain delivery counts itself out of the chain whatever its outcome,
@@ -212,20 +166,20 @@ func TestAChainDeliveryRefillsItsChain(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name        string
-		settled     Settled
+		settled     delivery.Settled
 		wantPromote bool
 	}{
-		{"crossing the low-water mark with pending", Settled{Running: ChainRefill - 1, Pending: true}, true},
-		{"emptied with pending", Settled{Running: 0, Pending: true}, true},
-		{"emptied with none pending", Settled{Running: 0}, false},
-		{"still full enough", Settled{Running: ChainRefill, Pending: true}, false},
-		{"below the mark: another run crossed it and refilled", Settled{Running: ChainRefill - 2, Pending: true}, false},
+		{"crossing the low-water mark with pending", delivery.Settled{Running: delivery.ChainRefill - 1, Pending: true}, true},
+		{"emptied with pending", delivery.Settled{Running: 0, Pending: true}, true},
+		{"emptied with none pending", delivery.Settled{Running: 0}, false},
+		{"still full enough", delivery.Settled{Running: delivery.ChainRefill, Pending: true}, false},
+		{"below the mark: another run crossed it and refilled", delivery.Settled{Running: delivery.ChainRefill - 2, Pending: true}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
+			b.store.FinishFunc = func(_ context.Context, f delivery.Finish) (delivery.Settled, error) {
 				require.True(t, f.Chain)
 				require.Equal(t, b.ep.ID, f.EndpointID)
 				return c.settled, nil
@@ -238,7 +192,7 @@ func TestAChainDeliveryRefillsItsChain(t *testing.T) {
 			}
 			job := b.job()
 			job.Chain = true
-			require.Equal(t, OutcomeCompleted, b.d.Deliver(context.Background(), job).Outcome)
+			require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), job).Outcome)
 			require.Equal(t, c.wantPromote, promoted == 1)
 		})
 	}
@@ -261,7 +215,7 @@ func TestDeliverSignsWithBothSecretsDuringARotation(t *testing.T) {
 			old, err := standardwebhooks.NewSecret()
 			require.NoError(t, err)
 			b.ep.PrevSecretSealed, b.ep.PrevSecretUntil = []byte(old), &c.until
-			require.Equal(t, OutcomeCompleted, b.d.Deliver(context.Background(), b.job()).Outcome)
+			require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), b.job()).Outcome)
 			_, posts := b.recorded()
 			sigs := strings.Fields(posts[0].Header.Get("Webhook-Signature"))
 			require.Len(t, sigs, c.wantSigs)
@@ -281,28 +235,36 @@ func TestDeliverOutcomes(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name     string
-		answer   func(ctx context.Context) (PostResponse, error)
-		outcome  Outcome
-		settle   Settle
+		answer   func(ctx context.Context) (delivery.PostResponse, error)
+		outcome  delivery.Outcome
+		settle   delivery.Settle
 		snooze   time.Duration
 		location string
 	}{
-		{"500", func(context.Context) (PostResponse, error) { return PostResponse{StatusCode: 500}, nil }, OutcomeRetryable, SettleFailure, 0, ""},
-		{"410", func(context.Context) (PostResponse, error) { return PostResponse{StatusCode: 410}, nil }, OutcomeDiscarded, SettleFailure, 0, ""},
-		{"429 Retry-After", func(context.Context) (PostResponse, error) {
-			return PostResponse{StatusCode: 429, Header: domain.Header{"Retry-After": {"3"}}}, nil
-		}, OutcomeSnoozed, SettleFailure, 3 * time.Second, ""},
-		{"302", func(context.Context) (PostResponse, error) {
-			return PostResponse{StatusCode: 302, Header: domain.Header{"Location": {"https://x.example/"}}}, nil
-		}, OutcomeRetryable, SettleFailure, 0, "https://x.example/"},
-		{"blocked", func(context.Context) (PostResponse, error) { return PostResponse{}, ErrBlocked }, OutcomeDiscarded, SettleFailure, 0, ""},
-		{"timeout", func(context.Context) (PostResponse, error) { return PostResponse{}, ErrTimeout }, OutcomeRetryable, SettleFailure, 0, ""},
+		{"500", func(context.Context) (delivery.PostResponse, error) {
+			return delivery.PostResponse{StatusCode: 500}, nil
+		}, delivery.OutcomeRetryable, delivery.SettleFailure, 0, ""},
+		{"410", func(context.Context) (delivery.PostResponse, error) {
+			return delivery.PostResponse{StatusCode: 410}, nil
+		}, delivery.OutcomeDiscarded, delivery.SettleFailure, 0, ""},
+		{"429 Retry-After", func(context.Context) (delivery.PostResponse, error) {
+			return delivery.PostResponse{StatusCode: 429, Header: domain.Header{"Retry-After": {"3"}}}, nil
+		}, delivery.OutcomeSnoozed, delivery.SettleFailure, 3 * time.Second, ""},
+		{"302", func(context.Context) (delivery.PostResponse, error) {
+			return delivery.PostResponse{StatusCode: 302, Header: domain.Header{"Location": {"https://x.example/"}}}, nil
+		}, delivery.OutcomeRetryable, delivery.SettleFailure, 0, "https://x.example/"},
+		{"blocked", func(context.Context) (delivery.PostResponse, error) {
+			return delivery.PostResponse{}, delivery.ErrBlocked
+		}, delivery.OutcomeDiscarded, delivery.SettleFailure, 0, ""},
+		{"timeout", func(context.Context) (delivery.PostResponse, error) {
+			return delivery.PostResponse{}, delivery.ErrTimeout
+		}, delivery.OutcomeRetryable, delivery.SettleFailure, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.poster.PostFunc = func(ctx context.Context, _ PostRequest) (PostResponse, error) { return c.answer(ctx) }
+			b.poster.PostFunc = func(ctx context.Context, _ delivery.PostRequest) (delivery.PostResponse, error) { return c.answer(ctx) }
 			res := b.d.Deliver(context.Background(), b.job())
 			require.Equal(t, c.outcome, res.Outcome)
 			require.Equal(t, c.snooze, res.Snooze)
@@ -312,7 +274,7 @@ func TestDeliverOutcomes(t *testing.T) {
 			f := finishes[0]
 			require.NotNil(t, f.Lease)
 			require.Equal(t, c.settle, f.Settle)
-			require.Equal(t, DisableAfter, f.DisableAfter)
+			require.Equal(t, delivery.DisableAfter, f.DisableAfter)
 			require.NotEmpty(t, f.DisableReason)
 			require.Equal(t, c.outcome, f.Attempt.Outcome)
 			require.Equal(t, c.location, f.Attempt.Location)
@@ -329,8 +291,8 @@ func TestDeliverDiscardsWithoutPosting(t *testing.T) {
 		wantLog   bool
 	}{
 		{"endpoint deleted", func(b *bundle) {
-			b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
-				return Claim{}, ErrGone
+			b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (delivery.Claim, error) {
+				return delivery.Claim{}, delivery.ErrGone
 			}
 		}, false, false},
 		{"endpoint disabled", func(b *bundle) { b.ep.Enabled = false }, false, true},
@@ -347,12 +309,12 @@ func TestDeliverDiscardsWithoutPosting(t *testing.T) {
 			b := setup(t)
 			c.arrange(b)
 			res := b.d.Deliver(context.Background(), b.job())
-			require.Equal(t, OutcomeDiscarded, res.Outcome)
+			require.Equal(t, delivery.OutcomeDiscarded, res.Outcome)
 			require.Error(t, res.Err)
 			finishes, posts := b.recorded()
 			require.Empty(t, posts)
 			for _, f := range finishes {
-				require.Equal(t, SettleNone, f.Settle, "our own reasons do not mark the endpoint failing")
+				require.Equal(t, delivery.SettleNone, f.Settle, "our own reasons do not mark the endpoint failing")
 			}
 			released, logged := false, false
 			for _, f := range finishes {
@@ -369,122 +331,96 @@ func TestDeliverInterruptedIsNotTheReceiversFault(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	b.poster.PostFunc = func(ctx context.Context, _ PostRequest) (PostResponse, error) {
+	b.poster.PostFunc = func(ctx context.Context, _ delivery.PostRequest) (delivery.PostResponse, error) {
 		cancel()
-		return PostResponse{}, ctx.Err()
+		return delivery.PostResponse{}, ctx.Err()
 	}
 	res := b.d.Deliver(ctx, b.job())
-	require.Equal(t, OutcomeRetryable, res.Outcome)
+	require.Equal(t, delivery.OutcomeRetryable, res.Outcome)
 	finishes, _ := b.recorded()
 	require.Len(t, finishes, 1)
 	require.NotNil(t, finishes[0].Lease, "the lease is released with a context of its own")
-	require.Equal(t, SettleNone, finishes[0].Settle)
+	require.Equal(t, delivery.SettleNone, finishes[0].Settle)
 }
 
 func TestDeliverWithABrokenSecretRetriesWithoutBlamingTheReceiver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.d.unseal = identityUnseal(uuid.New()) // sealed for another row
+	b.deps.Unseal = identityUnseal(uuid.New()) // sealed for another row
+	b.d = delivery.NewDeliverer(b.deps)
 	res := b.d.Deliver(context.Background(), b.job())
-	require.Equal(t, OutcomeRetryable, res.Outcome)
+	require.Equal(t, delivery.OutcomeRetryable, res.Outcome)
 	finishes, posts := b.recorded()
 	require.Empty(t, posts)
 	require.Len(t, finishes, 1)
-	require.Equal(t, SettleNone, finishes[0].Settle)
-}
-
-// memLease is an in-memory lease with MaxInFlight slots, for the handoff
-// tests.
-type memLease struct {
-	mu      sync.Mutex
-	holders map[uuid.UUID]bool
-	slots   int
-	takes   int
-}
-
-func (m *memLease) take(token uuid.UUID) *Lease {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.takes++
-	if len(m.holders) >= m.slots {
-		return nil
-	}
-	m.holders[token] = true
-	return &Lease{Token: token}
-}
-
-func (m *memLease) release(token uuid.UUID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.holders, token)
+	require.Equal(t, delivery.SettleNone, finishes[0].Settle)
 }
 
 // waiting is how many deliveries wait in process for the endpoint.
-func (b *bundle) waiting() int {
-	b.d.local.mu.Lock()
-	defer b.d.local.mu.Unlock()
-	if q := b.d.local.eps[b.ep.ID]; q != nil {
-		return len(q.waiters)
+func (b *bundle) waiting() int { return b.d.Waiting(b.ep.ID) }
+
+// useMemory makes deliverytest.Memory, holding the bundle's endpoint and
+// event, answer TakeLease, RenewLease and Finish (which the bundle still
+// records).
+func (b *bundle) useMemory() *deliverytest.Memory {
+	m := deliverytest.NewMemory()
+	m.PutEndpoint(b.ep)
+	m.PutEvent(b.ev)
+	b.store.TakeLeaseFunc = m.TakeLease
+	b.store.RenewLeaseFunc = m.RenewLease
+	b.store.FinishFunc = func(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
+		b.mu.Lock()
+		b.finishes = append(b.finishes, f)
+		b.mu.Unlock()
+		return m.Finish(ctx, f)
 	}
-	return 0
+	return m
 }
 
 func TestABusyDeliveryWaitsInProcessAndIsHandedTheLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	lease := &memLease{holders: map[uuid.UUID]bool{}, slots: 1}
-	b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
-		c := b.claim(nil)
-		c.Lease = lease.take(token)
-		return c, nil
-	}
-	b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
-		if f.Lease != nil {
-			lease.release(f.Lease.Token)
-		}
-		return Settled{}, nil
-	}
+	lease := b.useMemory()
 	holding := make(chan struct{})
 	proceed := make(chan struct{})
 	var first sync.Once
-	b.poster.PostFunc = func(context.Context, PostRequest) (PostResponse, error) {
+	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
 		blocked := false
 		first.Do(func() { blocked = true })
 		if blocked {
 			close(holding)
 			<-proceed
 		}
-		return PostResponse{StatusCode: 200}, nil
+		return delivery.PostResponse{StatusCode: 200}, nil
 	}
-	results := make(chan Result, 2)
+	results := make(chan delivery.Result, 2)
 	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
 	<-holding
 	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
 	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
 	// A holder is here: the waiter does not poll PostgreSQL meanwhile.
-	time.Sleep(LeaseRefresh / 4)
+	time.Sleep(delivery.LeaseRefresh / 4)
 	close(proceed)
 	for range 2 {
-		require.Equal(t, OutcomeCompleted, (<-results).Outcome)
+		require.Equal(t, delivery.OutcomeCompleted, (<-results).Outcome)
 	}
-	lease.mu.Lock()
-	defer lease.mu.Unlock()
-	require.Equal(t, 2, lease.takes, "one take each, no polling while a holder was here")
-	require.Empty(t, lease.holders)
+	takes, _ := lease.Calls()
+	require.Equal(t, 2, takes, "one take each, no polling while a holder was here")
+	require.Zero(t, lease.Holders(b.ep.ID))
 }
 
 func TestABusyDeliveryThatFindsNoRoomSnoozes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
+	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (delivery.Claim, error) {
 		return b.claim(nil), nil // always busy
 	}
-	for range maxLocalWaiters {
-		require.NotNil(t, b.d.local.wait(b.ep.ID))
+	for range delivery.MaxLocalWaiters {
+		require.True(t, b.d.Wait(b.ep.ID))
 	}
 	res := b.d.Deliver(context.Background(), b.job())
-	require.Equal(t, OutcomeSnoozed, res.Outcome)
-	require.Equal(t, MaxLocalWait, res.Snooze)
+	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+	require.Equal(t, delivery.MaxLocalWait, res.Snooze)
 	finishes, posts := b.recorded()
 	require.Empty(t, posts)
 	for _, f := range finishes {
@@ -496,68 +432,68 @@ func TestABusyDeliveryGivesUpAfterMaxLocalWait(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	var takes atomic.Int64
-	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (Claim, error) {
+	b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration, bool) (delivery.Claim, error) {
 		takes.Add(1)
 		return b.claim(nil), nil // held by another process
 	}
 	start := time.Now()
 	res := b.d.Deliver(context.Background(), b.job())
-	require.Equal(t, OutcomeSnoozed, res.Outcome)
-	require.GreaterOrEqual(t, time.Since(start), MaxLocalWait)
+	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+	require.GreaterOrEqual(t, time.Since(start), delivery.MaxLocalWait)
 	// Nobody here holds it, so the waiter polls PostgreSQL.
 	require.Greater(t, takes.Load(), int64(10))
 	require.Zero(t, b.waiting())
 }
 
-func fanoutBundle(t *testing.T, eps []Endpoint, ev Event, admits EmbedAdmitsFunc) (*Fanouter, *[]Delivery) {
+func fanoutBundle(t *testing.T, eps []delivery.Endpoint, ev delivery.Event, admits delivery.EmbedAdmitsFunc) (*delivery.Fanouter, *[]delivery.Delivery) {
 	t.Helper()
-	var got []Delivery
-	store := &fakeStore{
-		EventFunc:     func(context.Context, uuid.UUID) (Event, error) { return ev, nil },
-		EndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
-		EnqueueFunc: func(_ context.Context, ds []Delivery) ([]Enqueued, error) {
+	var got []delivery.Delivery
+	store := &deliverytest.Stub{
+		EventFunc:     func(context.Context, uuid.UUID) (delivery.Event, error) { return ev, nil },
+		EndpointsFunc: func(context.Context, uuid.UUID) ([]delivery.Endpoint, error) { return eps, nil },
+		EnqueueFunc: func(_ context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error) {
 			got = append(got, ds...)
-			out := make([]Enqueued, len(ds))
+			out := make([]delivery.Enqueued, len(ds))
 			for i := range ds {
-				out[i] = Enqueued{JobID: int64(len(got) - len(ds) + i + 1)}
+				out[i] = delivery.Enqueued{JobID: int64(len(got) - len(ds) + i + 1)}
 			}
 			return out, nil
 		},
 	}
-	return NewFanouter(FanoutDeps{Store: store, EmbedAdmits: admits, Clock: domain.ClockFunc(func() time.Time { return fixedNow })}), &got
+	return delivery.NewFanouter(delivery.FanoutDeps{Store: store, EmbedAdmits: admits, Clock: domain.ClockFunc(func() time.Time { return fixedNow })}), &got
 }
 
 func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 	t.Parallel()
 	failing := fixedNow.Add(-time.Hour)
 	embed := uuid.New()
-	all := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true}
-	corpus := Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
-	codes := Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
-	sick := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
-	embedded := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
-	eps := []Endpoint{all, corpus, codes, sick, embedded}
+	all := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true}
+	corpus := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
+	codes := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
+	sick := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	embedded := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
+	eps := []delivery.Endpoint{all, corpus, codes, sick, embedded}
 	admitsSoftware := func(_ context.Context, id uuid.UUID, e entity.CorpusEntry) (bool, error) {
 		return id == embed && entity.AllowsCorpusEntry([]string{"wiki://software/*"}, nil, true, e), nil
 	}
-	note := func(subject string, published, was bool) Event {
+	note := func(subject string, published, was bool) delivery.Event {
 		data, _ := json.Marshal(map[string]any{"published": published, "was_published": was})
-		return Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
+		return delivery.Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
 	}
 	cases := []struct {
 		name string
-		ev   Event
+		ev   delivery.Event
 		want []uuid.UUID
 	}{
-		{"code event", Event{ID: uuid.New(), Type: domain.EventCodeIssued, Data: json.RawMessage(`{}`)}, []uuid.UUID{all.ID, codes.ID, sick.ID, embedded.ID}},
+		{"code event", delivery.Event{ID: uuid.New(), Type: domain.EventCodeIssued, Data: json.RawMessage(`{}`)}, []uuid.UUID{all.ID, codes.ID, sick.ID, embedded.ID}},
 		{"published note in the embed's scope", note("wiki://software/x", true, false), []uuid.UUID{all.ID, corpus.ID, sick.ID, embedded.ID}},
 		{"published note outside the embed's scope", note("wiki://private/x", true, false), []uuid.UUID{all.ID, corpus.ID, sick.ID}},
 		{"unpublish is heard", note("wiki://software/x", false, true), []uuid.UUID{all.ID, corpus.ID, sick.ID, embedded.ID}},
 		{"draft is not", note("wiki://software/x", false, false), nil},
 		{"raw never leaves", note("raw://software/x", true, true), nil},
-		{"test event to its endpoint only", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+		{"test event to its endpoint only", delivery.Event{ID: uuid.New(), Type: domain.EventWebhookTest,
 			Data: json.RawMessage(`{"endpoint_id":"` + codes.ID.String() + `"}`)}, []uuid.UUID{codes.ID}},
-		{"test event to a failing endpoint is not cooled down", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+		{"test event to a failing endpoint is not cooled down", delivery.Event{ID: uuid.New(), Type: domain.EventWebhookTest,
 			Data: json.RawMessage(`{"endpoint_id":"` + sick.ID.String() + `"}`)}, []uuid.UUID{sick.ID}},
 	}
 	for _, c := range cases {
@@ -573,7 +509,7 @@ func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 				require.Equal(t, c.ev.ID, d.EventID)
 				switch {
 				case d.EndpointID == sick.ID && c.ev.Type != domain.EventWebhookTest:
-					require.Equal(t, fixedNow.Add(Cooldown), d.ScheduledAt, "a failing endpoint is cooled down")
+					require.Equal(t, fixedNow.Add(delivery.Cooldown), d.ScheduledAt, "a failing endpoint is cooled down")
 				default:
 					require.True(t, d.ScheduledAt.IsZero())
 				}
@@ -585,53 +521,23 @@ func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 
 func TestFanoutOfAGoneOrInternalEventDoesNothing(t *testing.T) {
 	t.Parallel()
-	store := &fakeStore{
-		EventFunc: func(context.Context, uuid.UUID) (Event, error) { return Event{}, ErrGone },
-		EnqueueFunc: func(context.Context, []Delivery) ([]Enqueued, error) {
+	store := &deliverytest.Stub{
+		EventFunc: func(context.Context, uuid.UUID) (delivery.Event, error) { return delivery.Event{}, delivery.ErrGone },
+		EnqueueFunc: func(context.Context, []delivery.Delivery) ([]delivery.Enqueued, error) {
 			t.Fatal("nothing must be queued")
 			return nil, nil
 		},
 	}
-	n, err := NewFanouter(FanoutDeps{Store: store}).Fanout(context.Background(), uuid.New())
+	n, err := delivery.NewFanouter(delivery.FanoutDeps{Store: store}).Fanout(context.Background(), uuid.New())
 	require.NoError(t, err)
 	require.Zero(t, n)
 
-	store.EventFunc = func(context.Context, uuid.UUID) (Event, error) { return Event{Type: "undeclared.type"}, nil }
-	n, err = NewFanouter(FanoutDeps{Store: store}).Fanout(context.Background(), uuid.New())
-	require.NoError(t, err)
-	require.Zero(t, n)
-}
-
-func TestFanoutScalesTheCooldown(t *testing.T) {
-	t.Parallel()
-	f := NewFanouter(FanoutDeps{BackoffScale: 300})
-	require.Equal(t, time.Second, f.cooldown)
-}
-
-func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {
-	t.Parallel()
-	embed := uuid.New()
-	ep := Endpoint{ID: uuid.New(), EmbedID: &embed}
-	ev := Event{Type: domain.EventCorpusNoteChanged, Subject: "wiki://a", Data: json.RawMessage(`{"published":true}`)}
-	ok, err := inScope(context.Background(), nil, ep, ev)
-	require.NoError(t, err)
-	require.False(t, ok, "no EmbedAdmits: nothing scoped goes out")
-
-	revoked := false
-	admits := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return !revoked, nil }
-	ok, err = inScope(context.Background(), admits, ep, ev)
-	require.NoError(t, err)
-	require.True(t, ok)
-	revoked = true
-	ok, err = inScope(context.Background(), admits, ep, ev)
-	require.NoError(t, err)
-	require.False(t, ok, "asked again: the revocation counts at once")
-
-	boom := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) {
-		return false, errors.New("db down")
+	store.EventFunc = func(context.Context, uuid.UUID) (delivery.Event, error) {
+		return delivery.Event{Type: "undeclared.type"}, nil
 	}
-	_, err = inScope(context.Background(), boom, ep, ev)
-	require.Error(t, err)
+	n, err = delivery.NewFanouter(delivery.FanoutDeps{Store: store}).Fanout(context.Background(), uuid.New())
+	require.NoError(t, err)
+	require.Zero(t, n)
 }
 
 func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
@@ -644,62 +550,30 @@ func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
 		disable bool
 		// stale holds the first POST past LeaseRefresh.
 		stale      bool
-		wantSecond Outcome
+		wantSecond delivery.Outcome
 		wantRenew  bool
 		wantInMem  bool
 	}{
-		{name: "a success passes it in memory", status: 200, wantSecond: OutcomeCompleted, wantInMem: true},
-		{name: "a failure releases it and the waiter takes it afresh", status: 500, wantSecond: OutcomeCompleted},
-		{name: "a disabled endpoint discards the waiter", status: 500, disable: true, wantSecond: OutcomeDiscarded},
-		{name: "a lease held LeaseRefresh goes back to PostgreSQL", status: 200, stale: true, wantSecond: OutcomeCompleted},
+		{name: "a success passes it in memory", status: 200, wantSecond: delivery.OutcomeCompleted, wantInMem: true},
+		{name: "a failure releases it and the waiter takes it afresh", status: 500, wantSecond: delivery.OutcomeCompleted},
+		{name: "a disabled endpoint discards the waiter", status: 500, disable: true, wantSecond: delivery.OutcomeDiscarded},
+		{name: "a lease held LeaseRefresh goes back to PostgreSQL", status: 200, stale: true, wantSecond: delivery.OutcomeCompleted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			lease := &memLease{holders: map[uuid.UUID]bool{}, slots: 1}
-			var (
-				mu       sync.Mutex
-				renewals int
-			)
-			b.store.TakeLeaseFunc = func(_ context.Context, _, _, token uuid.UUID, _ time.Duration, _ bool) (Claim, error) {
-				mu.Lock()
-				ep := b.ep
-				mu.Unlock()
-				c := Claim{Endpoint: ep, Event: &b.ev}
-				if ep.Enabled {
-					c.Lease = lease.take(token)
-				}
-				return c, nil
+			if tc.disable {
+				// Failing for DisableAfter already: the first delivery's
+				// failure disables the endpoint.
+				since := fixedNow.Add(-delivery.DisableAfter)
+				b.ep.FailingSince = &since
 			}
-			b.store.FinishFunc = func(_ context.Context, f Finish) (Settled, error) {
-				b.mu.Lock()
-				b.finishes = append(b.finishes, f)
-				b.mu.Unlock()
-				if f.Lease == nil {
-					return Settled{}, nil
-				}
-				if tc.disable {
-					mu.Lock()
-					b.ep.Enabled = false
-					mu.Unlock()
-				}
-				lease.release(f.Lease.Token)
-				return Settled{}, nil
-			}
-			b.store.RenewLeaseFunc = func(_ context.Context, l Lease, _ time.Duration) (Endpoint, bool, error) {
-				mu.Lock()
-				renewals++
-				ep := b.ep
-				mu.Unlock()
-				lease.mu.Lock()
-				defer lease.mu.Unlock()
-				return ep, lease.holders[l.Token], nil
-			}
+			lease := b.useMemory()
 			holding := make(chan struct{})
 			proceed := make(chan struct{})
 			var first sync.Once
-			b.poster.PostFunc = func(_ context.Context, req PostRequest) (PostResponse, error) {
+			b.poster.PostFunc = func(_ context.Context, req delivery.PostRequest) (delivery.PostResponse, error) {
 				b.mu.Lock()
 				b.posts = append(b.posts, req)
 				b.mu.Unlock()
@@ -708,18 +582,18 @@ func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
 				if blocked {
 					close(holding)
 					<-proceed
-					return PostResponse{StatusCode: tc.status}, nil
+					return delivery.PostResponse{StatusCode: tc.status}, nil
 				}
-				return PostResponse{StatusCode: 200}, nil
+				return delivery.PostResponse{StatusCode: 200}, nil
 			}
-			firstDone := make(chan Result, 1)
+			firstDone := make(chan delivery.Result, 1)
 			go func() { firstDone <- b.d.Deliver(context.Background(), b.job()) }()
 			<-holding
-			second := make(chan Result, 1)
+			second := make(chan delivery.Result, 1)
 			go func() { second <- b.d.Deliver(context.Background(), b.job()) }()
 			require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
 			if tc.stale {
-				time.Sleep(LeaseRefresh + 50*time.Millisecond)
+				time.Sleep(delivery.LeaseRefresh + 50*time.Millisecond)
 			}
 			close(proceed)
 			<-firstDone
@@ -740,12 +614,9 @@ func TestAFinishingHolderPassesTheLeaseToTheWaiter(t *testing.T) {
 			} else {
 				require.Zero(t, unwritten, "the lease is released in the finishing write")
 			}
-			mu.Lock()
+			_, renewals := lease.Calls()
 			require.Equal(t, tc.wantRenew, renewals > 0)
-			mu.Unlock()
-			lease.mu.Lock()
-			defer lease.mu.Unlock()
-			require.Empty(t, lease.holders, "the lease is free once both are done")
+			require.Zero(t, lease.Holders(b.ep.ID), "the lease is free once both are done")
 			require.Zero(t, b.waiting())
 		})
 	}
@@ -755,52 +626,54 @@ func TestFanoutSummaryNamesEveryEndpointLeftOutWithItsReason(t *testing.T) {
 	t.Parallel()
 	failing := fixedNow.Add(-time.Hour)
 	embed := uuid.New()
-	got := Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
-	codes := Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
-	off := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}}
-	sick := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
-	embedded := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
-	eps := []Endpoint{got, codes, off, sick, embedded}
+	got := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
+	codes := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
+	off := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}}
+	sick := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	embedded := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
+	eps := []delivery.Endpoint{got, codes, off, sick, embedded}
 	admitsNothing := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return false, nil }
-	note := func(subject string, published bool) Event {
+	note := func(subject string, published bool) delivery.Event {
 		data, _ := json.Marshal(map[string]any{"published": published})
-		return Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
+		return delivery.Event{ID: uuid.New(), Type: domain.EventCorpusNoteChanged, Subject: subject, Data: data}
 	}
-	until := fixedNow.Add(Cooldown)
+	until := fixedNow.Add(delivery.Cooldown)
 	cases := []struct {
 		name  string
-		ev    Event
-		want  map[Reason][]uuid.UUID
+		ev    delivery.Event
+		want  map[delivery.Reason][]uuid.UUID
 		until *time.Time
 	}{
-		{"published note", note("wiki://a", true), map[Reason][]uuid.UUID{
-			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonEmbedCode: {embedded.ID},
-			ReasonCoolingDown: {sick.ID}}, &until},
-		{"unpublished note", note("wiki://a", false), map[Reason][]uuid.UUID{
-			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonEmbedCode: {embedded.ID},
-			ReasonUnpublished: {got.ID, sick.ID}}, nil},
-		{"raw note", note("raw://inbox/1", true), map[Reason][]uuid.UUID{
-			ReasonNotSubscribed: {codes.ID}, ReasonDisabled: {off.ID}, ReasonRaw: {got.ID, sick.ID, embedded.ID}}, nil},
-		{"test event: only its endpoint counts", Event{ID: uuid.New(), Type: domain.EventWebhookTest,
+		{"published note", note("wiki://a", true), map[delivery.Reason][]uuid.UUID{
+			delivery.ReasonNotSubscribed: {codes.ID}, delivery.ReasonDisabled: {off.ID}, delivery.ReasonEmbedCode: {embedded.ID},
+			delivery.ReasonCoolingDown: {sick.ID}}, &until},
+		{"unpublished note", note("wiki://a", false), map[delivery.Reason][]uuid.UUID{
+			delivery.ReasonNotSubscribed: {codes.ID}, delivery.ReasonDisabled: {off.ID}, delivery.ReasonEmbedCode: {embedded.ID},
+			delivery.ReasonUnpublished: {got.ID, sick.ID}}, nil},
+		{"raw note", note("raw://inbox/1", true), map[delivery.Reason][]uuid.UUID{
+			delivery.ReasonNotSubscribed: {codes.ID}, delivery.ReasonDisabled: {off.ID}, delivery.ReasonRaw: {got.ID, sick.ID, embedded.ID}}, nil},
+		{"test event: only its endpoint counts", delivery.Event{ID: uuid.New(), Type: domain.EventWebhookTest,
 			Data: json.RawMessage(`{"endpoint_id":"` + codes.ID.String() + `"}`)}, nil, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			store := &fakeStore{
-				EventFunc:     func(context.Context, uuid.UUID) (Event, error) { return c.ev, nil },
-				EndpointsFunc: func(context.Context, uuid.UUID) ([]Endpoint, error) { return eps, nil },
-				EnqueueFunc:   func(_ context.Context, ds []Delivery) ([]Enqueued, error) { return make([]Enqueued, len(ds)), nil },
+			store := &deliverytest.Stub{
+				EventFunc:     func(context.Context, uuid.UUID) (delivery.Event, error) { return c.ev, nil },
+				EndpointsFunc: func(context.Context, uuid.UUID) ([]delivery.Endpoint, error) { return eps, nil },
+				EnqueueFunc: func(_ context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error) {
+					return make([]delivery.Enqueued, len(ds)), nil
+				},
 			}
-			f := NewFanouter(FanoutDeps{Store: store, EmbedAdmits: admitsNothing, Clock: domain.ClockFunc(func() time.Time { return fixedNow })})
+			f := delivery.NewFanouter(delivery.FanoutDeps{Store: store, EmbedAdmits: admitsNothing, Clock: domain.ClockFunc(func() time.Time { return fixedNow })})
 			_, err := f.Fanout(context.Background(), c.ev.ID)
 			require.NoError(t, err)
 			if c.want == nil {
-				require.Empty(t, store.Summaries)
+				require.Empty(t, store.Summaries())
 				return
 			}
-			require.Len(t, store.Summaries, 1, "one summary per event")
-			s := store.Summaries[0]
+			require.Len(t, store.Summaries(), 1, "one summary per event")
+			s := store.Summaries()[0]
 			require.Equal(t, c.ev.ID, s.EventID)
 			require.Len(t, s.Reasons, len(c.want))
 			for r, ids := range c.want {
@@ -819,31 +692,32 @@ func TestDeliverHonoursTheEndpointsTimeoutAndAttemptsAndReportsEachPost(t *testi
 		attempt, code int
 		err           error
 		wantTimeout   time.Duration
-		want          Outcome
+		want          delivery.Outcome
 		class         string
 	}{
-		{"defaults: 10 s, 18 attempts", 0, 0, 17, 500, nil, HTTPTimeout, OutcomeRetryable, "5xx"},
-		{"the 18th of 18 is River's to discard", 0, 0, 18, 500, nil, HTTPTimeout, OutcomeRetryable, "5xx"},
-		{"2 s, attempt 1 of 2 retries", 2, 2, 1, 503, nil, 2 * time.Second, OutcomeRetryable, "5xx"},
-		{"attempt 2 of 2 is the last", 2, 2, 2, 500, nil, 2 * time.Second, OutcomeDiscarded, "5xx"},
-		{"a timeout at the last attempt", 1, 1, 1, 0, ErrTimeout, time.Second, OutcomeDiscarded, ClassTimeout},
-		{"a success at the last attempt", 1, 1, 1, 204, nil, time.Second, OutcomeCompleted, "2xx"},
-		{"a 410 stays discarded", 3, 3, 1, 410, nil, 3 * time.Second, OutcomeDiscarded, "4xx"},
-		{"a connection failure", 3, 3, 1, 0, errors.New("refused"), 3 * time.Second, OutcomeRetryable, ClassConnection},
+		{"defaults: 10 s, 18 attempts", 0, 0, 17, 500, nil, delivery.HTTPTimeout, delivery.OutcomeRetryable, "5xx"},
+		{"the 18th of 18 is River's to discard", 0, 0, 18, 500, nil, delivery.HTTPTimeout, delivery.OutcomeRetryable, "5xx"},
+		{"2 s, attempt 1 of 2 retries", 2, 2, 1, 503, nil, 2 * time.Second, delivery.OutcomeRetryable, "5xx"},
+		{"attempt 2 of 2 is the last", 2, 2, 2, 500, nil, 2 * time.Second, delivery.OutcomeDiscarded, "5xx"},
+		{"a timeout at the last attempt", 1, 1, 1, 0, delivery.ErrTimeout, time.Second, delivery.OutcomeDiscarded, delivery.ClassTimeout},
+		{"a success at the last attempt", 1, 1, 1, 204, nil, time.Second, delivery.OutcomeCompleted, "2xx"},
+		{"a 410 stays discarded", 3, 3, 1, 410, nil, 3 * time.Second, delivery.OutcomeDiscarded, "4xx"},
+		{"a connection failure", 3, 3, 1, 0, errors.New("refused"), 3 * time.Second, delivery.OutcomeRetryable, delivery.ClassConnection},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			b.ep.TimeoutSeconds, b.ep.MaxAttempts = c.timeout, c.max
-			b.poster.PostFunc = func(_ context.Context, req PostRequest) (PostResponse, error) {
+			b.poster.PostFunc = func(_ context.Context, req delivery.PostRequest) (delivery.PostResponse, error) {
 				b.mu.Lock()
 				b.posts = append(b.posts, req)
 				b.mu.Unlock()
-				return PostResponse{StatusCode: c.code, Latency: time.Millisecond}, c.err
+				return delivery.PostResponse{StatusCode: c.code, Latency: time.Millisecond}, c.err
 			}
-			var observed []Result
-			b.d.observe = func(_ DeliverJob, res Result) { observed = append(observed, res) }
+			var observed []delivery.Result
+			b.deps.Observe = func(_ delivery.DeliverJob, res delivery.Result) { observed = append(observed, res) }
+			b.d = delivery.NewDeliverer(b.deps)
 			job := b.job()
 			job.Attempt = c.attempt
 			res := b.d.Deliver(context.Background(), job)
@@ -858,7 +732,7 @@ func TestDeliverHonoursTheEndpointsTimeoutAndAttemptsAndReportsEachPost(t *testi
 			require.Equal(t, posts[0].Header.Get("webhook-timestamp"), finishes[0].Attempt.Timestamp)
 			require.Equal(t, posts[0].Header.Get("webhook-signature"), finishes[0].Attempt.Signature)
 			require.NotEmpty(t, finishes[0].Attempt.Signature)
-			if c.want == OutcomeDiscarded && c.code != 410 {
+			if c.want == delivery.OutcomeDiscarded && c.code != 410 {
 				require.Contains(t, finishes[0].Attempt.Error, fmt.Sprintf("attempt %d of %d, the last", c.attempt, b.ep.Attempts()))
 			}
 			require.Len(t, observed, 1)
@@ -874,43 +748,9 @@ func TestDeliverReportsNoPostWhenItSentNothing(t *testing.T) {
 	b := setup(t)
 	b.ep.Enabled = false
 	called := false
-	b.d.observe = func(DeliverJob, Result) { called = true }
+	b.deps.Observe = func(delivery.DeliverJob, delivery.Result) { called = true }
+	b.d = delivery.NewDeliverer(b.deps)
 	res := b.d.Deliver(context.Background(), b.job())
-	require.Equal(t, OutcomeDiscarded, res.Outcome)
+	require.Equal(t, delivery.OutcomeDiscarded, res.Outcome)
 	require.False(t, called)
-}
-
-// The first waiter of an endpoint held elsewhere asks PostgreSQL at an
-// interval that doubles from LeasePoll to MaxLeasePoll while the lease stays
-// away; a release heard from elsewhere lets it ask at once; taking the lease
-// here starts the pace over.
-func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
-	t.Parallel()
-	h := newHandoff()
-	id := uuid.New()
-	first, second := h.wait(id), h.wait(id)
-	require.False(t, h.shouldPoll(id, first, false), "its take just asked")
-	require.False(t, h.shouldPoll(id, second, true), "only the first waiter asks")
-	q := h.eps[id]
-	q.polled = time.Now().Add(-LeasePoll)
-	require.True(t, h.shouldPoll(id, first, false))
-	require.Equal(t, 2*LeasePoll, q.pollEvery)
-	q.polled = time.Now().Add(-LeasePoll)
-	require.False(t, h.shouldPoll(id, first, false), "the next ask waits twice as long")
-	require.True(t, h.shouldPoll(id, first, true), "a release heard from elsewhere is asked for at once")
-	for range 4 {
-		q.polled = time.Now().Add(-MaxLeasePoll)
-		require.True(t, h.shouldPoll(id, first, false))
-	}
-	require.Equal(t, MaxLeasePoll, q.pollEvery)
-	h.taking(id)
-	h.took(id, true)
-	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
-	h.done(id)
-	q.polled = time.Now().Add(-LeasePoll)
-	require.True(t, h.shouldPoll(id, first, false), "the pace starts over once the lease was here")
-	require.True(t, h.taking(id), "with no holder or taker here, a taker rings")
-	require.False(t, h.taking(id), "while another delivery here takes, it does not")
-	h.took(id, false)
-	h.took(id, false)
 }

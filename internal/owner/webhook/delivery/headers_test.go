@@ -1,4 +1,4 @@
-package delivery
+package delivery_test
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func TestRequestOpensSealedHeaderValues(t *testing.T) {
 		"Authorization": domain.SealedText([]byte("Bearer s3cret")),
 		"X-Legacy":      "stored before values were sealed",
 	}
-	req, err := b.d.request(ep, b.ev, fixedNow)
+	req, err := b.d.Request(ep, b.ev, fixedNow)
 	require.NoError(t, err)
 	require.Equal(t, "Bearer s3cret", req.Header.Get("Authorization"))
 	require.Equal(t, "stored before values were sealed", req.Header.Get("X-Legacy"))

@@ -72,7 +72,7 @@ test-go:
 # RACE_PKGS are the concurrent packages: webhook delivery, the event relay,
 # inbound processing and publishing. test-race runs their tests again under
 # the race detector, on the same database as test-go.
-RACE_PKGS := ./internal/owner/webhook/delivery ./internal/adapters/riverjob ./internal/infra/events \
+RACE_PKGS := ./internal/owner/webhook/delivery/... ./internal/adapters/riverjob ./internal/infra/events \
 	./internal/owner/inbound/... ./internal/adapters/postgres/inbounddb ./internal/owner/publish/... \
 	./internal/adapters/postgres/publishdb
 

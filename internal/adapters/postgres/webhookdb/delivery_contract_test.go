@@ -34,7 +34,7 @@ func TestPostgresPassesTheDeliverContract(t *testing.T) {
 				owner := b.newOwner(t)
 				now := time.Now()
 				ep := webhook.Endpoint{ID: uuid.New(), OwnerID: owner, URL: "https://a.example/h", EventTypes: []string{"*"},
-					Headers: map[string]string{}, MaxInFlight: mif, Enabled: true, SecretSealed: []byte("sealed"),
+					Headers: map[string]string{}, MaxInFlight: mif, TimeoutSeconds: 5, MaxAttempts: 7, Enabled: true, SecretSealed: []byte("sealed"),
 					CreatedAt: now, UpdatedAt: now}
 				require.NoError(t, uow.Do(context.Background(), func(tx webhook.Tx) error {
 					return tx.Endpoints().Insert(context.Background(), ep)

@@ -29,9 +29,10 @@ func TestPostgresPassesTheDeliverContract(t *testing.T) {
 	owners := map[uuid.UUID]uuid.UUID{}
 	deliverytest.RunContract(t, func(*testing.T) deliverytest.Harness {
 		return deliverytest.Harness{
-			Store: b.store,
-			NewEndpoint: func(t *testing.T, mif int) uuid.UUID {
-				owner := b.newOwner(t)
+			Store:    b.store,
+			Fanout:   b.store,
+			NewOwner: b.newOwner,
+			NewEndpoint: func(t *testing.T, owner uuid.UUID, mif int) uuid.UUID {
 				now := time.Now()
 				ep := webhook.Endpoint{ID: uuid.New(), OwnerID: owner, URL: "https://a.example/h", EventTypes: []string{"*"},
 					Headers: map[string]string{}, MaxInFlight: mif, TimeoutSeconds: 5, MaxAttempts: 7, Enabled: true, SecretSealed: []byte("sealed"),
@@ -43,6 +44,14 @@ func TestPostgresPassesTheDeliverContract(t *testing.T) {
 				owners[ep.ID] = owner
 				mu.Unlock()
 				return ep.ID
+			},
+			DeleteEndpoint: func(t *testing.T, id uuid.UUID) {
+				mu.Lock()
+				owner := owners[id]
+				mu.Unlock()
+				require.NoError(t, uow.Do(context.Background(), func(tx webhook.Tx) error {
+					return tx.Endpoints().Delete(context.Background(), owner, id, time.Now())
+				}))
 			},
 			NewEvent: func(t *testing.T, ep uuid.UUID) uuid.UUID {
 				mu.Lock()

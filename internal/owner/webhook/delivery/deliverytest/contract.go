@@ -14,10 +14,15 @@ import (
 // Harness is one implementation of delivery.DeliverStore, with what the
 // contract needs to set it up and observe it.
 type Harness struct {
-	Store delivery.DeliverStore
-	// NewEndpoint stores an enabled, not failing endpoint that may use
-	// maxInFlight slots and returns its id.
-	NewEndpoint func(t *testing.T, maxInFlight int) uuid.UUID
+	Store  delivery.DeliverStore
+	Fanout delivery.FanoutStore
+	// NewOwner returns an owner id rows may reference.
+	NewOwner func(t *testing.T) uuid.UUID
+	// NewEndpoint stores an enabled, not failing endpoint of owner that may
+	// use maxInFlight slots and returns its id.
+	NewEndpoint func(t *testing.T, owner uuid.UUID, maxInFlight int) uuid.UUID
+	// DeleteEndpoint deletes the endpoint as its owner does.
+	DeleteEndpoint func(t *testing.T, id uuid.UUID)
 	// NewEvent records an event of the endpoint's owner and returns its id.
 	NewEvent func(t *testing.T, endpointID uuid.UUID) uuid.UUID
 	// Attempts returns the attempts Finish recorded for the endpoint,
@@ -25,10 +30,12 @@ type Harness struct {
 	Attempts func(t *testing.T, endpointID uuid.UUID) []delivery.Attempt
 }
 
-// RunContract runs the DeliverStore contract — the lease, Finish's record
-// and settlement, RenewLease — on fresh implementations from newHarness.
-// Memory and the PostgreSQL adapter both pass it. Enqueue, chains and
-// Promote are not part of it.
+// RunContract runs the stores' contract — the lease, Finish's record and
+// settlement, RenewLease, and the fan-out's reads and Enqueue's uniqueness —
+// on fresh implementations from newHarness. Memory and the PostgreSQL
+// adapter both pass it. Delivery chains (pending deliveries, Promote,
+// Finish's chain counts), cooldown scheduling and where a fan-out summary
+// is kept are not part of it.
 func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 	for _, c := range contractCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,7 +72,7 @@ var contractCases = []struct {
 	run  func(t *testing.T, h Harness)
 }{
 	{"at most max_in_flight holders, each on its own slot", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 3)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 3)
 		ev := h.NewEvent(t, ep)
 		slots := map[int]bool{}
 		for i := range 5 {
@@ -88,7 +95,7 @@ var contractCases = []struct {
 		}
 	}},
 	{"finish releases a slot for its holder only", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 1)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		a, _ := take(t, h, ep, ev, time.Minute, false)
 		require.NotNil(t, a.Lease)
@@ -103,7 +110,7 @@ var contractCases = []struct {
 		require.Empty(t, h.Attempts(t, ep), "a release without an attempt records none")
 	}},
 	{"an expired slot is taken again; its old holder neither renews nor releases it", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 1)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		a, _ := take(t, h, ep, ev, 200*time.Millisecond, false)
 		require.NotNil(t, a.Lease)
@@ -124,7 +131,7 @@ var contractCases = []struct {
 		require.Equal(t, ep, got.ID)
 	}},
 	{"a renewed slot outlives its first ttl", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 1)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		a, _ := take(t, h, ep, ev, 300*time.Millisecond, false)
 		require.NotNil(t, a.Lease)
@@ -142,7 +149,7 @@ var contractCases = []struct {
 		_, _, err = h.Store.RenewLease(ctx, delivery.Lease{EndpointID: uuid.New(), Token: uuid.New()}, time.Minute)
 		require.ErrorIs(t, err, delivery.ErrGone)
 
-		ep := h.NewEndpoint(t, 2)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 2)
 		c, _ := take(t, h, ep, uuid.New(), time.Minute, false)
 		require.Equal(t, ep, c.Endpoint.ID)
 		require.Nil(t, c.Event, "the event is gone")
@@ -162,7 +169,7 @@ var contractCases = []struct {
 		require.False(t, ok, "nor keeps one")
 	}},
 	{"finish records the attempt as given", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 1)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		first := delivery.Attempt{JobID: 42, EndpointID: ep, EventID: ev, Attempt: 1, Outcome: delivery.OutcomeRetryable,
 			StatusCode: 500, Latency: 12 * time.Millisecond, Response: "oops", Error: "HTTP 500", Location: "",
@@ -181,7 +188,7 @@ var contractCases = []struct {
 		}
 	}},
 	{"finish settles the endpoint's failure state", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 1)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		state := func() delivery.Endpoint {
 			c, _ := take(t, h, ep, ev, time.Minute, false)
@@ -209,7 +216,7 @@ var contractCases = []struct {
 		require.False(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter+time.Hour))).Disabled, "disabled once")
 	}},
 	{"a lease passed on stays held and tells whether another process waits", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, 1)
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		a, _ := take(t, h, ep, ev, time.Minute, false)
 		require.NotNil(t, a.Lease)
@@ -223,5 +230,56 @@ var contractCases = []struct {
 		c, _ = take(t, h, ep, ev, time.Minute, false)
 		require.NotNil(t, c.Lease)
 		require.False(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: c.Lease, Now: t0}).Wanted, "a take clears the mark")
+	}},
+	{"the fan-out reads the event, or finds it gone", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
+		id := h.NewEvent(t, ep)
+		ev, err := h.Fanout.Event(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, id, ev.ID)
+		c, _ := take(t, h, ep, id, time.Minute, false)
+		require.Equal(t, c.Endpoint.OwnerID, ev.OwnerID)
+		require.Equal(t, *c.Event, ev, "the fan-out and the lease read the same event")
+		_, err = h.Fanout.Event(context.Background(), uuid.New())
+		require.ErrorIs(t, err, delivery.ErrGone)
+	}},
+	{"the fan-out lists the owner's endpoints, enabled or not, never deleted", func(t *testing.T, h Harness) {
+		owner, other := h.NewOwner(t), h.NewOwner(t)
+		on, off, gone := h.NewEndpoint(t, owner, 3), h.NewEndpoint(t, owner, 1), h.NewEndpoint(t, owner, 1)
+		h.NewEndpoint(t, other, 1)
+		finish(t, h, failure(off, t0))
+		finish(t, h, failure(off, t0.Add(delivery.DisableAfter)))
+		h.DeleteEndpoint(t, gone)
+		eps, err := h.Fanout.Endpoints(context.Background(), owner)
+		require.NoError(t, err)
+		byID := map[uuid.UUID]delivery.Endpoint{}
+		for _, e := range eps {
+			require.Equal(t, owner, e.OwnerID)
+			byID[e.ID] = e
+		}
+		require.Len(t, byID, 2)
+		require.True(t, byID[on].Enabled)
+		require.Equal(t, 3, byID[on].MaxInFlight)
+		require.Equal(t, []string{"*"}, byID[on].EventTypes)
+		require.Nil(t, byID[on].FailingSince)
+		require.False(t, byID[off].Enabled)
+		require.True(t, t0.Equal(*byID[off].FailingSince))
+	}},
+	{"enqueue queues one delivery per endpoint and event", func(t *testing.T, h Harness) {
+		owner := h.NewOwner(t)
+		a, b := h.NewEndpoint(t, owner, 1), h.NewEndpoint(t, owner, 1)
+		ev, ev2 := h.NewEvent(t, a), h.NewEvent(t, a)
+		first, err := h.Fanout.Enqueue(context.Background(), []delivery.Delivery{{EndpointID: a, EventID: ev}, {EndpointID: b, EventID: ev}}, delivery.Summary{EventID: ev})
+		require.NoError(t, err)
+		require.Len(t, first, 2)
+		require.False(t, first[0].Duplicate)
+		require.False(t, first[1].Duplicate)
+		require.NotEqual(t, first[0].JobID, first[1].JobID)
+		again, err := h.Fanout.Enqueue(context.Background(), []delivery.Delivery{{EndpointID: a, EventID: ev}, {EndpointID: a, EventID: ev2}}, delivery.Summary{EventID: ev})
+		require.NoError(t, err)
+		require.Len(t, again, 2)
+		require.Equal(t, delivery.Enqueued{JobID: first[0].JobID, Duplicate: true}, again[0], "the fan-out ran twice: nothing new")
+		require.False(t, again[1].Duplicate)
+		require.NotContains(t, []int64{first[0].JobID, first[1].JobID}, again[1].JobID)
 	}},
 }

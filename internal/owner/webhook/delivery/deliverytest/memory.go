@@ -15,15 +15,19 @@ import (
 // endpoint's MaxInFlight (1..Slots) says how many of them it may use.
 const Slots = 8
 
-// Memory is an in-memory delivery.DeliverStore: endpoints with their lease
-// slots and failure state, events, and the attempts Finish recorded. Slots
-// expire by the wall clock, as PostgreSQL's busy_until does. Deliveries
-// chains are not modelled: Finish reports an empty chain and Promote
-// promotes nothing. It is safe for concurrent use.
+// Memory is an in-memory delivery.DeliverStore and delivery.FanoutStore:
+// endpoints with their lease slots and failure state, events, the
+// attempts Finish recorded and the deliveries Enqueue queued, one per
+// endpoint and event. Slots expire by the wall clock, as PostgreSQL's
+// busy_until does. Delivery chains are not modelled: every delivery is
+// queued available, Finish reports an empty chain and Promote promotes
+// nothing. It is safe for concurrent use.
 type Memory struct {
 	mu        sync.Mutex
 	endpoints map[uuid.UUID]*memEndpoint
 	events    map[uuid.UUID]delivery.Event
+	jobs      map[[2]uuid.UUID]int64
+	summaries []delivery.Summary
 	takes     int
 	renewals  int
 }
@@ -40,11 +44,68 @@ type slot struct {
 	wanted    bool
 }
 
-var _ delivery.DeliverStore = (*Memory)(nil)
+var (
+	_ delivery.DeliverStore = (*Memory)(nil)
+	_ delivery.FanoutStore  = (*Memory)(nil)
+)
 
 // NewMemory returns a store with no endpoints and no events.
 func NewMemory() *Memory {
-	return &Memory{endpoints: map[uuid.UUID]*memEndpoint{}, events: map[uuid.UUID]delivery.Event{}}
+	return &Memory{endpoints: map[uuid.UUID]*memEndpoint{}, events: map[uuid.UUID]delivery.Event{}, jobs: map[[2]uuid.UUID]int64{}}
+}
+
+// Event implements delivery.FanoutStore.
+func (m *Memory) Event(_ context.Context, id uuid.UUID) (delivery.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ev, ok := m.events[id]
+	if !ok {
+		return delivery.Event{}, fmt.Errorf("event %s: %w", id, delivery.ErrGone)
+	}
+	return ev, nil
+}
+
+// Endpoints implements delivery.FanoutStore: the owner's endpoints,
+// enabled or not (DeleteEndpoint removes one).
+func (m *Memory) Endpoints(_ context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []delivery.Endpoint
+	for _, e := range m.endpoints {
+		if e.ep.OwnerID == ownerID {
+			out = append(out, e.ep)
+		}
+	}
+	return out, nil
+}
+
+// Enqueue implements delivery.FanoutStore: one job per endpoint and event,
+// a second one is a duplicate of the first; a non-empty summary is kept.
+func (m *Memory) Enqueue(_ context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]delivery.Enqueued, len(ds))
+	for i, d := range ds {
+		key := [2]uuid.UUID{d.EndpointID, d.EventID}
+		if id, ok := m.jobs[key]; ok {
+			out[i] = delivery.Enqueued{JobID: id, Duplicate: true}
+			continue
+		}
+		id := int64(len(m.jobs) + 1)
+		m.jobs[key] = id
+		out[i] = delivery.Enqueued{JobID: id}
+	}
+	if !sum.Empty() {
+		m.summaries = append(m.summaries, sum)
+	}
+	return out, nil
+}
+
+// Summaries returns the non-empty fan-out summaries Enqueue kept, in order.
+func (m *Memory) Summaries() []delivery.Summary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]delivery.Summary(nil), m.summaries...)
 }
 
 // PutEndpoint stores ep, keeping its slots and attempts when it exists.

@@ -14,9 +14,11 @@ func TestMemoryPassesTheContract(t *testing.T) {
 	deliverytest.RunContract(t, func(*testing.T) deliverytest.Harness {
 		m := deliverytest.NewMemory()
 		return deliverytest.Harness{
-			Store: m,
-			NewEndpoint: func(_ *testing.T, mif int) uuid.UUID {
-				ep := delivery.Endpoint{ID: uuid.New(), OwnerID: uuid.New(), URL: "https://a.example/h", EventTypes: []string{"*"},
+			Store:    m,
+			Fanout:   m,
+			NewOwner: func(*testing.T) uuid.UUID { return uuid.New() },
+			NewEndpoint: func(_ *testing.T, owner uuid.UUID, mif int) uuid.UUID {
+				ep := delivery.Endpoint{ID: uuid.New(), OwnerID: owner, URL: "https://a.example/h", EventTypes: []string{"*"},
 					MaxInFlight: mif, Enabled: true}
 				m.PutEndpoint(ep)
 				return ep.ID
@@ -27,7 +29,8 @@ func TestMemoryPassesTheContract(t *testing.T) {
 				m.PutEvent(ev)
 				return ev.ID
 			},
-			Attempts: func(_ *testing.T, ep uuid.UUID) []delivery.Attempt { return m.Attempts(ep) },
+			DeleteEndpoint: func(_ *testing.T, id uuid.UUID) { m.DeleteEndpoint(id) },
+			Attempts:       func(_ *testing.T, ep uuid.UUID) []delivery.Attempt { return m.Attempts(ep) },
 		}
 	})
 }

@@ -1,9 +1,6 @@
 package web
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/standmeet/standmeet/internal/adapters/eventop"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -39,53 +36,29 @@ type eventOps struct {
 // missing, or when any op it resolves has other types.
 func eventOpsOf(ops op.Set) (*eventOps, error) {
 	var o eventOps
-	var errs []error
+	hs := handles{ops: ops}
 	if _, ok := ops.Find("events.list"); ok {
 		o.log = new(struct {
 			list op.Handle[eventop.ListInput, eventop.EventPage]
 			get  op.Handle[eventop.IDInput, eventop.Event]
 		})
-		var err error
-		o.log.list, err = op.HandleOf[eventop.ListInput, eventop.EventPage](ops, "events.list")
-		errs = append(errs, err)
-		o.log.get, err = op.HandleOf[eventop.IDInput, eventop.Event](ops, "events.get")
-		errs = append(errs, err)
+		bind(&hs, &o.log.list, "events.list")
+		bind(&hs, &o.log.get, "events.get")
 	}
 	if _, ok := ops.Find("events.poisoned"); ok {
 		o.poisoned = new(struct {
 			list    op.Handle[eventop.PoisonedInput, op.Page[eventop.Event]]
 			release op.Handle[eventop.IDInput, eventop.Event]
 		})
-		var err error
-		o.poisoned.list, err = op.HandleOf[eventop.PoisonedInput, op.Page[eventop.Event]](ops, "events.poisoned")
-		errs = append(errs, err)
-		o.poisoned.release, err = op.HandleOf[eventop.IDInput, eventop.Event](ops, "events.release")
-		errs = append(errs, err)
+		bind(&hs, &o.poisoned.list, "events.poisoned")
+		bind(&hs, &o.poisoned.release, "events.release")
 	}
-	var err error
-	o.deliveries, err = optionalHandle[webhook.EventIDInput, op.List[webhook.EventDelivery]](ops, "webhooks.event_deliveries")
-	errs = append(errs, err)
-	o.fanout, err = optionalHandle[webhook.EventIDInput, webhook.EventFanout](ops, "webhooks.event_fanout")
-	errs = append(errs, err)
-	o.types, err = optionalHandle[op.Empty, op.List[webhook.EventTypeView]](ops, "webhooks.event_types")
-	errs = append(errs, err)
-	o.job, err = optionalHandle[riverjob.JobInput, riverjob.Job](ops, "jobs.get")
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("web: the event, catalog and job pages need their ops: %w", err)
-	}
-	return &o, nil
-}
-
-// optionalHandle returns the handle of the op named name, nil when ops does
-// not declare it; it fails when the op has other types.
-func optionalHandle[In, Out any](ops op.Set, name string) (*op.Handle[In, Out], error) {
-	if _, ok := ops.Find(name); !ok {
-		return nil, nil
-	}
-	h, err := op.HandleOf[In, Out](ops, name)
-	if err != nil {
+	bindOptional(&hs, &o.deliveries, "webhooks.event_deliveries")
+	bindOptional(&hs, &o.fanout, "webhooks.event_fanout")
+	bindOptional(&hs, &o.types, "webhooks.event_types")
+	bindOptional(&hs, &o.job, "jobs.get")
+	if err := hs.err("the event, catalog and job pages need their ops"); err != nil {
 		return nil, err
 	}
-	return &h, nil
+	return &o, nil
 }

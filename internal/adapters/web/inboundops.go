@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -38,34 +37,21 @@ func inboundOpsOf(ops op.Set) (*inboundOps, error) {
 		return nil, nil
 	}
 	var o inboundOps
-	var errs []error
-	var err error
-	o.list, err = op.HandleOf[op.PageInput, op.Page[inbound.SourceView]](ops, "inbound_sources.list")
-	errs = append(errs, err)
-	o.create, err = op.HandleOf[inbound.CreateSourceInput, inbound.CreatedSource](ops, "inbound_sources.create")
-	errs = append(errs, err)
-	o.get, err = op.HandleOf[inbound.SourceIDInput, inbound.SourceView](ops, "inbound_sources.get")
-	errs = append(errs, err)
-	o.update, err = op.HandleOf[inbound.UpdateSourceInput, inbound.SourceView](ops, "inbound_sources.update")
-	errs = append(errs, err)
-	o.delete, err = op.HandleOf[inbound.SourceIDInput, op.Empty](ops, "inbound_sources.delete")
-	errs = append(errs, err)
-	o.rotate, err = op.HandleOf[inbound.RotateSecretInput, inbound.RotatedSecret](ops, "inbound_sources.rotate_secret")
-	errs = append(errs, err)
-	o.messages, err = op.HandleOf[inbound.ListMessagesInput, op.Page[inbound.MessageView]](ops, "inbound_sources.messages")
-	errs = append(errs, err)
-	o.message, err = op.HandleOf[inbound.MessageInput, inbound.MessageDetail](ops, "inbound_sources.message")
-	errs = append(errs, err)
-	o.deadLetters, err = op.HandleOf[inbound.ListDeadLettersInput, op.Page[inbound.MessageView]](ops, "inbound_sources.dead_letters")
-	errs = append(errs, err)
-	o.replayDeadLetter, err = op.HandleOf[inbound.ReplayDeadLetterInput, inbound.MessageView](ops, "inbound_sources.replay_dead_letter")
-	errs = append(errs, err)
-	o.replayDeadLetters, err = op.HandleOf[inbound.ReplayDeadLettersInput, inbound.ReplayCount](ops, "inbound_sources.replay_dead_letters")
-	errs = append(errs, err)
-	o.refusals, err = optionalHandle[inbound.SourceIDInput, inbound.RefusalList](ops, "inbound_sources.refusals")
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("web: the inbound pages need the inbound source ops: %w", err)
+	hs := handles{ops: ops}
+	bind(&hs, &o.list, "inbound_sources.list")
+	bind(&hs, &o.create, "inbound_sources.create")
+	bind(&hs, &o.get, "inbound_sources.get")
+	bind(&hs, &o.update, "inbound_sources.update")
+	bind(&hs, &o.delete, "inbound_sources.delete")
+	bind(&hs, &o.rotate, "inbound_sources.rotate_secret")
+	bind(&hs, &o.messages, "inbound_sources.messages")
+	bind(&hs, &o.message, "inbound_sources.message")
+	bind(&hs, &o.deadLetters, "inbound_sources.dead_letters")
+	bind(&hs, &o.replayDeadLetter, "inbound_sources.replay_dead_letter")
+	bind(&hs, &o.replayDeadLetters, "inbound_sources.replay_dead_letters")
+	bindOptional(&hs, &o.refusals, "inbound_sources.refusals")
+	if err := hs.err("the inbound pages need the inbound source ops"); err != nil {
+		return nil, err
 	}
 	return &o, nil
 }

@@ -1,9 +1,6 @@
 package web
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
@@ -30,33 +27,18 @@ func noteOpsOf(ops op.Set) (*noteOps, error) {
 		return nil, nil
 	}
 	var n noteOps
-	var errs []error
-	keep := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	var err error
-	n.list, err = op.HandleOf[corpus.ListNotesInput, op.Page[corpus.NoteView]](ops, "notes.list")
-	keep(err)
-	n.search, err = op.HandleOf[corpus.SearchInput, op.List[corpus.SearchHitView]](ops, "search.admin")
-	keep(err)
-	n.create, err = op.HandleOf[corpus.NoteInput, corpus.NoteView](ops, "notes.create")
-	keep(err)
-	n.get, err = op.HandleOf[corpus.NoteID, corpus.NoteView](ops, "notes.get")
-	keep(err)
-	n.update, err = op.HandleOf[corpus.UpdateNoteInput, corpus.NoteView](ops, "notes.update")
-	keep(err)
-	n.publish, err = op.HandleOf[corpus.NoteID, corpus.NoteView](ops, "notes.publish")
-	keep(err)
-	n.unpublish, err = op.HandleOf[corpus.NoteID, corpus.NoteView](ops, "notes.unpublish")
-	keep(err)
-	n.delete, err = op.HandleOf[corpus.DeleteNoteInput, op.Empty](ops, "notes.delete")
-	keep(err)
-	n.move, err = op.HandleOf[corpus.MoveNoteInput, corpus.NoteView](ops, "notes.move")
-	keep(err)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("web: the note pages need the corpus ops: %w", errors.Join(errs...))
+	hs := handles{ops: ops}
+	bind(&hs, &n.list, "notes.list")
+	bind(&hs, &n.search, "search.admin")
+	bind(&hs, &n.create, "notes.create")
+	bind(&hs, &n.get, "notes.get")
+	bind(&hs, &n.update, "notes.update")
+	bind(&hs, &n.publish, "notes.publish")
+	bind(&hs, &n.unpublish, "notes.unpublish")
+	bind(&hs, &n.delete, "notes.delete")
+	bind(&hs, &n.move, "notes.move")
+	if err := hs.err("the note pages need the corpus ops"); err != nil {
+		return nil, err
 	}
 	return &n, nil
 }

@@ -1,9 +1,6 @@
 package web
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
 )
@@ -33,39 +30,21 @@ func ownerOpsOf(ops op.Set) (*ownerOps, error) {
 		return nil, nil
 	}
 	var o ownerOps
-	var errs []error
-	resolve := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	var err error
-	o.me, err = op.HandleOf[op.Empty, owner.OwnerView](ops, "owner.me")
-	resolve(err)
-	o.changeEmail, err = op.HandleOf[owner.ChangeEmailInput, owner.OwnerView](ops, "owner.change_email")
-	resolve(err)
-	o.changePassword, err = op.HandleOf[owner.ChangePasswordInput, op.Empty](ops, "owner.change_password")
-	resolve(err)
-	o.endSessions, err = op.HandleOf[op.Empty, op.Empty](ops, "owner.end_sessions")
-	resolve(err)
-	o.sessions, err = op.HandleOf[op.Empty, op.List[owner.SessionView]](ops, "owner.sessions")
-	resolve(err)
-	o.endSession, err = op.HandleOf[owner.IDInput, op.Empty](ops, "owner.end_session")
-	resolve(err)
-	o.apiKeys, err = op.HandleOf[op.Empty, op.List[owner.APIKeyView]](ops, "api_keys.list")
-	resolve(err)
-	o.issueAPIKey, err = op.HandleOf[owner.IssueAPIKeyInput, owner.IssuedAPIKeyView](ops, "api_keys.issue")
-	resolve(err)
-	o.revokeAPIKey, err = op.HandleOf[owner.IDInput, op.Empty](ops, "api_keys.revoke")
-	resolve(err)
-	o.ipBans, err = op.HandleOf[owner.ListBansInput, op.Page[owner.IPBanView]](ops, "ip_bans.list")
-	resolve(err)
-	o.liftBan, err = op.HandleOf[owner.IDInput, op.Empty](ops, "ip_bans.lift")
-	resolve(err)
-	o.requestUpgrade, err = op.HandleOf[owner.UpgradeInput, owner.UpgradeRequest](ops, "instance.request_upgrade")
-	resolve(err)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("web: the account pages need the owner's ops: %w", errors.Join(errs...))
+	hs := handles{ops: ops}
+	bind(&hs, &o.me, "owner.me")
+	bind(&hs, &o.changeEmail, "owner.change_email")
+	bind(&hs, &o.changePassword, "owner.change_password")
+	bind(&hs, &o.endSessions, "owner.end_sessions")
+	bind(&hs, &o.sessions, "owner.sessions")
+	bind(&hs, &o.endSession, "owner.end_session")
+	bind(&hs, &o.apiKeys, "api_keys.list")
+	bind(&hs, &o.issueAPIKey, "api_keys.issue")
+	bind(&hs, &o.revokeAPIKey, "api_keys.revoke")
+	bind(&hs, &o.ipBans, "ip_bans.list")
+	bind(&hs, &o.liftBan, "ip_bans.lift")
+	bind(&hs, &o.requestUpgrade, "instance.request_upgrade")
+	if err := hs.err("the account pages need the owner's ops"); err != nil {
+		return nil, err
 	}
 	return &o, nil
 }

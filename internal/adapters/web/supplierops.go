@@ -1,9 +1,6 @@
 package web
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -28,18 +25,13 @@ func supplierOpsOf(ops op.Set) (*supplierOps, error) {
 		return nil, nil
 	}
 	var o supplierOps
-	var errs []error
-	var err error
-	o.list, err = op.HandleOf[op.PageInput, op.Page[supplier.View]](ops, "supplier_connections.list")
-	errs = append(errs, err)
-	o.create, err = op.HandleOf[supplier.CreateInput, supplier.View](ops, "supplier_connections.create")
-	errs = append(errs, err)
-	o.get, err = op.HandleOf[supplier.IDInput, supplier.View](ops, "supplier_connections.get")
-	errs = append(errs, err)
-	o.delete, err = op.HandleOf[supplier.IDInput, op.Empty](ops, "supplier_connections.delete")
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("web: the supplier pages need the supplier connection ops: %w", err)
+	hs := handles{ops: ops}
+	bind(&hs, &o.list, "supplier_connections.list")
+	bind(&hs, &o.create, "supplier_connections.create")
+	bind(&hs, &o.get, "supplier_connections.get")
+	bind(&hs, &o.delete, "supplier_connections.delete")
+	if err := hs.err("the supplier pages need the supplier connection ops"); err != nil {
+		return nil, err
 	}
 	return &o, nil
 }

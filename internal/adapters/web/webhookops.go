@@ -1,9 +1,6 @@
 package web
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
@@ -37,36 +34,22 @@ func webhookOpsOf(ops op.Set) (*webhookOps, error) {
 		return nil, nil
 	}
 	var o webhookOps
-	var errs []error
-	var err error
-	o.list, err = op.HandleOf[webhook.ListInput, op.Page[webhook.View]](ops, "webhooks.list")
-	errs = append(errs, err)
-	o.get, err = op.HandleOf[webhook.IDInput, webhook.View](ops, "webhooks.get")
-	errs = append(errs, err)
-	o.create, err = op.HandleOf[webhook.CreateInput, webhook.WithSecret](ops, "webhooks.create")
-	errs = append(errs, err)
-	o.update, err = op.HandleOf[webhook.UpdateInput, webhook.View](ops, "webhooks.update")
-	errs = append(errs, err)
-	o.delete, err = op.HandleOf[webhook.IDInput, op.Empty](ops, "webhooks.delete")
-	errs = append(errs, err)
-	o.rotate, err = op.HandleOf[webhook.IDInput, webhook.SecretOutput](ops, "webhooks.rotate_secret")
-	errs = append(errs, err)
-	o.sendTest, err = op.HandleOf[webhook.IDInput, webhook.TestOutput](ops, "webhooks.send_test")
-	errs = append(errs, err)
-	o.deliveries, err = op.HandleOf[webhook.DeliveriesInput, webhook.DeliveryPage](ops, "webhooks.deliveries")
-	errs = append(errs, err)
-	o.delivery, err = op.HandleOf[webhook.DeliveryIDInput, webhook.DeliveryDetail](ops, "webhooks.delivery")
-	errs = append(errs, err)
-	o.redeliver, err = op.HandleOf[webhook.IDInput, webhook.RedeliverOutput](ops, "webhooks.redeliver")
-	errs = append(errs, err)
-	o.recover, err = op.HandleOf[webhook.RecoverInput, webhook.RecoverOutput](ops, "webhooks.recover")
-	errs = append(errs, err)
-	o.retry, err = optionalHandle[webhook.DeliveryIDInput, webhook.RetryOutput](ops, "webhooks.retry_delivery")
-	errs = append(errs, err)
-	o.resend, err = optionalHandle[webhook.DeliveryIDInput, webhook.RetryOutput](ops, "webhooks.resend_delivery")
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("web: the webhook pages need the webhook endpoint ops: %w", err)
+	hs := handles{ops: ops}
+	bind(&hs, &o.list, "webhooks.list")
+	bind(&hs, &o.get, "webhooks.get")
+	bind(&hs, &o.create, "webhooks.create")
+	bind(&hs, &o.update, "webhooks.update")
+	bind(&hs, &o.delete, "webhooks.delete")
+	bind(&hs, &o.rotate, "webhooks.rotate_secret")
+	bind(&hs, &o.sendTest, "webhooks.send_test")
+	bind(&hs, &o.deliveries, "webhooks.deliveries")
+	bind(&hs, &o.delivery, "webhooks.delivery")
+	bind(&hs, &o.redeliver, "webhooks.redeliver")
+	bind(&hs, &o.recover, "webhooks.recover")
+	bindOptional(&hs, &o.retry, "webhooks.retry_delivery")
+	bindOptional(&hs, &o.resend, "webhooks.resend_delivery")
+	if err := hs.err("the webhook pages need the webhook endpoint ops"); err != nil {
+		return nil, err
 	}
 	return &o, nil
 }

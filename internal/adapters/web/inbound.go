@@ -164,21 +164,11 @@ func (h *Handler) inboundCreate(c echo.Context, s *Session) error {
 		return h.fail(c, s, notDeclared("inbound_sources.create"))
 	}
 	in := inbound.CreateSourceInput{Name: f.Name, Verifier: f.Verifier, Enabled: &f.Enabled, Secret: f.Secret}
-	for _, n := range []struct {
-		field, raw string
-		set        func(int64)
-	}{
-		{"tolerance_seconds", f.Tolerance, func(n int64) { in.ToleranceSeconds = int(n) }},
-		{"body_limit_bytes", f.BodyLimit, func(n int64) { in.BodyLimitBytes = n }},
-	} {
-		if n.raw == "" {
-			continue
-		}
-		v, err := strconv.ParseInt(n.raw, 10, 64)
-		if err != nil {
-			return again(domain.Validation("INVALID_NUMBER", n.field+" must be a whole number").WithField(n.field))
-		}
-		n.set(v)
+	if err := parseNumbers(
+		numberField{"tolerance_seconds", f.Tolerance, func(n int64) { in.ToleranceSeconds = int(n) }},
+		numberField{"body_limit_bytes", f.BodyLimit, func(n int64) { in.BodyLimitBytes = n }},
+	); err != nil {
+		return again(err)
 	}
 	if f.Verifier == verifier.KindHMAC {
 		opts := map[string]string{}
@@ -306,4 +296,27 @@ func (h *Handler) deadLetterReplay(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/inbound/"+srcID.String()+"?notice=replayed")
+}
+
+// numberField is an optional whole-number form field and where its value
+// goes.
+type numberField struct {
+	field, raw string
+	set        func(int64)
+}
+
+// parseNumbers sets each field given a value; one that is not a whole
+// number is a validation error naming it, and nothing after it is set.
+func parseNumbers(fields ...numberField) error {
+	for _, n := range fields {
+		if n.raw == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(n.raw, 10, 64)
+		if err != nil {
+			return domain.Validation("INVALID_NUMBER", n.field+" must be a whole number").WithField(n.field)
+		}
+		n.set(v)
+	}
+	return nil
 }

@@ -95,21 +95,11 @@ func (h *Handler) inboundUpdate(c echo.Context, s *Session) error {
 		return h.render(c, status, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Error: detail, Data: d})
 	}
 	in := inbound.UpdateSourceInput{ID: id, Name: &d.Name}
-	for _, n := range []struct {
-		field, raw string
-		set        func(int64)
-	}{
-		{"tolerance_seconds", d.Tolerance, func(n int64) { t := int(n); in.ToleranceSeconds = &t }},
-		{"body_limit_bytes", d.BodyLimit, func(n int64) { in.BodyLimitBytes = &n }},
-	} {
-		if n.raw == "" {
-			continue
-		}
-		v, err := strconv.ParseInt(n.raw, 10, 64)
-		if err != nil {
-			return again(domain.Validation("INVALID_NUMBER", n.field+" must be a whole number").WithField(n.field))
-		}
-		n.set(v)
+	if err := parseNumbers(
+		numberField{"tolerance_seconds", d.Tolerance, func(n int64) { t := int(n); in.ToleranceSeconds = &t }},
+		numberField{"body_limit_bytes", d.BodyLimit, func(n int64) { in.BodyLimitBytes = &n }},
+	); err != nil {
+		return again(err)
 	}
 	if src.Verifier == verifier.KindHMAC {
 		// Changed options are sent; one emptied is sent as null, which

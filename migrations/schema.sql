@@ -1121,3 +1121,8 @@ ALTER TABLE webhook_attempts
     ADD COLUMN webhook_timestamp text,
     ADD COLUMN webhook_signature text;
 -- ==== end webhook attempt signatures ====
+-- ==== webhook pending deliveries index (0150) ====
+-- A promotion reads an endpoint's oldest pending deliveries.
+CREATE INDEX standmeet_webhook_pending_idx ON river_job ((args ->> 'endpoint_id'), id)
+    WHERE state = 'pending' AND kind = 'webhook.deliver';
+-- ==== end webhook pending deliveries index ====

@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"regexp"
+	"sort"
 	"time"
 )
 
@@ -16,15 +19,27 @@ type DBWork struct {
 	Statements   int64
 	Transactions int64
 	RowsChanged  int64
+	// Calls is the calls per statement text (its first line or words),
+	// read only when STANDMEET_BENCH_STATEMENTS is set.
+	Calls map[string]int64
 }
 
 // Sub is the work done between an earlier snapshot o and w.
 func (w DBWork) Sub(o DBWork) DBWork {
-	return DBWork{
+	d := DBWork{
 		Statements:   w.Statements - o.Statements,
 		Transactions: w.Transactions - o.Transactions,
 		RowsChanged:  w.RowsChanged - o.RowsChanged,
 	}
+	if w.Calls != nil {
+		d.Calls = map[string]int64{}
+		for q, n := range w.Calls {
+			if n -= o.Calls[q]; n > 0 {
+				d.Calls[q] = n
+			}
+		}
+	}
+	return d
 }
 
 // Per divides the work by n units (deliveries, messages); all zero for n ≤ 0.
@@ -82,7 +97,45 @@ SELECT coalesce((SELECT sum(calls) FROM pg_stat_statements s
 	if err != nil {
 		return DBWork{}, false, fmt.Errorf("read work counters: %w", err)
 	}
+	if os.Getenv("STANDMEET_BENCH_STATEMENTS") != "" {
+		if w.Calls, err = b.statementCalls(ctx); err != nil {
+			return DBWork{}, false, err
+		}
+	}
 	return w, true, nil
+}
+
+// spaces collapses the white space of a statement's text.
+var spaces = regexp.MustCompile(`\s+`)
+
+// statementCalls reads pg_stat_statements' calls per statement of the
+// bench database, keyed by the first 100 characters of its text.
+func (b *ServerBench) statementCalls(ctx context.Context) (map[string]int64, error) {
+	rows, err := b.Pool.Query(ctx, `SELECT s.query, s.calls FROM pg_stat_statements s
+  JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()`)
+	if err != nil {
+		return nil, fmt.Errorf("read statement calls: %w", err)
+	}
+	defer rows.Close()
+	calls := map[string]int64{}
+	for rows.Next() {
+		var (
+			q string
+			n int64
+		)
+		if err := rows.Scan(&q, &n); err != nil {
+			return nil, fmt.Errorf("read statement calls: %w", err)
+		}
+		q = spaces.ReplaceAllString(q, " ")
+		if len(q) > 100 {
+			q = q[:100]
+		}
+		calls[q] += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read statement calls: %w", err)
+	}
+	return calls, nil
 }
 
 // MeasureWork runs fn between two snapshots and, when counting is enabled,
@@ -113,4 +166,15 @@ func (b *ServerBench) reportWork(key, unit string, d DBWork, n int64) {
 	b.r.Extra[fmt.Sprintf("%s_transactions_per_%s", key, unit)] = x
 	b.r.Extra[fmt.Sprintf("%s_rows_per_%s", key, unit)] = r
 	b.r.Note("%s: %.2f statements, %.2f transactions, %.2f rows changed per %s (%d %ss)", key, s, x, r, unit, n, unit)
+	if d.Calls == nil || n <= 0 {
+		return
+	}
+	qs := make([]string, 0, len(d.Calls))
+	for q := range d.Calls {
+		qs = append(qs, q)
+	}
+	sort.Slice(qs, func(i, j int) bool { return d.Calls[qs[i]] > d.Calls[qs[j]] })
+	for _, q := range qs[:min(len(qs), 15)] {
+		fmt.Printf("    %s: %6.3f per %s  %s\n", key, float64(d.Calls[q])/float64(n), unit, q)
+	}
 }

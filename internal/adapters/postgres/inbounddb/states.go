@@ -3,11 +3,11 @@ package inbounddb
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/batch"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
@@ -32,16 +32,18 @@ const (
 // the rarer changes (retry, dead, abandon) are one statement each.
 type groupStates struct {
 	inboxStore
-	begin *group[beginReq, beginRes]
-	done  *group[doneReq, struct{}]
+	begin *batch.Group[beginReq, beginRes]
+	done  *batch.Group[doneReq, struct{}]
 }
 
 var _ inbound.InboxStates = (*groupStates)(nil)
 
 func newGroupStates(db querier) *groupStates {
 	s := &groupStates{inboxStore: inboxStore{db}}
-	s.begin = &group[beginReq, beginRes]{run: s.beginMany, key: func(r beginReq) uuid.UUID { return r.id }}
-	s.done = &group[doneReq, struct{}]{run: s.doneMany, key: func(r doneReq) uuid.UUID { return r.id }}
+	s.begin = &batch.Group[beginReq, beginRes]{Run: s.beginMany, Key: func(r beginReq) (any, bool) { return r.id, true },
+		MaxBatch: maxStateBatch, MaxFlights: maxStateFlights, Timeout: stateTimeout}
+	s.done = &batch.Group[doneReq, struct{}]{Run: s.doneMany, Key: func(r doneReq) (any, bool) { return r.id, true },
+		MaxBatch: maxStateBatch, MaxFlights: maxStateFlights, Timeout: stateTimeout}
 	return s
 }
 
@@ -63,7 +65,7 @@ type doneReq struct {
 
 // Begin marks the message processing in the next group statement.
 func (s *groupStates) Begin(ctx context.Context, id uuid.UUID, jobID int64, now time.Time) (inbound.Record, bool, error) {
-	res, err := s.begin.do(ctx, beginReq{id: id, jobID: jobID, now: now})
+	res, err := s.begin.Do(ctx, beginReq{id: id, jobID: jobID, now: now})
 	if err != nil {
 		return inbound.Record{}, false, err
 	}
@@ -72,7 +74,7 @@ func (s *groupStates) Begin(ctx context.Context, id uuid.UUID, jobID int64, now 
 
 // MarkDone marks the message done in the next group statement.
 func (s *groupStates) MarkDone(ctx context.Context, id uuid.UUID, now time.Time) error {
-	_, err := s.done.do(ctx, doneReq{id: id, now: now})
+	_, err := s.done.Do(ctx, doneReq{id: id, now: now})
 	return err
 }
 
@@ -130,122 +132,4 @@ func (s *groupStates) doneMany(ctx context.Context, reqs []doneReq) ([]struct{},
 		return nil, fmt.Errorf("mark inbound messages done: %w", err)
 	}
 	return make([]struct{}, len(reqs)), nil
-}
-
-// group runs calls in groups: a call that arrives while maxStateFlights
-// statements run waits and goes in the next group; a call alone goes at
-// once. Two calls for the same message never share a statement (the second
-// goes in a later one), so each sees the other's change as it would
-// one statement after another.
-type group[Req, Res any] struct {
-	run func(ctx context.Context, reqs []Req) ([]Res, error)
-	key func(Req) uuid.UUID
-
-	mu     sync.Mutex
-	queue  []*call[Req, Res]
-	active int
-}
-
-type call[Req, Res any] struct {
-	req  Req
-	wake chan struct{}
-	// Set under group.mu before wake is signalled.
-	done, lead bool
-	res        Res
-	err        error
-}
-
-// do runs req in a group and returns its result once that group's statement
-// has ended. The statement runs detached from ctx (bounded by stateTimeout):
-// a change made for a run that stops waiting would otherwise be applied with
-// no one to act on it.
-func (g *group[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
-	c := &call[Req, Res]{req: req, wake: make(chan struct{}, 1)}
-	g.mu.Lock()
-	g.queue = append(g.queue, c)
-	if g.active < maxStateFlights {
-		g.active++
-		c.lead = true
-	}
-	g.mu.Unlock()
-	for {
-		g.mu.Lock()
-		lead, done := c.lead, c.done
-		c.lead = false
-		if done && lead {
-			g.handOffLocked()
-		}
-		g.mu.Unlock()
-		switch {
-		case done:
-			return c.res, c.err
-		case lead:
-			g.flush(ctx)
-		default:
-			<-c.wake
-		}
-	}
-}
-
-// flush runs the next group from the queue, then hands the lead to the
-// first call still waiting, or ends this flight.
-func (g *group[Req, Res]) flush(ctx context.Context) {
-	g.mu.Lock()
-	n := min(len(g.queue), maxStateBatch)
-	taken := g.queue[:n:n]
-	g.queue = g.queue[n:]
-	g.mu.Unlock()
-
-	if len(taken) > 0 {
-		seen := make(map[uuid.UUID]bool, len(taken))
-		var later []*call[Req, Res]
-		run := taken[:0:0]
-		reqs := make([]Req, 0, len(taken))
-		for _, c := range taken {
-			k := g.key(c.req)
-			if seen[k] {
-				later = append(later, c)
-				continue
-			}
-			seen[k] = true
-			run = append(run, c)
-			reqs = append(reqs, c.req)
-		}
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateTimeout)
-		res, err := g.run(fctx, reqs)
-		cancel()
-		g.mu.Lock()
-		g.queue = append(later, g.queue...)
-		for i, c := range run {
-			c.done, c.err = true, err
-			if err == nil {
-				c.res = res[i]
-			}
-			wake(c.wake)
-		}
-		g.mu.Unlock()
-	}
-	g.mu.Lock()
-	g.handOffLocked()
-	g.mu.Unlock()
-}
-
-// handOffLocked gives the lead to the first waiting call, or ends the
-// flight when none waits.
-func (g *group[Req, Res]) handOffLocked() {
-	for _, c := range g.queue {
-		if !c.done && !c.lead {
-			c.lead = true
-			wake(c.wake)
-			return
-		}
-	}
-	g.active--
-}
-
-func wake(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/batch"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
@@ -28,6 +30,11 @@ const LeaseChannel = "standmeet_webhook_lease"
 type Store struct {
 	pool  *pgxpool.Pool
 	river *riverjob.Inserter
+
+	finishOnce sync.Once
+	finishes   *batch.Group[delivery.Finish, delivery.Settled]
+	eventOnce  sync.Once
+	events     *batch.Group[uuid.UUID, *delivery.Event]
 }
 
 var (
@@ -41,18 +48,46 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) *Store {
 	return &Store{pool: pool, river: river}
 }
 
-// Event loads an event; subscriber.ErrGone when retention pruned it.
+// Event loads an event; delivery.ErrGone when retention pruned it. Reads
+// that arrive together share one statement.
 func (s *Store) Event(ctx context.Context, id uuid.UUID) (delivery.Event, error) {
-	var ev delivery.Event
-	err := s.pool.QueryRow(ctx, `SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = $1`, id).
-		Scan(&ev.ID, &ev.OwnerID, &ev.Type, &ev.Subject, &ev.OccurredAt, &ev.Data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ev, fmt.Errorf("event %s: %w", id, delivery.ErrGone)
-	}
+	s.eventOnce.Do(func() {
+		s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
+	})
+	ev, err := s.events.Do(ctx, id)
 	if err != nil {
-		return ev, fmt.Errorf("read event %s: %w", id, err)
+		return delivery.Event{}, fmt.Errorf("read event %s: %w", id, err)
 	}
-	return ev, nil
+	if ev == nil {
+		return delivery.Event{}, fmt.Errorf("event %s: %w", id, delivery.ErrGone)
+	}
+	return *ev, nil
+}
+
+// readEvents reads the events of ids, nil for those retention pruned.
+func (s *Store) readEvents(ctx context.Context, ids []uuid.UUID) ([]*delivery.Event, error) {
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = id
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = ANY($1)`, keys)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[uuid.UUID]*delivery.Event, len(ids))
+	var ev delivery.Event
+	if _, err := pgx.ForEachRow(rows, []any{&ev.ID, &ev.OwnerID, &ev.Type, &ev.Subject, &ev.OccurredAt, &ev.Data}, func() error {
+		e := ev
+		found[e.ID] = &e
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]*delivery.Event, len(ids))
+	for i, id := range ids {
+		out[i] = found[id]
+	}
+	return out, nil
 }
 
 // Endpoints lists the owner's endpoints that are not deleted, enabled or
@@ -437,87 +472,190 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 	return ep, held, nil
 }
 
-// finishRun is the one statement that ends a run: it records the attempt
-// ($13) with the signature headers it sent ($22, $23), releases the lease slot by token ($14..$16) — notifying
-// LeaseChannel when another process waits for it — or, for a lease passed
-// on in process ($21), reads whether another process waits for it, settles
-// the endpoint ($17: 1 success, 2 failure) and counts the run out of its
-// endpoint's chain ($20), returning the chain's counts. Parts not asked for
-// match no row. A success writes the endpoint only when it was failing; a
-// failure only when it is the first or the one that disables it.
-const finishRun = `WITH attempt AS (
+// finishMany is the one statement that ends runs, one row of the unnest
+// per run ($1..$23, in the order of finishRow's columns): it records the
+// attempt (record) with the signature headers it sent, releases the lease
+// slot by token (release) — notifying LeaseChannel when another process
+// waits for it — or, for a lease passed on in process (kept), reads
+// whether another process waits for it, settles the endpoint (settle: 1
+// success, 2 failure) and counts the run out of its endpoint's chain
+// (chain), returning per run the chain's counts as they are after it.
+// Parts not asked for match no row. A success writes the endpoint only
+// when it was failing; a failure only when it is the first or the one that
+// disables it. Runs of one endpoint that share the statement are counted
+// out in their order: run k of n sees the count before the statement less
+// k, as one statement each would have. The chains' rows are changed in
+// endpoint order, as the fan-out's count changes them.
+const finishMany = `WITH i AS (
+  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::bigint[],
+    $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::int[],
+    $16::uuid[], $17::int[], $18::float8[], $19::text[], $20::bool[], $21::bool[], $22::text[], $23::text[])
+    WITH ORDINALITY AS i(endpoint_id, job_id, event_id, attempt, outcome, status_code, latency_ms,
+      response, error, location, at, now, record, release, slot,
+      token, settle, disable_after, reason, chain, kept, ts, sig, ord)
+), attempt AS (
   INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
     response, error, location, attempted_at, webhook_timestamp, webhook_signature)
-  SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11::timestamptz, now()), $22, $23
-  WHERE $13 AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1)
+  SELECT i.job_id, i.endpoint_id, i.event_id, i.attempt, i.outcome, i.status_code, i.latency_ms,
+    i.response, i.error, i.location, COALESCE(i.at, now()), i.ts, i.sig
+  FROM i WHERE i.record AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = i.endpoint_id)
 ), released AS (
-  UPDATE webhook_endpoint_leases SET busy_until = '-infinity', holder = NULL
-  WHERE $14 AND endpoint_id = $1 AND slot = $15 AND holder = $16
-  RETURNING wanted
+  UPDATE webhook_endpoint_leases l SET busy_until = '-infinity', holder = NULL
+  FROM i WHERE i.release AND l.endpoint_id = i.endpoint_id AND l.slot = i.slot AND l.holder = i.token
+  RETURNING l.endpoint_id, l.wanted
 ), notified AS (
-  SELECT pg_notify('` + LeaseChannel + `', $1::text) FROM released WHERE wanted
+  SELECT pg_notify('` + LeaseChannel + `', endpoint_id::text) FROM released WHERE wanted
 ), kept AS (
-  SELECT wanted FROM webhook_endpoint_leases WHERE $21 AND endpoint_id = $1 AND slot = $15 AND holder = $16
+  SELECT i.ord, l.wanted FROM i JOIN webhook_endpoint_leases l
+    ON l.endpoint_id = i.endpoint_id AND l.slot = i.slot AND l.holder = i.token
+  WHERE i.kept
 ), cleared AS (
-  UPDATE webhook_endpoints SET failing_since = NULL, updated_at = $12::timestamptz
-  WHERE $17 = 1 AND id = $1 AND failing_since IS NOT NULL
+  UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = i.now
+  FROM i WHERE i.settle = 1 AND e.id = i.endpoint_id AND e.failing_since IS NOT NULL
 ), failed AS (
-  UPDATE webhook_endpoints SET
-    failing_since = COALESCE(failing_since, $12::timestamptz),
-    enabled = failing_since IS NULL OR failing_since > $12::timestamptz - make_interval(secs => $18::float8),
-    disabled_reason = CASE WHEN failing_since <= $12::timestamptz - make_interval(secs => $18::float8) THEN $19 END,
-    updated_at = $12::timestamptz
-  WHERE $17 = 2 AND id = $1 AND enabled
-    AND (failing_since IS NULL OR failing_since <= $12::timestamptz - make_interval(secs => $18::float8))
-  RETURNING NOT enabled AS disabled
+  UPDATE webhook_endpoints e SET
+    failing_since = COALESCE(e.failing_since, i.now),
+    enabled = e.failing_since IS NULL OR e.failing_since > i.now - make_interval(secs => i.disable_after),
+    disabled_reason = CASE WHEN e.failing_since <= i.now - make_interval(secs => i.disable_after) THEN i.reason END,
+    updated_at = i.now
+  FROM i WHERE i.settle = 2 AND e.id = i.endpoint_id AND e.enabled
+    AND (e.failing_since IS NULL OR e.failing_since <= i.now - make_interval(secs => i.disable_after))
+  RETURNING i.ord, NOT e.enabled AS disabled
+), counts AS (
+  SELECT i.endpoint_id, count(*)::int AS n FROM i WHERE i.chain GROUP BY i.endpoint_id ORDER BY i.endpoint_id
 ), chain AS (
-  UPDATE webhook_endpoint_queues SET running = GREATEST(running - 1, 0)
-  WHERE $20 AND endpoint_id = $1
-  RETURNING running, pending
+  UPDATE webhook_endpoint_queues q SET running = GREATEST(q.running - c.n, 0)
+  FROM counts c WHERE q.endpoint_id = c.endpoint_id
+  RETURNING q.endpoint_id, q.running, q.pending, c.n
+), ranked AS (
+  SELECT i.ord, i.endpoint_id, i.chain,
+    row_number() OVER (PARTITION BY i.endpoint_id, i.chain ORDER BY i.ord)::int AS k
+  FROM i
 )
-SELECT COALESCE((SELECT disabled FROM failed), false),
-       COALESCE((SELECT running FROM chain), 0), COALESCE((SELECT pending FROM chain), 0),
-       COALESCE((SELECT wanted FROM kept), false), (SELECT count(*) FROM notified)`
+SELECT r.ord, COALESCE(f.disabled, false),
+  CASE WHEN r.chain THEN COALESCE(GREATEST(ch.running + ch.n - r.k, 0), 0) ELSE 0 END,
+  CASE WHEN r.chain THEN COALESCE(ch.pending, 0) ELSE 0 END,
+  COALESCE(kp.wanted, false),
+  (SELECT count(*) FROM notified)
+FROM ranked r
+LEFT JOIN failed f ON f.ord = r.ord
+LEFT JOIN kept kp ON kp.ord = r.ord
+LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
+
+// maxFinishBatch bounds the runs one finishing statement carries.
+const maxFinishBatch = 256
+
+// finishGroup runs the finishing statements of concurrent runs as one
+// (batch.Group): one statement in flight, so two never wait on each
+// other's rows. Runs that settle their endpoint go one per endpoint per
+// statement: two updates of one endpoint row cannot share a statement.
+func (s *Store) finishGroup() *batch.Group[delivery.Finish, delivery.Settled] {
+	s.finishOnce.Do(func() {
+		s.finishes = &batch.Group[delivery.Finish, delivery.Settled]{
+			Run: s.finishRuns,
+			Key: func(f delivery.Finish) (any, bool) {
+				return f.EndpointID, f.Settle != delivery.SettleNone
+			},
+			MaxBatch:   maxFinishBatch,
+			MaxFlights: 1,
+		}
+	})
+	return s.finishes
+}
 
 // Finish implements subscriber.DeliverStore: the attempt, the release,
-// the settlement and the chain's count in one statement.
+// the settlement and the chain's count in one statement, shared with the
+// runs finishing at the same time.
 func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
-	var settled delivery.Settled
 	if f.Attempt == nil && f.Lease == nil && f.Passed == nil && f.Settle == delivery.SettleNone && !f.Chain {
-		return settled, nil
-	}
-	a := f.Attempt
-	if a == nil {
-		a = &delivery.Attempt{}
+		return delivery.Settled{}, nil
 	}
 	if f.EndpointID == uuid.Nil {
-		f.EndpointID = a.EndpointID
-		if f.Lease != nil {
+		switch {
+		case f.Lease != nil:
 			f.EndpointID = f.Lease.EndpointID
+		case f.Attempt != nil:
+			f.EndpointID = f.Attempt.EndpointID
 		}
 	}
-	var (
-		slot  int
-		token uuid.UUID
-	)
-	switch {
-	case f.Lease != nil:
-		slot, token = f.Lease.Slot, f.Lease.Token
-	case f.Passed != nil:
-		slot, token = f.Passed.Slot, f.Passed.Token
-	}
-	var pending, notified int
-	err := s.pool.QueryRow(ctx, finishRun, f.EndpointID, a.JobID, a.EventID, a.Attempt, string(a.Outcome),
-		nullInt(a.StatusCode), latencyMS(a), nullString(a.Response), nullString(a.Error), nullString(a.Location),
-		timePtr(a.At), f.Now, f.Attempt != nil, f.Lease != nil, slot, token, int(f.Settle),
-		f.DisableAfter.Seconds(), f.DisableReason, f.Chain, f.Lease == nil && f.Passed != nil,
-		nullString(a.Timestamp), nullString(a.Signature)).
-		Scan(&settled.Disabled, &settled.Running, &pending, &settled.Wanted, &notified)
+	settled, err := s.finishGroup().Do(ctx, f)
 	if err != nil {
 		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", f.EndpointID, err)
 	}
-	settled.Pending = pending > 0
 	return settled, nil
+}
+
+// finishRuns runs finishMany for fs. A deadlock with another writer of
+// the same rows (PostgreSQL cancels one of the two) is retried: the
+// cancelled statement changed nothing.
+func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]delivery.Settled, error) {
+	n := len(fs)
+	var (
+		endpoints, events, tokens       = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+		jobs                            = make([]int64, n)
+		attempts, slots, settles        = make([]int32, n), make([]int32, n), make([]int32, n)
+		outcomes, reasons               = make([]string, n), make([]string, n)
+		statuses                        = make([]*int32, n)
+		latencies                       = make([]*int64, n)
+		responses, errs, locations      = make([]*string, n), make([]*string, n), make([]*string, n)
+		stamps, sigs                    = make([]*string, n), make([]*string, n)
+		ats                             = make([]*time.Time, n)
+		nows                            = make([]time.Time, n)
+		records, releases, chains, kept = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+		disableAfter                    = make([]float64, n)
+	)
+	for i, f := range fs {
+		a := f.Attempt
+		if a == nil {
+			a = &delivery.Attempt{}
+		}
+		endpoints[i], events[i] = f.EndpointID, a.EventID
+		jobs[i], attempts[i], outcomes[i] = a.JobID, int32(a.Attempt), string(a.Outcome)
+		if a.StatusCode != 0 {
+			c := int32(a.StatusCode)
+			statuses[i] = &c
+		}
+		latencies[i] = latencyMS(a)
+		responses[i], errs[i], locations[i] = nullString(a.Response), nullString(a.Error), nullString(a.Location)
+		stamps[i], sigs[i] = nullString(a.Timestamp), nullString(a.Signature)
+		ats[i] = timePtr(a.At)
+		nows[i] = f.Now
+		records[i] = f.Attempt != nil
+		switch {
+		case f.Lease != nil:
+			releases[i], slots[i], tokens[i] = true, int32(f.Lease.Slot), f.Lease.Token
+		case f.Passed != nil:
+			kept[i], slots[i], tokens[i] = true, int32(f.Passed.Slot), f.Passed.Token
+		}
+		settles[i], disableAfter[i], reasons[i] = int32(f.Settle), f.DisableAfter.Seconds(), f.DisableReason
+		chains[i] = f.Chain
+	}
+	out := make([]delivery.Settled, n)
+	for try := 1; ; try++ {
+		rows, err := s.pool.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
+			responses, errs, locations, ats, nows, records, releases, slots,
+			tokens, settles, disableAfter, reasons, chains, kept, stamps, sigs)
+		if err == nil {
+			var (
+				ord              int64
+				disabled, wanted bool
+				running, pending int32
+				notified         int64
+			)
+			_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &wanted, &notified}, func() error {
+				out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0, Wanted: wanted}
+				return nil
+			})
+		}
+		var pgErr *pgconn.PgError
+		if err != nil && errors.As(err, &pgErr) && pgErr.Code == "40P01" && try < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 }
 
 // Promote implements delivery.DeliverStore: under the endpoint's chain
@@ -558,7 +696,7 @@ const readChain = `WITH q AS (
 )
 SELECT q.running, q.pending, q.failing, q.counted,
   ARRAY(SELECT id FROM river_job
-        WHERE state = 'pending' AND kind = 'webhook.deliver' AND args @> jsonb_build_object('endpoint_id', $1::text)
+        WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
         ORDER BY id LIMIT GREATEST(CASE WHEN q.failing THEN 1 ELSE $2 END - q.counted, 0))
 FROM q`
 

@@ -322,6 +322,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		d.local.done(ep.ID)
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
+		d.local.releasedHere(ep.ID)
 		switch {
 		case f.Settle == SettleFailure:
 			if next := d.local.next(ep.ID); next != nil {
@@ -422,11 +423,15 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	start := time.Now()
 	deadline := start.Add(MaxLocalWait)
 	snooze := MaxLocalWait
+	if c, ok, err := d.joinHere(ctx, job, deadline); err != nil || ok {
+		return c, 0, err
+	}
 	for {
 		// Only a taker with no holder or other taker of the endpoint here
 		// asks the holder's process to give the lease back: one here passes
 		// it on anyway.
-		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, d.local.taking(id))
+		ring, gen := d.local.taking(id)
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, ring)
 		d.local.took(id, err == nil && c.Lease != nil)
 		if err != nil {
 			return Claim{}, 0, err
@@ -441,7 +446,10 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		if !time.Now().Before(deadline) {
 			return c, snooze, nil
 		}
-		w := d.local.wait(id)
+		w, again := d.local.wait(id, gen)
+		if again {
+			continue
+		}
 		if w == nil {
 			return c, snooze, nil
 		}
@@ -465,6 +473,44 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		}
 		c.Endpoint = ep
 	}
+}
+
+// joinHere is the claim of a delivery whose endpoint's lease a delivery
+// of this process holds or is taking: it reads its event and waits for the
+// lease to be passed here, without asking PostgreSQL for it. ok is false
+// when it is to take the lease itself: nobody here holds it, the event is
+// gone (the take reports that), or no lease came by deadline or a holder
+// here released it to PostgreSQL instead.
+func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, deadline time.Time) (Claim, bool, error) {
+	id := job.EndpointID
+	w := d.local.join(id)
+	if w == nil {
+		return Claim{}, false, nil
+	}
+	ev, evErr := d.store.Event(ctx, job.EventID)
+	if evErr != nil {
+		if _, ok := d.local.leave(id, w); !ok {
+			// Passed meanwhile: the lease goes on to the next waiter.
+			if p := <-w.ch; p != nil {
+				if err := d.drop(ctx, id, p.lease); err != nil {
+					return Claim{}, false, err
+				}
+			}
+		}
+		if !errors.Is(evErr, ErrGone) {
+			return Claim{}, false, evErr
+		}
+		return Claim{}, false, nil
+	}
+	p, _, err := d.await(ctx, id, w, deadline)
+	if err != nil || p == nil {
+		return Claim{}, false, err
+	}
+	ep, ok, err := d.adopt(ctx, p)
+	if err != nil || !ok {
+		return Claim{}, false, err
+	}
+	return Claim{Endpoint: ep, Event: &ev, Lease: &p.lease}, true, nil
 }
 
 // Stats reports what the local handoff did and holds now.
@@ -562,6 +608,7 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 	if _, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()}); err != nil {
 		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
 	}
+	d.local.poke(id)
 	return nil
 }
 

@@ -21,7 +21,10 @@ func (d *Deliverer) Waiting(endpointID uuid.UUID) int {
 
 // Wait queues a waiter for the endpoint in process, as a busy delivery
 // does; false when the endpoint has MaxLocalWaiters already.
-func (d *Deliverer) Wait(endpointID uuid.UUID) bool { return d.local.wait(endpointID) != nil }
+func (d *Deliverer) Wait(endpointID uuid.UUID) bool {
+	w, _ := d.local.wait(endpointID, 0)
+	return w != nil
+}
 
 // Request builds the POST of ev to ep at now.
 func (d *Deliverer) Request(ep Endpoint, ev Event, now time.Time) (PostRequest, error) {

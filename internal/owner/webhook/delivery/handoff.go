@@ -85,6 +85,11 @@ type localQueue struct {
 	// and pollEvery how long the next ask waits (0: LeasePoll).
 	polled    time.Time
 	pollEvery time.Duration
+	// released counts the slots of id let go here to PostgreSQL or
+	// announced released elsewhere: a taker whose take failed while it
+	// changed asks again instead of waiting for a wake that came before
+	// it queued.
+	released uint64
 }
 
 // handoff is the one piece of per-process state of delivery: a finishing
@@ -147,21 +152,44 @@ func (h *handoff) done(id uuid.UUID) {
 	h.tidy(id, q)
 }
 
-// wait queues a waiter for id; nil when the endpoint has maxLocalWaiters
-// already.
-func (h *handoff) wait(id uuid.UUID) *waiter {
+// join queues a waiter for id without asking PostgreSQL when a delivery
+// here holds or is taking a slot of id: that one passes the lease on here,
+// or asks for it again as the first waiter. nil otherwise, or when the
+// endpoint has maxLocalWaiters already.
+func (h *handoff) join(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if len(q.waiters) >= maxLocalWaiters {
+	if (q.holders <= 0 && q.takers <= 0) || len(q.waiters) >= maxLocalWaiters {
 		h.tidy(id, q)
 		return nil
 	}
 	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
 	q.waiters = append(q.waiters, w)
+	return w
+}
+
+// wait queues a waiter for id after a take that began at generation gen
+// (taking) found every slot busy. again is true, and nothing is queued,
+// when a slot was released since (the take may have missed it); w is nil
+// when the endpoint has maxLocalWaiters already.
+func (h *handoff) wait(id uuid.UUID, gen uint64) (w *waiter, again bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	if q.released != gen {
+		h.tidy(id, q)
+		return nil, true
+	}
+	if len(q.waiters) >= maxLocalWaiters {
+		h.tidy(id, q)
+		return nil, false
+	}
+	w = &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
+	q.waiters = append(q.waiters, w)
 	// It waits because its take found the lease held: that was an ask.
 	q.polled = time.Now()
-	return w
+	return w, false
 }
 
 // leave takes w off id's queue and returns how many still waited before
@@ -199,14 +227,15 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 // taking records a delivery here asking PostgreSQL for a slot of id and
 // reports whether it is to ring for it (mark the busy slots wanted): only
 // when no other delivery here holds or is taking a slot of id, since one
-// that does passes the lease on here anyway, or rings itself.
-func (h *handoff) taking(id uuid.UUID) (ring bool) {
+// that does passes the lease on here anyway, or rings itself. gen is the
+// generation of releases the take starts at (see wait).
+func (h *handoff) taking(id uuid.UUID) (ring bool, gen uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	ring = q.holders <= 0 && q.takers <= 0
 	q.takers++
-	return ring
+	return ring, q.released
 }
 
 // took ends a taking; got says whether it took a slot.
@@ -243,15 +272,31 @@ func (h *handoff) takeYield(id uuid.UUID, taken time.Time) bool {
 	return true
 }
 
-// poke wakes the first waiter of id, if any, to ask PostgreSQL at once.
+// poke records a slot of id released (here or elsewhere) and wakes the
+// first waiter of id, if any, to ask PostgreSQL at once.
 func (h *handoff) poke(id uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if q := h.eps[id]; q != nil && len(q.waiters) > 0 {
+	q := h.eps[id]
+	if q == nil {
+		return
+	}
+	q.released++
+	if len(q.waiters) > 0 {
 		select {
 		case q.waiters[0].poke <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// releasedHere records a slot of id released to PostgreSQL by this
+// process, for takers already asking (see wait).
+func (h *handoff) releasedHere(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.eps[id]; q != nil {
+		q.released++
 	}
 }
 

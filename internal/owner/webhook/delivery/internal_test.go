@@ -54,7 +54,8 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	first, second := h.wait(id), h.wait(id)
+	first, _ := h.wait(id, 0)
+	second, _ := h.wait(id, 0)
 	require.False(t, h.shouldPoll(id, first, false), "its take just asked")
 	require.False(t, h.shouldPoll(id, second, true), "only the first waiter asks")
 	q := h.eps[id]
@@ -75,8 +76,35 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	h.done(id)
 	q.polled = time.Now().Add(-LeasePoll)
 	require.True(t, h.shouldPoll(id, first, false), "the pace starts over once the lease was here")
-	require.True(t, h.taking(id), "with no holder or taker here, a taker rings")
-	require.False(t, h.taking(id), "while another delivery here takes, it does not")
+	ring, _ := h.taking(id)
+	require.True(t, ring, "with no holder or taker here, a taker rings")
+	ring, _ = h.taking(id)
+	require.False(t, ring, "while another delivery here takes, it does not")
 	h.took(id, false)
+	h.took(id, false)
+}
+
+// A delivery whose take failed while a slot was released here meanwhile
+// asks again instead of waiting for a wake that came before it queued; a
+// delivery arriving while another here holds or takes the lease queues
+// without asking PostgreSQL at all.
+func TestATakerThatMissedARelease(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	require.Nil(t, h.join(id), "nobody here holds or takes the lease: ask PostgreSQL")
+	_, gen := h.taking(id)
+	require.NotNil(t, h.join(id), "a taker here: queue behind it")
+	h.took(id, true)
+	h.releasedHere(id)
+	h.done(id)
+	_, gen2 := h.taking(id)
+	require.NotEqual(t, gen, gen2)
+	w, again := h.wait(id, gen)
+	require.Nil(t, w)
+	require.True(t, again, "a release since the take began: take again")
+	w, again = h.wait(id, gen2)
+	require.NotNil(t, w)
+	require.False(t, again)
 	h.took(id, false)
 }

@@ -315,6 +315,10 @@ type DeliverStore interface {
 	// wanted, so their holder's process hands them back to PostgreSQL at
 	// its next delivery and its release wakes this process (Wake).
 	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
+	// Event loads an event; ErrGone when retention pruned it. A delivery
+	// that waits for a lease held in its own process reads its event so
+	// instead of through TakeLease.
+	Event(ctx context.Context, id uuid.UUID) (Event, error)
 	// Finish records, settles, releases and counts the run out of the
 	// chain atomically, in one statement (see Finish). A success on an
 	// endpoint that is not failing writes nothing to the endpoint.

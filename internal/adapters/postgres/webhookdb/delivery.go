@@ -35,6 +35,8 @@ type Store struct {
 	finishes   *batch.Group[delivery.Finish, delivery.Settled]
 	eventOnce  sync.Once
 	events     *batch.Group[uuid.UUID, *delivery.Event]
+	takeOnce   sync.Once
+	takes      *batch.Group[takeReq, *delivery.Claim]
 }
 
 var (
@@ -359,12 +361,18 @@ const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_
 // scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
 // row's remaining columns into extra.
 func scanDeliverEndpoint(row pgx.Row, ep *delivery.Endpoint, extra ...any) error {
+	return scanDeliverEndpointAfter(row, nil, ep, extra...)
+}
+
+// scanDeliverEndpointAfter is scanDeliverEndpoint for a row whose first
+// columns go to before.
+func scanDeliverEndpointAfter(row pgx.Row, before []any, ep *delivery.Endpoint, extra ...any) error {
 	var (
 		headers                []byte
 		mif, timeout, attempts int16
 	)
-	dest := append([]any{&ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
-		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts}, extra...)
+	dest := append(append(before, &ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
+		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts), extra...)
 	if err := row.Scan(dest...); err != nil {
 		return err
 	}
@@ -375,72 +383,153 @@ func scanDeliverEndpoint(row pgx.Row, ep *delivery.Endpoint, extra ...any) error
 	return nil
 }
 
-// takeLease reads the endpoint and the event and takes the endpoint's
-// first free slot among the first max_in_flight, in one statement: the
-// slot is locked with SKIP LOCKED (a concurrent taker moves on to another
-// slot or finds none), and PostgreSQL re-checks busy_until on the locked
-// row, so two takers never hold one slot. No lease is taken for a disabled
-// endpoint or a pruned event. A take clears wanted; a taker that finds no
-// slot and will wait ($5) marks the busy slots wanted (written only when
-// not marked yet).
-const takeLease = `WITH ep AS (
-  SELECT ` + deliverEndpointColumns + `
-  FROM webhook_endpoints e WHERE e.id = $1
+// takeMany is the take of many runs, one row of the unnest per run
+// (endpoint $1, event $2, token $3, ring $4, ttl in seconds $5): for each, it
+// reads the endpoint and the event and takes the endpoint's first free
+// slot among the first max_in_flight. The slot is locked with SKIP LOCKED
+// (a concurrent taker moves on to another slot or finds none), and
+// PostgreSQL re-checks busy_until on the locked row, so two takers never
+// hold one slot. No lease is taken for a disabled endpoint or a pruned
+// event. A take clears wanted; a taker that finds no slot and will wait
+// (ring) marks the busy slots wanted (written only when not marked yet),
+// locking them all in key order first, as the finishing statement does
+// the slots it releases. Runs of one endpoint never share the statement
+// (see takeGroup).
+var takeMany = `WITH i AS (
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::bool[], $5::float8[])
+    WITH ORDINALITY AS i(endpoint_id, event_id, token, ring, ttl, ord)
+), ep AS (
+  SELECT i.ord, ` + deliverEndpointColumns + `
+  FROM i JOIN webhook_endpoints e ON e.id = i.endpoint_id
 ), ev AS (
-  SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = $4
+  SELECT i.ord, v.id, v.owner_id, v.type, v.subject, v.occurred_at, v.data
+  FROM i JOIN events v ON v.id = i.event_id
 ), free AS (
-  SELECT l.endpoint_id, l.slot
-  FROM webhook_endpoint_leases l JOIN ep ON ep.id = l.endpoint_id
-  WHERE l.endpoint_id = $1 AND ep.enabled AND l.slot < ep.max_in_flight AND l.busy_until < now()
-    AND EXISTS (SELECT 1 FROM ev)
-  ORDER BY l.slot
-  LIMIT 1
-  FOR UPDATE OF l SKIP LOCKED
+  SELECT i.ord, f.endpoint_id, f.slot
+  FROM i JOIN ep ON ep.ord = i.ord
+  CROSS JOIN LATERAL (
+    SELECT l.endpoint_id, l.slot FROM webhook_endpoint_leases l
+    WHERE l.endpoint_id = i.endpoint_id AND l.slot < ep.max_in_flight AND l.busy_until < now()
+    ORDER BY l.slot LIMIT 1
+    FOR UPDATE SKIP LOCKED
+  ) f
+  WHERE ep.enabled AND EXISTS (SELECT 1 FROM ev WHERE ev.ord = i.ord)
 ), taken AS (
   UPDATE webhook_endpoint_leases l
-  SET busy_until = now() + make_interval(secs => $3::float8), holder = $2, taken_at = now(), wanted = false
-  FROM free WHERE l.endpoint_id = free.endpoint_id AND l.slot = free.slot
-  RETURNING l.slot
+  SET busy_until = now() + make_interval(secs => i.ttl), holder = i.token, taken_at = now(), wanted = false
+  FROM free JOIN i ON i.ord = free.ord
+  WHERE l.endpoint_id = free.endpoint_id AND l.slot = free.slot
+  RETURNING free.ord, l.slot
+), wanting AS MATERIALIZED (
+  SELECT l.endpoint_id, l.slot
+  FROM i JOIN ep ON ep.ord = i.ord JOIN webhook_endpoint_leases l ON l.endpoint_id = i.endpoint_id
+  WHERE i.ring AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
+    AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free WHERE free.ord = i.ord)
+    AND EXISTS (SELECT 1 FROM ev WHERE ev.ord = i.ord)
+  ORDER BY l.endpoint_id, l.slot FOR NO KEY UPDATE OF l
 ), wanted AS (
   UPDATE webhook_endpoint_leases l SET wanted = true
-  FROM ep
-  WHERE $5 AND l.endpoint_id = $1 AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
-    AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free) AND EXISTS (SELECT 1 FROM ev)
+  FROM wanting w WHERE l.endpoint_id = w.endpoint_id AND l.slot = w.slot AND (SELECT count(*) FROM wanting) >= 0
   RETURNING 1
 )
-SELECT ep.*, (SELECT slot FROM taken), (SELECT count(*) FROM wanted),
+SELECT ep.ord, ` + strings.ReplaceAll(deliverEndpointColumns, "e.", "ep.") + `,
+       (SELECT slot FROM taken WHERE taken.ord = ep.ord),
        ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
-FROM ep LEFT JOIN ev ON true`
+FROM ep LEFT JOIN ev ON ev.ord = ep.ord`
 
-// TakeLease implements subscriber.DeliverStore.
+// takeReq is one run's take.
+type takeReq struct {
+	endpointID, eventID, token uuid.UUID
+	ring                       bool
+	ttl                        time.Duration
+}
+
+// maxTakeBatch bounds the runs one take statement carries.
+const maxTakeBatch = 256
+
+// takeGroup runs the takes of concurrent runs as one statement
+// (batch.Group), one per endpoint per statement: two takers of one
+// endpoint in one statement would see the same free slot. One statement
+// is in flight: two, each marking the other's locked slots wanted, could
+// wait on each other.
+func (s *Store) takeGroup() *batch.Group[takeReq, *delivery.Claim] {
+	s.takeOnce.Do(func() {
+		s.takes = &batch.Group[takeReq, *delivery.Claim]{
+			Run:        s.takeRuns,
+			Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
+			MaxBatch:   maxTakeBatch,
+			MaxFlights: 1,
+		}
+	})
+	return s.takes
+}
+
+// TakeLease implements subscriber.DeliverStore; takes that arrive together
+// share one statement.
 func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
-	var (
-		c       delivery.Claim
-		marked  int
-		slot    *int16
-		evID    *uuid.UUID
-		ev      delivery.Event
-		evOwner *uuid.UUID
-		evType  *string
-		evSubj  *string
-		evAt    *time.Time
-	)
-	err := scanDeliverEndpoint(s.pool.QueryRow(ctx, takeLease, endpointID, token, ttl.Seconds(), eventID, wait), &c.Endpoint,
-		&slot, &marked, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, fmt.Errorf("endpoint %s: %w", endpointID, delivery.ErrGone)
-	}
+	c, err := s.takeGroup().Do(ctx, takeReq{endpointID: endpointID, eventID: eventID, token: token, ring: wait, ttl: ttl})
 	if err != nil {
-		return c, fmt.Errorf("take lease of endpoint %s: %w", endpointID, err)
+		return delivery.Claim{}, fmt.Errorf("take lease of endpoint %s: %w", endpointID, err)
 	}
-	if evID != nil {
-		ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
-		c.Event = &ev
+	if c == nil {
+		return delivery.Claim{}, fmt.Errorf("endpoint %s: %w", endpointID, delivery.ErrGone)
 	}
-	if slot != nil {
-		c.Lease = &delivery.Lease{EndpointID: endpointID, Slot: int(*slot), Token: token}
+	return *c, nil
+}
+
+// takeRuns runs takeMany for reqs; nil for an endpoint that is gone.
+func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim, error) {
+	n := len(reqs)
+	endpoints, events, tokens := make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+	rings, ttls := make([]bool, n), make([]float64, n)
+	for i, r := range reqs {
+		endpoints[i], events[i], tokens[i], rings[i], ttls[i] = r.endpointID, r.eventID, r.token, r.ring, r.ttl.Seconds()
 	}
-	return c, nil
+	out := make([]*delivery.Claim, n)
+	for try := 1; ; try++ {
+		rows, err := s.pool.Query(ctx, takeMany, endpoints, events, tokens, rings, ttls)
+		if err == nil {
+			err = func() error {
+				defer rows.Close()
+				for rows.Next() {
+					var (
+						ord     int64
+						c       delivery.Claim
+						slot    *int16
+						evID    *uuid.UUID
+						ev      delivery.Event
+						evOwner *uuid.UUID
+						evType  *string
+						evSubj  *string
+						evAt    *time.Time
+					)
+					if err := scanDeliverEndpointAfter(rows, []any{&ord}, &c.Endpoint,
+						&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data); err != nil {
+						return err
+					}
+					r := reqs[ord-1]
+					if evID != nil {
+						ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
+						c.Event = &ev
+					}
+					if slot != nil {
+						c.Lease = &delivery.Lease{EndpointID: r.endpointID, Slot: int(*slot), Token: r.token}
+					}
+					out[ord-1] = &c
+				}
+				return rows.Err()
+			}()
+		}
+		var pgErr *pgconn.PgError
+		if err != nil && errors.As(err, &pgErr) && pgErr.Code == "40P01" && try < 3 {
+			clear(out)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 }
 
 // renewLease extends a held slot and reads the endpoint in one statement.
@@ -484,8 +573,11 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 // when it was failing; a failure only when it is the first or the one that
 // disables it. Runs of one endpoint that share the statement are counted
 // out in their order: run k of n sees the count before the statement less
-// k, as one statement each would have. The chains' rows are changed in
-// endpoint order, as the fan-out's count changes them.
+// k, as one statement each would have. The lease slots and the chains'
+// rows are all locked in key order before the first is changed (releasing
+// and locked are read whole by their uncorrelated counts), as the takes
+// mark slots wanted and the fan-out's count locks chains, so none of them
+// waits on another in a circle.
 const finishMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::bigint[],
     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::int[],
@@ -499,9 +591,14 @@ const finishMany = `WITH i AS (
   SELECT i.job_id, i.endpoint_id, i.event_id, i.attempt, i.outcome, i.status_code, i.latency_ms,
     i.response, i.error, i.location, COALESCE(i.at, now()), i.ts, i.sig
   FROM i WHERE i.record AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = i.endpoint_id)
+), releasing AS MATERIALIZED (
+  SELECT l.endpoint_id, l.slot FROM i JOIN webhook_endpoint_leases l
+    ON l.endpoint_id = i.endpoint_id AND l.slot = i.slot AND l.holder = i.token
+  WHERE i.release
+  ORDER BY l.endpoint_id, l.slot FOR NO KEY UPDATE OF l
 ), released AS (
   UPDATE webhook_endpoint_leases l SET busy_until = '-infinity', holder = NULL
-  FROM i WHERE i.release AND l.endpoint_id = i.endpoint_id AND l.slot = i.slot AND l.holder = i.token
+  FROM releasing r WHERE l.endpoint_id = r.endpoint_id AND l.slot = r.slot AND (SELECT count(*) FROM releasing) >= 0
   RETURNING l.endpoint_id, l.wanted
 ), notified AS (
   SELECT pg_notify('` + LeaseChannel + `', endpoint_id::text) FROM released WHERE wanted
@@ -522,10 +619,14 @@ const finishMany = `WITH i AS (
     AND (e.failing_since IS NULL OR e.failing_since <= i.now - make_interval(secs => i.disable_after))
   RETURNING i.ord, NOT e.enabled AS disabled
 ), counts AS (
-  SELECT i.endpoint_id, count(*)::int AS n FROM i WHERE i.chain GROUP BY i.endpoint_id ORDER BY i.endpoint_id
+  SELECT i.endpoint_id, count(*)::int AS n FROM i WHERE i.chain GROUP BY i.endpoint_id
+), locked AS MATERIALIZED (
+  SELECT q.endpoint_id FROM webhook_endpoint_queues q
+  WHERE q.endpoint_id IN (SELECT endpoint_id FROM counts)
+  ORDER BY q.endpoint_id FOR NO KEY UPDATE
 ), chain AS (
   UPDATE webhook_endpoint_queues q SET running = GREATEST(q.running - c.n, 0)
-  FROM counts c WHERE q.endpoint_id = c.endpoint_id
+  FROM counts c WHERE q.endpoint_id = c.endpoint_id AND (SELECT count(*) FROM locked) >= 0
   RETURNING q.endpoint_id, q.running, q.pending, c.n
 ), ranked AS (
   SELECT i.ord, i.endpoint_id, i.chain,
@@ -792,13 +893,6 @@ func (s *Store) SweepChains(ctx context.Context) (int, error) {
 		total += n
 	}
 	return total, nil
-}
-
-func nullInt(n int) *int {
-	if n == 0 {
-		return nil
-	}
-	return &n
 }
 
 func nullString(s string) *string {

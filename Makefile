@@ -69,12 +69,12 @@ test-go:
 	if [ -x $(REDOCLY) ]; then export STANDMEET_REDOCLY="$(CURDIR)/$(REDOCLY)"; fi; \
 	TEST_DATABASE_URL="$$url" $(GO) test -count=1 -timeout 15m $(PKGS)
 
-# RACE_PKGS are the concurrent packages: webhook delivery, the event relay,
-# inbound processing and publishing. test-race runs their tests again under
+# RACE_PKGS are the concurrent packages: webhook delivery and its grouped
+# statements, the event relay, inbound processing and publishing. test-race runs their tests again under
 # the race detector, on the same database as test-go.
 RACE_PKGS := ./internal/owner/webhook/delivery/... ./internal/adapters/riverjob ./internal/infra/events \
 	./internal/owner/inbound/... ./internal/adapters/postgres/inbounddb ./internal/owner/publish/... \
-	./internal/adapters/postgres/publishdb
+	./internal/adapters/postgres/publishdb ./internal/adapters/postgres/batch ./internal/adapters/postgres/webhookdb
 
 test-race:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \

@@ -575,3 +575,118 @@ func TestConcurrentFanoutsKeepTheChainWindowExact(t *testing.T) {
 	require.Equal(t, delivery.ChainWindow, running)
 	require.Equal(t, writers*each-delivery.ChainWindow, pending)
 }
+
+// Runs that finish together share statements, and each is counted out of
+// its chain as one statement of its own would count it: every count from
+// the window down is seen once (so exactly one run sees the chain cross
+// the refill mark), every attempt is recorded, and fan-outs counting into
+// a chain meanwhile neither deadlock with them nor lose a count.
+func TestRunsFinishingTogetherCountOutAsOneByOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	other := b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`)
+	var evs []uuid.UUID
+	for range delivery.ChainWindow {
+		ev := b.event(t, "code.issued")
+		evs = append(evs, ev)
+		_, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true},
+			{EndpointID: other.ID, EventID: ev, Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+	}
+	const runs = 64
+	seen := make(chan int, 2*runs)
+	errs := make(chan error, 2*runs+8)
+	for i := range runs {
+		for _, e := range []uuid.UUID{ep.ID, other.ID} {
+			go func() {
+				s, err := b.store.Finish(ctx, delivery.Finish{EndpointID: e, Chain: true, Now: time.Now(),
+					Attempt: &delivery.Attempt{JobID: int64(i + 1), EndpointID: e, EventID: evs[i], Attempt: 1,
+						Outcome: delivery.OutcomeCompleted, StatusCode: 200, At: time.Now()}})
+				if e == ep.ID {
+					seen <- s.Running
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range 8 {
+		go func() {
+			_, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: other.ID, EventID: b.event(t, "code.issued"), Chain: true}},
+				delivery.Summary{})
+			errs <- err
+		}()
+	}
+	for range 2*runs + 8 {
+		require.NoError(t, <-errs)
+	}
+	close(seen)
+	var got []int
+	for r := range seen {
+		got = append(got, r)
+	}
+	slices.Sort(got)
+	var want []int
+	for r := delivery.ChainWindow - runs; r < delivery.ChainWindow; r++ {
+		want = append(want, r)
+	}
+	require.Equal(t, want, got, "each count from the window down once")
+	var attempts int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts WHERE endpoint_id = $1`, ep.ID).Scan(&attempts))
+	require.Equal(t, runs, attempts)
+	queue := func(e uuid.UUID) (running, pending int) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, e).
+			Scan(&running, &pending))
+		return
+	}
+	running, pending := queue(ep.ID)
+	require.Equal(t, delivery.ChainWindow-runs, running)
+	require.Zero(t, pending)
+	running, pending = queue(other.ID)
+	require.Equal(t, delivery.ChainWindow-runs+8, running+pending, "the fan-outs' counts and the runs' all kept")
+}
+
+// Takes that arrive together share statements and still never give one
+// slot twice: of three takers per endpoint, exactly one gets its lease,
+// and the others read the endpoint and the event.
+func TestTakesTogetherGiveEachSlotOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	const endpoints, takers = 12, 3
+	type result struct {
+		ep  uuid.UUID
+		c   delivery.Claim
+		err error
+	}
+	out := make(chan result, endpoints*takers)
+	var eps []uuid.UUID
+	for range endpoints {
+		eps = append(eps, b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`).ID)
+	}
+	ev := b.event(t, "code.issued")
+	for _, e := range eps {
+		for range takers {
+			go func() {
+				c, err := b.store.TakeLease(ctx, e, ev, uuid.New(), time.Minute, true)
+				out <- result{e, c, err}
+			}()
+		}
+	}
+	held := map[uuid.UUID]int{}
+	for range endpoints * takers {
+		r := <-out
+		require.NoError(t, r.err)
+		require.Equal(t, r.ep, r.c.Endpoint.ID)
+		require.NotNil(t, r.c.Event)
+		require.Equal(t, ev, r.c.Event.ID)
+		if r.c.Lease != nil {
+			held[r.ep]++
+		}
+	}
+	for _, e := range eps {
+		require.Equal(t, 1, held[e], "one lease per endpoint of max_in_flight 1")
+	}
+}

@@ -432,7 +432,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		// it on anyway.
 		ring, gen := d.local.taking(id)
 		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, ring)
-		d.local.took(id, err == nil && c.Lease != nil)
+		d.local.took(id, err == nil && c.Lease != nil, c.Endpoint.MaxInFlight)
 		if err != nil {
 			return Claim{}, 0, err
 		}

@@ -85,6 +85,9 @@ type localQueue struct {
 	// and pollEvery how long the next ask waits (0: LeasePoll).
 	polled    time.Time
 	pollEvery time.Duration
+	// slots is the endpoint's max_in_flight as the last take here read it
+	// (0: not read yet).
+	slots int
 	// released counts the slots of id let go here to PostgreSQL or
 	// announced released elsewhere: a taker whose take failed while it
 	// changed asks again instead of waiting for a wake that came before
@@ -152,15 +155,16 @@ func (h *handoff) done(id uuid.UUID) {
 	h.tidy(id, q)
 }
 
-// join queues a waiter for id without asking PostgreSQL when a delivery
-// here holds or is taking a slot of id: that one passes the lease on here,
+// join queues a waiter for id without asking PostgreSQL when deliveries
+// here hold or are taking every slot of id this process may hold (its
+// max_in_flight as last read here): one of them passes the lease on here,
 // or asks for it again as the first waiter. nil otherwise, or when the
 // endpoint has maxLocalWaiters already.
 func (h *handoff) join(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if (q.holders <= 0 && q.takers <= 0) || len(q.waiters) >= maxLocalWaiters {
+	if q.slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < q.slots || len(q.waiters) >= maxLocalWaiters {
 		h.tidy(id, q)
 		return nil
 	}
@@ -238,12 +242,16 @@ func (h *handoff) taking(id uuid.UUID) (ring bool, gen uint64) {
 	return ring, q.released
 }
 
-// took ends a taking; got says whether it took a slot.
-func (h *handoff) took(id uuid.UUID, got bool) {
+// took ends a taking; got says whether it took a slot, slots is the
+// endpoint's max_in_flight as the take read it (0: not read).
+func (h *handoff) took(id uuid.UUID, got bool, slots int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.takers--
+	if slots > 0 {
+		q.slots = slots
+	}
 	if got {
 		q.holders++
 		q.pollEvery = 0

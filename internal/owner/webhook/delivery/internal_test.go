@@ -71,7 +71,7 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	}
 	require.Equal(t, MaxLeasePoll, q.pollEvery)
 	h.taking(id)
-	h.took(id, true)
+	h.took(id, true, 1)
 	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
 	h.done(id)
 	q.polled = time.Now().Add(-LeasePoll)
@@ -80,8 +80,8 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	require.True(t, ring, "with no holder or taker here, a taker rings")
 	ring, _ = h.taking(id)
 	require.False(t, ring, "while another delivery here takes, it does not")
-	h.took(id, false)
-	h.took(id, false)
+	h.took(id, false, 1)
+	h.took(id, false, 1)
 }
 
 // A delivery whose take failed while a slot was released here meanwhile
@@ -93,9 +93,19 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	h := newHandoff()
 	id := uuid.New()
 	require.Nil(t, h.join(id), "nobody here holds or takes the lease: ask PostgreSQL")
+	h.taking(id)
+	require.Nil(t, h.join(id), "a taker here, but how many slots the endpoint has is not known yet")
+	h.took(id, true, 2)
+	h.taking(id)
+	joined := h.join(id)
+	require.NotNil(t, joined, "a holder and a taker here fill the endpoint's two slots: queue behind them")
+	_, ok := h.leave(id, joined)
+	require.True(t, ok)
+	h.took(id, true, 2)
+	h.releasedHere(id)
+	h.done(id)
+	require.Nil(t, h.join(id), "one of two slots held here: ask PostgreSQL for the other")
 	_, gen := h.taking(id)
-	require.NotNil(t, h.join(id), "a taker here: queue behind it")
-	h.took(id, true)
 	h.releasedHere(id)
 	h.done(id)
 	_, gen2 := h.taking(id)
@@ -106,5 +116,5 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	w, again = h.wait(id, gen2)
 	require.NotNil(t, w)
 	require.False(t, again)
-	h.took(id, false)
+	h.took(id, false, 1)
 }

@@ -85,9 +85,6 @@ type localQueue struct {
 	// and pollEvery how long the next ask waits (0: LeasePoll).
 	polled    time.Time
 	pollEvery time.Duration
-	// slots is the endpoint's max_in_flight as the last take here read it
-	// (0: not read yet).
-	slots int
 	// released counts the slots of id let go here to PostgreSQL or
 	// announced released elsewhere: a taker whose take failed while it
 	// changed asks again instead of waiting for a wake that came before
@@ -103,6 +100,12 @@ type localQueue struct {
 type handoff struct {
 	mu  sync.Mutex
 	eps map[uuid.UUID]*localQueue
+	// slots is each endpoint's max_in_flight as the last take here read
+	// it, kept while its queue comes and goes (at most maxKnownSlots
+	// endpoints; then it starts over). A change reaches it at the
+	// endpoint's next take, at the latest when the lease goes back to
+	// PostgreSQL after LeaseRefresh.
+	slots map[uuid.UUID]int
 	// passes and snoozes count leases passed in process and deliveries
 	// that snoozed because their endpoint stayed busy.
 	passes, snoozes atomic.Int64
@@ -129,7 +132,12 @@ func (h *handoff) stats() HandoffStats {
 	return s
 }
 
-func newHandoff() *handoff { return &handoff{eps: map[uuid.UUID]*localQueue{}} }
+// maxKnownSlots bounds handoff.slots.
+const maxKnownSlots = 10000
+
+func newHandoff() *handoff {
+	return &handoff{eps: map[uuid.UUID]*localQueue{}, slots: map[uuid.UUID]int{}}
+}
 
 func (h *handoff) queue(id uuid.UUID) *localQueue {
 	q := h.eps[id]
@@ -164,7 +172,8 @@ func (h *handoff) join(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if q.slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < q.slots || len(q.waiters) >= maxLocalWaiters {
+	slots := h.slots[id]
+	if slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < slots || len(q.waiters) >= maxLocalWaiters {
 		h.tidy(id, q)
 		return nil
 	}
@@ -249,8 +258,11 @@ func (h *handoff) took(id uuid.UUID, got bool, slots int) {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.takers--
-	if slots > 0 {
-		q.slots = slots
+	if slots > 0 && h.slots[id] != slots {
+		if len(h.slots) >= maxKnownSlots {
+			clear(h.slots)
+		}
+		h.slots[id] = slots
 	}
 	if got {
 		q.holders++

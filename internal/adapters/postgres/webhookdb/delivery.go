@@ -391,12 +391,11 @@ func scanDeliverEndpointAfter(row pgx.Row, before []any, ep *delivery.Endpoint, 
 // PostgreSQL re-checks busy_until on the locked row, so two takers never
 // hold one slot. No lease is taken for a disabled endpoint or a pruned
 // event. A take clears wanted; a taker that finds no slot and will wait
-// (ring) marks the busy slots wanted (written only when not marked yet).
-// The take never waits for a row lock: a slot another statement has locked
-// (a finishing run releasing it, another taker) is skipped, to be taken or
-// rung for at the taker's next ask. So takes never wait on each other or
-// on the finishing statements, and never hold up the takes queued behind
-// them. Runs of one endpoint never share the statement (see takeGroup).
+// (ring) marks the busy slots wanted (written only when not marked yet),
+// locking them all in key order first, as the finishing statement does
+// the slots it releases: a mark skipped for a slot being released at that
+// moment would leave a waiter of another process to its fallback poll.
+// Runs of one endpoint never share the statement (see takeGroup).
 var takeMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::bool[], $5::float8[])
     WITH ORDINALITY AS i(endpoint_id, event_id, token, ring, ttl, ord)
@@ -428,10 +427,10 @@ var takeMany = `WITH i AS (
   WHERE i.ring AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
     AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free WHERE free.ord = i.ord)
     AND EXISTS (SELECT 1 FROM ev WHERE ev.ord = i.ord)
-  FOR NO KEY UPDATE OF l SKIP LOCKED
+  ORDER BY l.endpoint_id, l.slot FOR NO KEY UPDATE OF l
 ), wanted AS (
   UPDATE webhook_endpoint_leases l SET wanted = true
-  FROM wanting w WHERE l.endpoint_id = w.endpoint_id AND l.slot = w.slot
+  FROM wanting w WHERE l.endpoint_id = w.endpoint_id AND l.slot = w.slot AND (SELECT count(*) FROM wanting) >= 0
   RETURNING 1
 )
 SELECT ep.ord, ` + strings.ReplaceAll(deliverEndpointColumns, "e.", "ep.") + `,
@@ -451,15 +450,16 @@ const maxTakeBatch = 256
 
 // takeGroup runs the takes of concurrent runs as one statement
 // (batch.Group), one per endpoint per statement: two takers of one
-// endpoint in one statement would see the same free slot. A take waits
-// for no lock, so two statements in flight never wait on each other.
+// endpoint in one statement would see the same free slot. One statement
+// is in flight: two, each marking slots wanted that the other has just
+// taken, could wait on each other.
 func (s *Store) takeGroup() *batch.Group[takeReq, *delivery.Claim] {
 	s.takeOnce.Do(func() {
 		s.takes = &batch.Group[takeReq, *delivery.Claim]{
 			Run:        s.takeRuns,
 			Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
 			MaxBatch:   maxTakeBatch,
-			MaxFlights: 2,
+			MaxFlights: 1,
 		}
 	})
 	return s.takes

@@ -683,35 +683,19 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 		return err
 	}
 	// Wait for every fan-out to have queued its delivery.
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		var queued int
-		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`,
-			eps[0].ServerID).Scan(&queued); err != nil {
-			return err
-		}
-		if queued >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("W1 drain: only %d of %d deliveries queued", queued, n)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := b.waitCount(ctx, func(queued int) bool { return queued >= n },
+		func(queued int) error { return fmt.Errorf("W1 drain: only %d of %d deliveries queued", queued, n) },
+		`SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, eps[0].ServerID); err != nil {
+		return err
 	}
 	// The notes' other work (the search index, the relay) ends first, so
 	// the drain times deliveries alone.
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		var busy int
-		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE queue <> 'webhooks' AND state IN ('available', 'running')`).
-			Scan(&busy); err != nil {
-			return err
-		}
-		if busy == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
+	if err := b.waitCount(ctx, func(busy int) bool { return busy == 0 },
+		func(busy int) error {
 			return fmt.Errorf("W1 drain: %d jobs of other queues still to run before the drain", busy)
-		}
-		time.Sleep(100 * time.Millisecond)
+		},
+		`SELECT count(*) FROM river_job WHERE queue <> 'webhooks' AND state IN ('available', 'running')`); err != nil {
+		return err
 	}
 	var start time.Time
 	var out Outcome
@@ -995,6 +979,25 @@ func (b *ServerBench) sendW4(ctx context.Context, sourceID string, key []byte, p
 		req.Header.Set("webhook-signature", standardwebhooks.Sign(key, id, now, body))
 		return req, nil
 	})
+}
+
+// waitCount polls the count query returns, every 100 ms for up to two
+// minutes, until done accepts it; then it returns late's error for the
+// last count.
+func (b *ServerBench) waitCount(ctx context.Context, done func(int) bool, late func(int) error, query string, args ...any) error {
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		var n int
+		if err := b.Pool.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+			return err
+		}
+		if done(n) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return late(n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitInboxDone waits until the source's inbox holds at least want

@@ -94,15 +94,11 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 		}
 	}
 	out := make([]inbound.Admitted, n)
-	var err error
-	for try := 0; ; try++ {
-		err = u.admitOnce(ctx, batch, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry)
-		// Two batches may still deadlock on the body-digest index of unsigned
-		// ids; PostgreSQL aborts one, which runs again.
-		if err == nil || try == 2 || !(pgerr.Is(err, pgerr.DeadlockDetected, "") || pgerr.Is(err, pgerr.SerializationFailure, "")) {
-			break
-		}
-	}
+	// Two batches may still deadlock on the body-digest index of unsigned
+	// ids; PostgreSQL aborts one, which runs again.
+	err := pgerr.Retry(3, func() error {
+		return u.admitOnce(ctx, batch, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry)
+	})
 	if err != nil {
 		return nil, unavailable(err)
 	}

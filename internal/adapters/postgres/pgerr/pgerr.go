@@ -27,6 +27,19 @@ func Is(err error, code, constraint string) bool {
 	return errors.As(err, &pe) && pe.Code == code && (constraint == "" || pe.ConstraintName == constraint)
 }
 
+// Retry runs fn up to tries times while it fails because PostgreSQL
+// cancelled it for a deadlock or a serialization failure: the cancelled
+// statement or transaction changed nothing, so running it again is safe.
+// It returns fn's last error.
+func Retry(tries int, fn func() error) error {
+	for try := 1; ; try++ {
+		err := fn()
+		if err == nil || try >= tries || !(Is(err, DeadlockDetected, "") || Is(err, SerializationFailure, "")) {
+			return err
+		}
+	}
+}
+
 // Unreachable reports whether err means PostgreSQL could not be reached or
 // the connection went away: a failed connect, a network error, a connection
 // closed under the statement, or the server refusing work while it shuts

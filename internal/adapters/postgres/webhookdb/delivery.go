@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/batch"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
@@ -31,12 +31,10 @@ type Store struct {
 	pool  *pgxpool.Pool
 	river *riverjob.Inserter
 
-	finishOnce sync.Once
-	finishes   *batch.Group[delivery.Finish, delivery.Settled]
-	eventOnce  sync.Once
-	events     *batch.Group[uuid.UUID, *delivery.Event]
-	takeOnce   sync.Once
-	takes      *batch.Group[takeReq, *delivery.Claim]
+	// Calls that arrive together share one statement (batch.Group).
+	finishes *batch.Group[delivery.Finish, delivery.Settled]
+	events   *batch.Group[uuid.UUID, *delivery.Event]
+	takes    *batch.Group[takeReq, *delivery.Claim]
 }
 
 var (
@@ -47,15 +45,35 @@ var (
 // NewStore returns a Store; river (an insert-only client) inserts the
 // deliveries.
 func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) *Store {
-	return &Store{pool: pool, river: river}
+	s := &Store{pool: pool, river: river}
+	s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
+	// Takes go one per endpoint per statement: two takers of one endpoint
+	// in one statement would see the same free slot. One statement is in
+	// flight: two, each marking slots wanted that the other has just
+	// taken, could wait on each other.
+	s.takes = &batch.Group[takeReq, *delivery.Claim]{
+		Run:        s.takeRuns,
+		Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
+		MaxBatch:   maxTakeBatch,
+		MaxFlights: 1,
+	}
+	// One finishing statement is in flight, so two never wait on each
+	// other's rows. Runs that settle their endpoint go one per endpoint per
+	// statement: two updates of one endpoint row cannot share a statement.
+	s.finishes = &batch.Group[delivery.Finish, delivery.Settled]{
+		Run: s.finishRuns,
+		Key: func(f delivery.Finish) (any, bool) {
+			return f.EndpointID, f.Settle != delivery.SettleNone
+		},
+		MaxBatch:   maxFinishBatch,
+		MaxFlights: 1,
+	}
+	return s
 }
 
 // Event loads an event; delivery.ErrGone when retention pruned it. Reads
 // that arrive together share one statement.
 func (s *Store) Event(ctx context.Context, id uuid.UUID) (delivery.Event, error) {
-	s.eventOnce.Do(func() {
-		s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
-	})
 	ev, err := s.events.Do(ctx, id)
 	if err != nil {
 		return delivery.Event{}, fmt.Errorf("read event %s: %w", id, err)
@@ -448,27 +466,10 @@ type takeReq struct {
 // maxTakeBatch bounds the runs one take statement carries.
 const maxTakeBatch = 256
 
-// takeGroup runs the takes of concurrent runs as one statement
-// (batch.Group), one per endpoint per statement: two takers of one
-// endpoint in one statement would see the same free slot. One statement
-// is in flight: two, each marking slots wanted that the other has just
-// taken, could wait on each other.
-func (s *Store) takeGroup() *batch.Group[takeReq, *delivery.Claim] {
-	s.takeOnce.Do(func() {
-		s.takes = &batch.Group[takeReq, *delivery.Claim]{
-			Run:        s.takeRuns,
-			Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
-			MaxBatch:   maxTakeBatch,
-			MaxFlights: 1,
-		}
-	})
-	return s.takes
-}
-
-// TakeLease implements subscriber.DeliverStore; takes that arrive together
+// TakeLease implements delivery.DeliverStore; takes that arrive together
 // share one statement.
 func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
-	c, err := s.takeGroup().Do(ctx, takeReq{endpointID: endpointID, eventID: eventID, token: token, ring: wait, ttl: ttl})
+	c, err := s.takes.Do(ctx, takeReq{endpointID: endpointID, eventID: eventID, token: token, ring: wait, ttl: ttl})
 	if err != nil {
 		return delivery.Claim{}, fmt.Errorf("take lease of endpoint %s: %w", endpointID, err)
 	}
@@ -487,50 +488,47 @@ func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim
 		endpoints[i], events[i], tokens[i], rings[i], ttls[i] = r.endpointID, r.eventID, r.token, r.ring, r.ttl.Seconds()
 	}
 	out := make([]*delivery.Claim, n)
-	for try := 1; ; try++ {
+	// A deadlock with another writer of the same rows (PostgreSQL cancels
+	// one of the two) is retried.
+	err := pgerr.Retry(3, func() error {
+		clear(out)
 		rows, err := s.pool.Query(ctx, takeMany, endpoints, events, tokens, rings, ttls)
-		if err == nil {
-			err = func() error {
-				defer rows.Close()
-				for rows.Next() {
-					var (
-						ord     int64
-						c       delivery.Claim
-						slot    *int16
-						evID    *uuid.UUID
-						ev      delivery.Event
-						evOwner *uuid.UUID
-						evType  *string
-						evSubj  *string
-						evAt    *time.Time
-					)
-					if err := scanDeliverEndpointAfter(rows, []any{&ord}, &c.Endpoint,
-						&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data); err != nil {
-						return err
-					}
-					r := reqs[ord-1]
-					if evID != nil {
-						ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
-						c.Event = &ev
-					}
-					if slot != nil {
-						c.Lease = &delivery.Lease{EndpointID: r.endpointID, Slot: int(*slot), Token: r.token}
-					}
-					out[ord-1] = &c
-				}
-				return rows.Err()
-			}()
-		}
-		var pgErr *pgconn.PgError
-		if err != nil && errors.As(err, &pgErr) && pgErr.Code == "40P01" && try < 3 {
-			clear(out)
-			continue
-		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return out, nil
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				ord     int64
+				c       delivery.Claim
+				slot    *int16
+				evID    *uuid.UUID
+				ev      delivery.Event
+				evOwner *uuid.UUID
+				evType  *string
+				evSubj  *string
+				evAt    *time.Time
+			)
+			if err := scanDeliverEndpointAfter(rows, []any{&ord}, &c.Endpoint,
+				&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data); err != nil {
+				return err
+			}
+			r := reqs[ord-1]
+			if evID != nil {
+				ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
+				c.Event = &ev
+			}
+			if slot != nil {
+				c.Lease = &delivery.Lease{EndpointID: r.endpointID, Slot: int(*slot), Token: r.token}
+			}
+			out[ord-1] = &c
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // renewLease extends a held slot and reads the endpoint in one statement.
@@ -545,7 +543,7 @@ const renewLease = `WITH ep AS (
 )
 SELECT ep.*, EXISTS (SELECT 1 FROM renewed) FROM ep`
 
-// RenewLease implements subscriber.DeliverStore.
+// RenewLease implements delivery.DeliverStore.
 func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
 	var (
 		ep   delivery.Endpoint
@@ -647,25 +645,7 @@ LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 // maxFinishBatch bounds the runs one finishing statement carries.
 const maxFinishBatch = 256
 
-// finishGroup runs the finishing statements of concurrent runs as one
-// (batch.Group): one statement in flight, so two never wait on each
-// other's rows. Runs that settle their endpoint go one per endpoint per
-// statement: two updates of one endpoint row cannot share a statement.
-func (s *Store) finishGroup() *batch.Group[delivery.Finish, delivery.Settled] {
-	s.finishOnce.Do(func() {
-		s.finishes = &batch.Group[delivery.Finish, delivery.Settled]{
-			Run: s.finishRuns,
-			Key: func(f delivery.Finish) (any, bool) {
-				return f.EndpointID, f.Settle != delivery.SettleNone
-			},
-			MaxBatch:   maxFinishBatch,
-			MaxFlights: 1,
-		}
-	})
-	return s.finishes
-}
-
-// Finish implements subscriber.DeliverStore: the attempt, the release,
+// Finish implements delivery.DeliverStore: the attempt, the release,
 // the settlement and the chain's count in one statement, shared with the
 // runs finishing at the same time.
 func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
@@ -680,7 +660,7 @@ func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled
 			f.EndpointID = f.Attempt.EndpointID
 		}
 	}
-	settled, err := s.finishGroup().Do(ctx, f)
+	settled, err := s.finishes.Do(ctx, f)
 	if err != nil {
 		return settled, fmt.Errorf("finish delivery to endpoint %s: %w", f.EndpointID, err)
 	}
@@ -733,31 +713,29 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 		chains[i] = f.Chain
 	}
 	out := make([]delivery.Settled, n)
-	for try := 1; ; try++ {
+	err := pgerr.Retry(3, func() error {
 		rows, err := s.pool.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
 			responses, errs, locations, ats, nows, records, releases, slots,
 			tokens, settles, disableAfter, reasons, chains, kept, stamps, sigs)
-		if err == nil {
-			var (
-				ord              int64
-				disabled, wanted bool
-				running, pending int32
-				notified         int64
-			)
-			_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &wanted, &notified}, func() error {
-				out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0, Wanted: wanted}
-				return nil
-			})
-		}
-		var pgErr *pgconn.PgError
-		if err != nil && errors.As(err, &pgErr) && pgErr.Code == "40P01" && try < 3 {
-			continue
-		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return out, nil
+		var (
+			ord              int64
+			disabled, wanted bool
+			running, pending int32
+			notified         int64
+		)
+		_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &wanted, &notified}, func() error {
+			out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0, Wanted: wanted}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // Promote implements delivery.DeliverStore: under the endpoint's chain

@@ -35,6 +35,8 @@ type Store struct {
 	finishes *batch.Group[delivery.Finish, delivery.Settled]
 	events   *batch.Group[uuid.UUID, *delivery.Event]
 	takes    *batch.Group[takeReq, *delivery.Claim]
+	// promoting bounds the promotions in flight (maxPromotions).
+	promoting chan struct{}
 }
 
 var (
@@ -45,7 +47,7 @@ var (
 // NewStore returns a Store; river (an insert-only client) inserts the
 // deliveries.
 func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) *Store {
-	s := &Store{pool: pool, river: river}
+	s := &Store{pool: pool, river: river, promoting: make(chan struct{}, maxPromotions)}
 	s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
 	// Takes go one per endpoint per statement: two takers of one endpoint
 	// in one statement would see the same free slot. One statement is in
@@ -642,6 +644,15 @@ LEFT JOIN failed f ON f.ord = r.ord
 LEFT JOIN kept kp ON kp.ord = r.ord
 LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 
+// maxPromotions bounds the promotions in flight. Each holds a pooled
+// connection for a transaction of one River call per delivery it makes
+// available, and the chains of a fan-out to many endpoints cross their
+// refill mark together: unbounded, their promotions took most of the pool
+// and the takes and finishing statements of every delivery queued behind
+// them. A refill is due long before the rest of its window is delivered,
+// so waiting a turn costs it nothing.
+const maxPromotions = 4
+
 // maxFinishBatch bounds the runs one finishing statement carries.
 const maxFinishBatch = 256
 
@@ -742,7 +753,14 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 // lock it makes the oldest pending deliveries available with River's
 // JobRetryTx until the chain counts ChainWindow, in one transaction.
 func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
+	// A promotion waits for its turn before it takes a connection.
+	select {
+	case s.promoting <- struct{}{}:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, ctx.Err())
+	}
 	n, err := s.promote(ctx, endpointID, false)
+	<-s.promoting
 	if err != nil {
 		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, err)
 	}

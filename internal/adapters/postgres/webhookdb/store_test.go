@@ -448,6 +448,44 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	require.Zero(t, n, "nothing stalled")
 }
 
+func TestPromotionsWaitTheirTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	for range delivery.ChainWindow + 1 {
+		_, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+	}
+	_, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
+	require.NoError(t, err)
+
+	release := b.store.HoldPromotions()
+	waiting, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err = b.store.Promote(waiting, ep.ID)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "every turn is taken: the promotion waits, and gives up with its context")
+	var pending int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).Scan(&pending))
+	require.Equal(t, 1, pending, "a promotion that did not get its turn changed nothing")
+
+	done := make(chan error, 1)
+	var n int
+	go func() {
+		var err error
+		n, err = b.store.Promote(ctx, ep.ID)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("promoted without a turn: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	require.NoError(t, <-done)
+	require.Equal(t, 1, n, "once a turn is free, it promotes")
+}
+
 func TestDeliveryLogAndRedeliver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -1,0 +1,14 @@
+package webhookdb
+
+// HoldPromotions takes every turn of the promotions in flight, as that
+// many promotions running would, until the returned function is called.
+func (s *Store) HoldPromotions() (release func()) {
+	for range maxPromotions {
+		s.promoting <- struct{}{}
+	}
+	return func() {
+		for range maxPromotions {
+			<-s.promoting
+		}
+	}
+}

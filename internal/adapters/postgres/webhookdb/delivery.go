@@ -753,14 +753,7 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 // lock it makes the oldest pending deliveries available with River's
 // JobRetryTx until the chain counts ChainWindow, in one transaction.
 func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
-	// A promotion waits for its turn before it takes a connection.
-	select {
-	case s.promoting <- struct{}{}:
-	case <-ctx.Done():
-		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, ctx.Err())
-	}
 	n, err := s.promote(ctx, endpointID, false)
-	<-s.promoting
 	if err != nil {
 		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, err)
 	}
@@ -802,8 +795,16 @@ FROM q`
 // River's jobs (a process died holding part of it). An endpoint that is
 // failing gets one delivery at a time, as new deliveries to it wait out a
 // cooldown. The counts are changed relatively in the last statement, so
-// the fan-outs and finishing runs that counted meanwhile are kept.
+// the fan-outs and finishing runs that counted meanwhile are kept. Every
+// promotion, the sweep's too, waits for its turn (maxPromotions) before it
+// takes a connection.
 func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
+	select {
+	case s.promoting <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { <-s.promoting }()
 	var promoted int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, lockChain, endpointID); err != nil {

@@ -3,6 +3,7 @@ package faults
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -94,6 +95,56 @@ func gaps(ars []bench.Arrival) (longest time.Duration, at time.Duration) {
 	return longest, at
 }
 
+// firstArrival is the earliest receipt of ars.
+func firstArrival(ars []bench.Arrival) time.Time {
+	var first time.Time
+	for _, a := range ars {
+		if first.IsZero() || a.At.Before(first) {
+			first = a.At
+		}
+	}
+	return first
+}
+
+// logStall logs what a stalled drain's pause waited on: the endpoint's
+// deliveries that ended within a second of the pause (from paused, for
+// pause) or snoozed at all, in the order they ended, with their times from
+// resumed; at most 60.
+func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Time, pause time.Duration) {
+	t.Helper()
+	from, to := paused.Add(-time.Second), paused.Add(pause+time.Second)
+	jobs := mustListJobs(t, f.Pool, river.NewJobListParams().Kinds(delivery.KindDeliver).States(rivertype.JobStates()...).First(10000))
+	sort.SliceStable(jobs, func(i, j int) bool {
+		a, b := jobs[i].FinalizedAt, jobs[j].FinalizedAt
+		return a != nil && (b == nil || a.Before(*b))
+	})
+	since := func(at *time.Time) string {
+		if at == nil {
+			return "-"
+		}
+		return at.Sub(resumed).Round(time.Millisecond).String()
+	}
+	t.Logf("the pause began %s after the resume and lasted %s", since(&paused), pause.Round(time.Millisecond))
+	logged := 0
+	for _, j := range jobs {
+		ref, err := refOf(j)
+		require.NoError(t, err)
+		var md struct {
+			Snoozes int `json:"snoozes"`
+		}
+		if len(j.Metadata) > 0 {
+			require.NoError(t, json.Unmarshal(j.Metadata, &md))
+		}
+		ended := j.FinalizedAt != nil && j.FinalizedAt.After(from) && j.FinalizedAt.Before(to)
+		if ref.EndpointID.String() != endpointID || (!ended && md.Snoozes == 0) || logged == 60 {
+			continue
+		}
+		logged++
+		t.Logf("job %d %s, attempt %d, snoozes %d: attempted %s, finalized %s, scheduled %s",
+			j.ID, j.State, j.Attempt, md.Snoozes, since(j.AttemptedAt), since(j.FinalizedAt), since(&j.ScheduledAt))
+	}
+}
+
 // TestFaultBacklogDrainsWithoutStalling: a backlog to one endpoint (10,000
 // deliveries at full size) built while the webhooks queue is paused drains,
 // once resumed, with no pause between receipts longer than maxGap — on one
@@ -131,6 +182,9 @@ func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 			t.Logf("%d replicas: %d deliveries drained in %s (%.0f/s); longest pause between receipts %s, %s in; %s",
 				replicas, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), longest.Round(time.Millisecond),
 				at.Round(time.Millisecond), tl)
+			if longest > maxGap {
+				logStall(t, f, ep.ServerID, start, firstArrival(ep.Arrivals()).Add(at), longest)
+			}
 			require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 			require.Zero(t, tl.Duplicates)
 			require.LessOrEqual(t, tl.MaxInFlight, int64(1))

@@ -420,10 +420,10 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	if err != nil {
 		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
 	}
-	start := time.Now()
-	deadline := start.Add(MaxLocalWait)
-	snooze := MaxLocalWait
-	if c, ok, err := d.joinHere(ctx, job, deadline); err != nil || ok {
+	cl := d.local.begin(id)
+	defer d.local.end(id)
+	deadline := cl.start.Add(MaxLocalWait)
+	if c, ok, err := d.joinHere(ctx, job, cl, deadline); err != nil || ok {
 		return c, 0, err
 	}
 	for {
@@ -444,23 +444,23 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 			return c, 0, nil
 		}
 		if !time.Now().Before(deadline) {
-			return c, snooze, nil
+			return c, d.local.snooze(id, cl), nil
 		}
-		w, again := d.local.wait(id, gen)
+		w, again := d.local.wait(id, gen, cl)
 		if again {
 			continue
 		}
 		if w == nil {
-			return c, snooze, nil
+			// No room in line here.
+			return c, MaxLocalWait, nil
 		}
-		p, ahead, err := d.await(ctx, id, w, deadline)
+		p, err := d.await(ctx, id, w, deadline)
 		if err != nil {
 			return Claim{}, 0, err
 		}
 		if p == nil {
 			// Polled, timed out, or a holder here released to PostgreSQL:
 			// take afresh (the deadline ends the loop).
-			snooze = busySnooze(ahead, w.ahead-ahead, time.Since(start))
 			continue
 		}
 		ep, ok, err := d.adopt(ctx, p)
@@ -481,15 +481,15 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 // when it is to take the lease itself: nobody here holds it, the event is
 // gone (the take reports that), or no lease came by deadline or a holder
 // here released it to PostgreSQL instead.
-func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, deadline time.Time) (Claim, bool, error) {
+func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, cl *claimant, deadline time.Time) (Claim, bool, error) {
 	id := job.EndpointID
-	w := d.local.join(id)
+	w := d.local.join(id, cl)
 	if w == nil {
 		return Claim{}, false, nil
 	}
 	ev, evErr := d.store.Event(ctx, job.EventID)
 	if evErr != nil {
-		if _, ok := d.local.leave(id, w); !ok {
+		if !d.local.leave(id, w) {
 			// Passed meanwhile: the lease goes on to the next waiter.
 			if p := <-w.ch; p != nil {
 				if err := d.drop(ctx, id, p.lease); err != nil {
@@ -502,7 +502,7 @@ func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, deadline time.
 		}
 		return Claim{}, false, nil
 	}
-	p, _, err := d.await(ctx, id, w, deadline)
+	p, err := d.await(ctx, id, w, deadline)
 	if err != nil || p == nil {
 		return Claim{}, false, err
 	}
@@ -521,8 +521,9 @@ func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
 // waiter asks for it at once.
 func (d *Deliverer) Wake(endpointID uuid.UUID) { d.local.poke(endpointID) }
 
-// busySnooze is the snooze of a delivery that waited waited with ahead
-// deliveries still before it after went went ahead: about the wait left.
+// busySnooze is the snooze of a delivery that waited waited, with ahead
+// deliveries still in line before it and went served here meanwhile: about
+// the wait left.
 func busySnooze(ahead, went int, waited time.Duration) time.Duration {
 	left := time.Duration(ahead+1) * waited / time.Duration(max(went, 1))
 	return min(max(left, BusySnooze), MaxBusySnooze)
@@ -530,43 +531,39 @@ func busySnooze(ahead, went int, waited time.Duration) time.Duration {
 
 // await waits on w until a holder here passes a lease (returned) or
 // releases it, until it is w's turn to poll, until deadline, or until ctx
-// ends (ctx.Err()). Whenever it returns no lease, w is off the queue, and
-// ahead is how many still waited before it.
-func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, ahead int, err error) {
+// ends (ctx.Err()). Whenever it returns no lease, w is off the queue.
+func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (*passed, error) {
 	// Ticks twice per LeasePoll; shouldPoll keeps the endpoint's pace.
 	poll := time.NewTicker(LeasePoll / 2)
 	defer poll.Stop()
 	stop := time.NewTimer(time.Until(deadline))
 	defer stop.Stop()
-	leave := func() (*passed, int) {
-		if ahead, ok := d.local.leave(id, w); ok {
-			return nil, ahead
+	leave := func() *passed {
+		if d.local.leave(id, w) {
+			return nil
 		}
 		// Taken off the queue by a holder: its message is on the way.
-		return <-w.ch, 0
+		return <-w.ch
 	}
 	for {
 		select {
 		case p := <-w.ch:
-			return p, 0, nil
+			return p, nil
 		case <-poll.C:
 			if d.local.shouldPoll(id, w, false) {
-				p, ahead := leave()
-				return p, ahead, nil
+				return leave(), nil
 			}
 		case <-w.poke:
 			if d.local.shouldPoll(id, w, true) {
-				p, ahead := leave()
-				return p, ahead, nil
+				return leave(), nil
 			}
 		case <-stop.C:
-			p, ahead := leave()
-			return p, ahead, nil
+			return leave(), nil
 		case <-ctx.Done():
-			if p, _ := leave(); p != nil {
-				return nil, 0, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
+			if p := leave(); p != nil {
+				return nil, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
 			}
-			return nil, 0, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }

@@ -440,9 +440,57 @@ func TestABusyDeliveryGivesUpAfterMaxLocalWait(t *testing.T) {
 	res := b.d.Deliver(context.Background(), b.job())
 	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
 	require.GreaterOrEqual(t, time.Since(start), delivery.MaxLocalWait)
-	// Nobody here holds it, so the waiter polls PostgreSQL.
-	require.Greater(t, takes.Load(), int64(10))
+	require.GreaterOrEqual(t, res.Snooze, delivery.MaxLocalWait, "nobody went ahead meanwhile: at least the wait it saw is still ahead")
+	// Nobody here holds it, so the waiter polls PostgreSQL at the
+	// endpoint's pace, LeasePoll doubling to MaxLeasePoll: about 0.25, 0.75,
+	// 1.75 and 2.75 s after its take, and once more at the deadline.
+	require.GreaterOrEqual(t, takes.Load(), int64(5))
+	require.LessOrEqual(t, takes.Load(), int64(8))
 	require.Zero(t, b.waiting())
+}
+
+// A delivery that waited MaxLocalWait in line behind deliveries here
+// snoozes for about the wait still ahead of it, measured against those
+// served here meanwhile, also when it joined a holder here without asking
+// PostgreSQL: a fixed MaxLocalWait would leave the endpoint idle that long
+// once the last deliveries of a run all give up together.
+func TestAGivingUpDeliverySnoozesForTheWaitAheadOfIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.useMemory()
+	const ahead = 5
+	release, hold := make(chan struct{}), make(chan struct{})
+	var posts atomic.Int64
+	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
+		switch posts.Add(1) {
+		case 1:
+			<-release
+		case ahead + 1:
+			<-hold
+		}
+		return delivery.PostResponse{StatusCode: 200}, nil
+	}
+	results := make(chan delivery.Result, ahead+1)
+	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+	require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
+	for i := range ahead {
+		go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+		require.Eventually(t, func() bool { return b.waiting() == i+1 }, 10*time.Second, time.Millisecond)
+	}
+	last := make(chan delivery.Result, 1)
+	go func() { last <- b.d.Deliver(context.Background(), b.job()) }()
+	require.Eventually(t, func() bool { return b.waiting() == ahead+1 }, 10*time.Second, time.Millisecond)
+	close(release)
+	// The holder and four more post; the fifth holds the lease past the
+	// last one's MaxLocalWait.
+	res := <-last
+	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+	require.GreaterOrEqual(t, res.Snooze, delivery.BusySnooze)
+	require.Less(t, res.Snooze, delivery.MaxLocalWait/2, "five went ahead in about MaxLocalWait and none is left before it")
+	close(hold)
+	for range ahead + 1 {
+		require.Equal(t, delivery.OutcomeCompleted, (<-results).Outcome)
+	}
 }
 
 func fanoutBundle(t *testing.T, eps []delivery.Endpoint, ev delivery.Event, admits delivery.EmbedAdmitsFunc) (*delivery.Fanouter, *[]delivery.Delivery) {

@@ -22,7 +22,7 @@ func (d *Deliverer) Waiting(endpointID uuid.UUID) int {
 // Wait queues a waiter for the endpoint in process, as a busy delivery
 // does; false when the endpoint has MaxLocalWaiters already.
 func (d *Deliverer) Wait(endpointID uuid.UUID) bool {
-	w, _ := d.local.wait(endpointID, 0)
+	w, _ := d.local.wait(endpointID, 0, d.local.begin(endpointID))
 	return w != nil
 }
 

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,9 +44,12 @@ const (
 	// BusySnooze is the shortest snooze of a delivery that waited
 	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
 	// In between, the snooze is the wait still ahead of it, estimated from
-	// its own wait: the deliveries still ahead × the time it waited ÷ those
-	// that went ahead meanwhile.
-	BusySnooze    = time.Second
+	// its own wait: (the deliveries still in line before it + 1) × the
+	// time it waited ÷ those served here meanwhile. The deliveries of a
+	// run fetched together give up together, so the first in line comes
+	// back after about BusySnooze: the endpoint is idle that long when
+	// they are its last.
+	BusySnooze    = 250 * time.Millisecond
 	MaxBusySnooze = 5 * time.Minute
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a
 	// window and what River's scheduler adds (retries, cooldowns).
@@ -66,8 +70,20 @@ type waiter struct {
 	ch chan *passed
 	// poke wakes the first waiter to ask PostgreSQL at once.
 	poke chan struct{}
-	// ahead is how many waited before it when it joined.
-	ahead int
+	// seq is its claim's place in line.
+	seq uint64
+}
+
+// claimant is one delivery's claim of an endpoint's lease in this process,
+// from its first ask to its outcome. It keeps its place in line when it
+// leaves the queue to ask PostgreSQL and queues again, so the deliveries
+// here are passed the lease in the order they first asked for it, and a
+// delivery that gives up measures its wait against the deliveries served
+// here since then.
+type claimant struct {
+	seq    uint64
+	served uint64
+	start  time.Time
 }
 
 // localQueue is one endpoint's state in this process: how many of its lease
@@ -78,6 +94,13 @@ type localQueue struct {
 	// slot right now.
 	takers  int
 	waiters []*waiter
+	// claims counts the deliveries here between their first ask for id and
+	// their outcome (the queue outlives them all), line the places in line
+	// given out, served the slots of id this process got (taken or passed
+	// here) since the queue began.
+	claims int
+	line   uint64
+	served uint64
 	// yield is set when a delivery of another process waits for the lease:
 	// the next holder here releases it to PostgreSQL instead of passing it.
 	yield bool
@@ -149,7 +172,7 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 }
 
 func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.holders <= 0 && q.takers <= 0 && len(q.waiters) == 0 && !q.yield {
+	if q.holders <= 0 && q.takers <= 0 && q.claims <= 0 && len(q.waiters) == 0 && !q.yield {
 		delete(h.eps, id)
 	}
 }
@@ -163,30 +186,81 @@ func (h *handoff) done(id uuid.UUID) {
 	h.tidy(id, q)
 }
 
-// join queues a waiter for id without asking PostgreSQL when deliveries
-// here hold or are taking every slot of id this process may hold (its
-// max_in_flight as last read here): one of them passes the lease on here,
-// or asks for it again as the first waiter. nil otherwise, or when the
-// endpoint has maxLocalWaiters already.
-func (h *handoff) join(id uuid.UUID) *waiter {
+// begin opens a delivery's claim of id here and gives it the next place in
+// line; end closes it.
+func (h *handoff) begin(id uuid.UUID) *claimant {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	q.claims++
+	q.line++
+	return &claimant{seq: q.line, served: q.served, start: time.Now()}
+}
+
+// end closes a claim opened by begin.
+func (h *handoff) end(id uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	q.claims--
+	h.tidy(id, q)
+}
+
+// snooze is how long c's delivery, giving up, snoozes: about the wait
+// still ahead of it here (see busySnooze), from the deliveries still in
+// line before it and those served here since it first asked.
+func (h *handoff) snooze(id uuid.UUID, c *claimant) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	ahead := 0
+	for _, w := range q.waiters {
+		if w.seq < c.seq {
+			ahead++
+		}
+	}
+	return busySnooze(ahead, int(q.served-c.served), time.Since(c.start))
+}
+
+// enqueue puts a waiter for c in id's line, before every waiter that first
+// asked after c did; nil when the endpoint has maxLocalWaiters already.
+func (q *localQueue) enqueue(c *claimant) *waiter {
+	if len(q.waiters) >= maxLocalWaiters {
+		return nil
+	}
+	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), seq: c.seq}
+	i := len(q.waiters)
+	for i > 0 && q.waiters[i-1].seq > c.seq {
+		i--
+	}
+	q.waiters = slices.Insert(q.waiters, i, w)
+	return w
+}
+
+// join queues a waiter for c's claim of id without asking PostgreSQL when
+// deliveries here hold or are taking every slot of id this process may
+// hold (its max_in_flight as last read here): one of them passes the lease
+// on here, or asks for it again as the first waiter. nil otherwise, or
+// when the endpoint has maxLocalWaiters already.
+func (h *handoff) join(id uuid.UUID, c *claimant) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	slots := h.slots[id]
-	if slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < slots || len(q.waiters) >= maxLocalWaiters {
+	if slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < slots {
 		h.tidy(id, q)
 		return nil
 	}
-	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
-	q.waiters = append(q.waiters, w)
+	w := q.enqueue(c)
+	h.tidy(id, q)
 	return w
 }
 
-// wait queues a waiter for id after a take that began at generation gen
-// (taking) found every slot busy. again is true, and nothing is queued,
-// when a slot was released since (the take may have missed it); w is nil
-// when the endpoint has maxLocalWaiters already.
-func (h *handoff) wait(id uuid.UUID, gen uint64) (w *waiter, again bool) {
+// wait queues a waiter for c's claim of id after a take that began at
+// generation gen (taking) found every slot busy. again is true, and
+// nothing is queued, when a slot was released since (the take may have
+// missed it); w is nil when the endpoint has maxLocalWaiters already.
+func (h *handoff) wait(id uuid.UUID, gen uint64, c *claimant) (w *waiter, again bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
@@ -194,36 +268,31 @@ func (h *handoff) wait(id uuid.UUID, gen uint64) (w *waiter, again bool) {
 		h.tidy(id, q)
 		return nil, true
 	}
-	if len(q.waiters) >= maxLocalWaiters {
-		h.tidy(id, q)
-		return nil, false
+	w = q.enqueue(c)
+	if w != nil {
+		// It waits because its take found the lease held: that was an ask.
+		q.polled = time.Now()
 	}
-	w = &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), ahead: len(q.waiters)}
-	q.waiters = append(q.waiters, w)
-	// It waits because its take found the lease held: that was an ask.
-	q.polled = time.Now()
+	h.tidy(id, q)
 	return w, false
 }
 
-// leave takes w off id's queue and returns how many still waited before
-// it. ok is false when a holder took it off first: a message is on its way
-// to w.ch and must be received.
-func (h *handoff) leave(id uuid.UUID, w *waiter) (ahead int, ok bool) {
+// leave takes w off id's queue. ok is false when a holder took it off
+// first: a message is on its way to w.ch and must be received.
+func (h *handoff) leave(id uuid.UUID, w *waiter) (ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	for i, x := range q.waiters {
-		if x == w {
-			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
-			h.tidy(id, q)
-			return i, true
-		}
+	i := slices.Index(q.waiters, w)
+	if i >= 0 {
+		q.waiters = slices.Delete(q.waiters, i, i+1)
 	}
 	h.tidy(id, q)
-	return 0, false
+	return i >= 0
 }
 
-// next takes the first waiter of id off the queue; nil when none waits.
+// next takes the first waiter of id off the queue, to be passed a slot;
+// nil when none waits.
 func (h *handoff) next(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -234,6 +303,7 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	}
 	w := q.waiters[0]
 	q.waiters = q.waiters[1:]
+	q.served++
 	return w
 }
 
@@ -266,6 +336,7 @@ func (h *handoff) took(id uuid.UUID, got bool, slots int) {
 	}
 	if got {
 		q.holders++
+		q.served++
 		q.pollEvery = 0
 	}
 	h.tidy(id, q)

@@ -54,8 +54,8 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	first, _ := h.wait(id, 0)
-	second, _ := h.wait(id, 0)
+	first, _ := h.wait(id, 0, h.begin(id))
+	second, _ := h.wait(id, 0, h.begin(id))
 	require.False(t, h.shouldPoll(id, first, false), "its take just asked")
 	require.False(t, h.shouldPoll(id, second, true), "only the first waiter asks")
 	q := h.eps[id]
@@ -84,6 +84,26 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	h.took(id, false, 1)
 }
 
+// A waiter that leaves the line to ask PostgreSQL and queues again keeps
+// its place: deliveries here are passed the lease in the order they first
+// asked for it, and nothing is kept once their claims end.
+func TestAWaiterThatAsksAgainKeepsItsPlace(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	first, second := h.begin(id), h.begin(id)
+	w1, _ := h.wait(id, 0, first)
+	w2, _ := h.wait(id, 0, second)
+	require.True(t, h.leave(id, w1), "the first waiter asks PostgreSQL and finds the lease held")
+	again, _ := h.wait(id, 0, first)
+	require.Same(t, again, h.next(id), "it is first in line again")
+	require.Same(t, w2, h.next(id))
+	require.Nil(t, h.next(id))
+	h.end(id)
+	h.end(id)
+	require.Empty(t, h.eps)
+}
+
 // A delivery whose take failed while a slot was released here meanwhile
 // asks again instead of waiting for a wake that came before it queued; a
 // delivery arriving while another here holds or takes the lease queues
@@ -92,28 +112,28 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	require.Nil(t, h.join(id), "nobody here holds or takes the lease: ask PostgreSQL")
+	require.Nil(t, h.join(id, h.begin(id)), "nobody here holds or takes the lease: ask PostgreSQL")
 	h.taking(id)
-	require.Nil(t, h.join(id), "a taker here, but how many slots the endpoint has is not known yet")
+	require.Nil(t, h.join(id, h.begin(id)), "a taker here, but how many slots the endpoint has is not known yet")
 	h.took(id, true, 2)
 	h.taking(id)
-	joined := h.join(id)
+	joined := h.join(id, h.begin(id))
 	require.NotNil(t, joined, "a holder and a taker here fill the endpoint's two slots: queue behind them")
-	_, ok := h.leave(id, joined)
+	ok := h.leave(id, joined)
 	require.True(t, ok)
 	h.took(id, true, 2)
 	h.releasedHere(id)
 	h.done(id)
-	require.Nil(t, h.join(id), "one of two slots held here: ask PostgreSQL for the other")
+	require.Nil(t, h.join(id, h.begin(id)), "one of two slots held here: ask PostgreSQL for the other")
 	_, gen := h.taking(id)
 	h.releasedHere(id)
 	h.done(id)
 	_, gen2 := h.taking(id)
 	require.NotEqual(t, gen, gen2)
-	w, again := h.wait(id, gen)
+	w, again := h.wait(id, gen, h.begin(id))
 	require.Nil(t, w)
 	require.True(t, again, "a release since the take began: take again")
-	w, again = h.wait(id, gen2)
+	w, again = h.wait(id, gen2, h.begin(id))
 	require.NotNil(t, w)
 	require.False(t, again)
 	h.took(id, false, 1)

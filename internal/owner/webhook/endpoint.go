@@ -230,7 +230,9 @@ type Delivery struct {
 	EventType string    `json:"event_type"`
 	// State is River's job state: available, scheduled, running,
 	// retryable, completed, discarded or cancelled (a delivery discarded
-	// at once: 4xx, blocked, endpoint disabled, event pruned).
+	// at once: 4xx, blocked, endpoint disabled, event pruned). A job River
+	// made available ahead of its scheduled time (a retry or snooze due
+	// within River's scheduler interval) is shown scheduled until then.
 	State string `json:"state"`
 	// Status is what State means to an owner: delivered, sending,
 	// waiting, retrying, failed or cancelled (see StatusOf).

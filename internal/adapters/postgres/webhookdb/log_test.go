@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
@@ -44,6 +47,45 @@ func TestRetryNowOfAPendingDeliveryMovesItIntoTheChain(t *testing.T) {
 	require.Error(t, err)
 	r2, p2 := queue()
 	require.Equal(t, []int{r, p}, []int{r2, p2}, "a refused retry counts nothing")
+}
+
+// River makes a retry or a snooze due within its scheduler's interval
+// available ahead of its time, its scheduled_at still ahead. Such a
+// delivery still waits for that time: retry now takes it, as scheduled,
+// and runs it at once.
+func TestRetryNowTakesADeliveryRiverMadeAvailableAheadOfItsTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	snooze := rivertest.NewWorker(t, riverpgxv5.New(b.pool), &river.Config{},
+		river.WorkFunc(func(context.Context, *river.Job[riverjob.WebhookDeliverArgs]) error {
+			return river.JobSnooze(4 * time.Second)
+		}))
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	res, err := snooze.Work(ctx, t, tx, riverjob.WebhookDeliverArgs{EndpointID: ep.ID, EventID: b.event(t, "code.issued")}, nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	job := res.Job
+	require.Equal(t, rivertype.JobStateAvailable, job.State)
+	require.True(t, job.ScheduledAt.After(time.Now()), "available ahead of its time")
+	in := webhook.DeliveryIDInput{ID: ep.ID, JobID: job.ID}
+	det, err := b.svc.Delivery(ctx, b.owner, in)
+	require.NoError(t, err)
+	require.Equal(t, "scheduled", det.State, "the log shows it waiting for its time")
+	page, err := b.svc.Deliveries(ctx, b.owner, webhook.DeliveriesInput{ID: ep.ID, State: webhook.StatusWaiting})
+	require.NoError(t, err)
+	require.Len(t, page.Data, 1)
+
+	out, err := b.svc.RetryNow(ctx, b.owner, in)
+	require.NoError(t, err)
+	require.Equal(t, webhook.RetryOutput{JobID: job.ID, From: "scheduled", State: "available"}, out)
+	var due bool
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT scheduled_at <= now() FROM river_job WHERE id = $1`, job.ID).Scan(&due))
+	require.True(t, due, "it runs at once")
+	_, err = b.svc.SendAgain(ctx, b.owner, in)
+	require.Error(t, err, "not finished: send again refuses it")
 }
 
 func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {

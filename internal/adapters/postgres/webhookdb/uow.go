@@ -57,9 +57,15 @@ func (s *deliveryStore) Enqueue(ctx context.Context, endpointID, eventID uuid.UU
 // index on args.
 const endpointJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
 
+// jobState is the state of river_job j as the delivery log shows it.
+// River makes a retry or a snooze due within its scheduler's interval
+// available ahead of its time, its scheduled_at still ahead: such a
+// delivery still waits for that time, so it reads as scheduled.
+const jobState = `(CASE WHEN j.state = 'available' AND j.scheduled_at > now() THEN 'scheduled' ELSE j.state::text END)`
+
 // deliveryColumns are the columns of a delivery-log row over river_job j,
 // events ev and the latest attempt a, in scanDelivery's order.
-const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), j.state::text,
+const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), ` + jobState + `,
   COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, j.max_attempts,
   COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
   j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
@@ -81,8 +87,8 @@ func scanDelivery(row pgx.Row, d *webhook.Delivery, extra ...any) error {
 var statusStates = map[string]string{
 	webhook.StatusDelivered: `j.state = 'completed'`,
 	webhook.StatusSending:   `j.state = 'running'`,
-	webhook.StatusWaiting:   `(j.state IN ('available', 'pending') OR (j.state = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) = 0))`,
-	webhook.StatusRetrying:  `(j.state = 'retryable' OR (j.state = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) > 0))`,
+	webhook.StatusWaiting:   `(` + jobState + ` IN ('available', 'pending') OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) = 0))`,
+	webhook.StatusRetrying:  `(j.state = 'retryable' OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) > 0))`,
 	webhook.StatusFailed:    `j.state = 'discarded'`,
 	webhook.StatusCancelled: `j.state = 'cancelled'`,
 }
@@ -187,14 +193,15 @@ FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID
 // scheduled or retryable chain delivery is counted running already; a
 // finished one left the chain when it ran, and River's JobRetry keeps its
 // recorded output, so it is not counted again. For a pending delivery the
-// chain's lock is taken before the job's, in Promote's order.
+// chain's lock is taken before the job's, in Promote's order. The state
+// is read as the log shows it (jobState).
 func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
 	var (
 		state string
 		chain bool
 	)
 	read := func(lock string) error {
-		err := s.tx.QueryRow(ctx, `SELECT j.state::text, j.metadata @> '{"`+riverjob.ChainMetadataKey+`": true}'
+		err := s.tx.QueryRow(ctx, `SELECT `+jobState+`, j.metadata @> '{"`+riverjob.ChainMetadataKey+`": true}'
 FROM river_job j WHERE `+endpointJobs+` AND j.id = $2`+lock, endpointID, jobID).Scan(&state, &chain)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return deliveryNotFound()
@@ -296,7 +303,7 @@ func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.U
 	if !exists {
 		return nil, domain.NotFound("NOT_FOUND", "event not found")
 	}
-	rows, err := s.tx.Query(ctx, `SELECT j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), j.state::text,
+	rows, err := s.tx.Query(ctx, `SELECT j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), `+jobState+`,
   COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, j.max_attempts,
   COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
   j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,

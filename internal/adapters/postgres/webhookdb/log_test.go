@@ -74,6 +74,8 @@ func TestRetryNowTakesADeliveryRiverMadeAvailableAheadOfItsTime(t *testing.T) {
 	det, err := b.svc.Delivery(ctx, b.owner, in)
 	require.NoError(t, err)
 	require.Equal(t, "scheduled", det.State, "the log shows it waiting for its time")
+	require.Equal(t, webhook.StatusWaiting, det.Status)
+	require.Equal(t, "schedule", det.WaitingFor)
 	page, err := b.svc.Deliveries(ctx, b.owner, webhook.DeliveriesInput{ID: ep.ID, State: webhook.StatusWaiting})
 	require.NoError(t, err)
 	require.Len(t, page.Data, 1)

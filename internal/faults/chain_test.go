@@ -79,9 +79,9 @@ func endpointDeliveryStates(t *testing.T, f *fleet, endpointID string) map[river
 	return out
 }
 
-// gaps returns the longest pause between two consecutive receipts and
-// where it began, counted from the first receipt.
-func gaps(ars []bench.Arrival) (longest time.Duration, at time.Duration) {
+// gaps returns the longest pause between two consecutive receipts, where
+// it began counted from the first receipt, and when it began.
+func gaps(ars []bench.Arrival) (longest, at time.Duration, began time.Time) {
 	times := make([]time.Time, len(ars))
 	for i, a := range ars {
 		times[i] = a.At
@@ -89,21 +89,10 @@ func gaps(ars []bench.Arrival) (longest time.Duration, at time.Duration) {
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 	for i := 1; i < len(times); i++ {
 		if g := times[i].Sub(times[i-1]); g > longest {
-			longest, at = g, times[i-1].Sub(times[0])
+			longest, at, began = g, times[i-1].Sub(times[0]), times[i-1]
 		}
 	}
-	return longest, at
-}
-
-// firstArrival is the earliest receipt of ars.
-func firstArrival(ars []bench.Arrival) time.Time {
-	var first time.Time
-	for _, a := range ars {
-		if first.IsZero() || a.At.Before(first) {
-			first = a.At
-		}
-	}
-	return first
+	return longest, at, began
 }
 
 // logStall logs what a stalled drain's pause waited on: the endpoint's
@@ -178,12 +167,12 @@ func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 			resume()
 			tl := waitDelivered(t, f.Pool, []*tenant{a}, n, 5*time.Minute)
 			elapsed := time.Since(start)
-			longest, at := gaps(ep.Arrivals())
+			longest, at, began := gaps(ep.Arrivals())
 			t.Logf("%d replicas: %d deliveries drained in %s (%.0f/s); longest pause between receipts %s, %s in; %s",
 				replicas, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), longest.Round(time.Millisecond),
 				at.Round(time.Millisecond), tl)
 			if longest > maxGap {
-				logStall(t, f, ep.ServerID, start, firstArrival(ep.Arrivals()).Add(at), longest)
+				logStall(t, f, ep.ServerID, start, began, longest)
 			}
 			require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 			require.Zero(t, tl.Duplicates)

@@ -303,11 +303,7 @@ func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.U
 	if !exists {
 		return nil, domain.NotFound("NOT_FOUND", "event not found")
 	}
-	rows, err := s.tx.Query(ctx, `SELECT j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), `+jobState+`,
-  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, j.max_attempts,
-  COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
-  j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
-  COALESCE((j.metadata->>'snoozes')::int, 0), e.id, e.url,
+	rows, err := s.tx.Query(ctx, `SELECT `+deliveryColumns+`, e.id, e.url,
   CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
        WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END
 FROM river_job j

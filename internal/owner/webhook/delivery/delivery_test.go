@@ -449,11 +449,11 @@ func TestABusyDeliveryGivesUpAfterMaxLocalWait(t *testing.T) {
 	require.Zero(t, b.waiting())
 }
 
-// A delivery that waited MaxLocalWait in line behind deliveries here
-// snoozes for about the wait still ahead of it, measured against those
-// served here meanwhile, also when it joined a holder here without asking
-// PostgreSQL: a fixed MaxLocalWait would leave the endpoint idle that long
-// once the last deliveries of a run all give up together.
+// A delivery that gives up after MaxLocalWait in line behind deliveries
+// here, having joined a holder here without asking PostgreSQL, snoozes
+// for the wait it estimates from the deliveries served here while it
+// waited, not for MaxLocalWait: the last deliveries of a run give up
+// together, and the endpoint is idle until the first of them is back.
 func TestAGivingUpDeliverySnoozesForTheWaitAheadOfIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -976,6 +976,15 @@ CREATE TABLE webhook_endpoint_queues (
     last_joined boolean NOT NULL DEFAULT true
 );
 
+-- The delivery lanes: each server process's own River queue, alive while
+-- its row is renewed (migration 0151).
+-- events: none (process bookkeeping)
+CREATE TABLE webhook_lanes (
+    lane        text        PRIMARY KEY,
+    alive_until timestamptz NOT NULL,
+    started_at  timestamptz NOT NULL DEFAULT now()
+);
+
 -- What each run of a webhook.deliver job did, beside River's job row: the
 -- receiver's status, latency, the start of its answer, or the error.
 -- events: none (the delivery log: it describes deliveries of events)

@@ -23,6 +23,13 @@ type Background interface {
 	Run(ctx context.Context) error
 }
 
+// Starter is a Background loop with a first step that must be done
+// before River starts and HTTP is served; Serve runs it once the schema
+// is migrated.
+type Starter interface {
+	Start(ctx context.Context) error
+}
+
 // BackgroundFunc adapts a function to Background.
 type BackgroundFunc func(ctx context.Context) error
 
@@ -46,7 +53,8 @@ type App struct {
 	Commands   Commands
 }
 
-// Serve migrates, starts River and the background loops, and serves HTTP
+// Serve migrates, runs the background loops' first steps (Starter),
+// starts River and the background loops, and serves HTTP
 // until ctx is cancelled; then it stops accepting, drains requests, stops
 // River within a timeout and returns. The caller closes the pool (cleanup).
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
@@ -56,6 +64,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if len(applied) > 0 {
 		a.Logger.Info("migrations applied", zap.Strings("versions", applied))
+	}
+	for _, b := range a.Background {
+		if s, ok := b.(Starter); ok {
+			if err := s.Start(ctx); err != nil {
+				return fmt.Errorf("start: %w", err)
+			}
+		}
 	}
 	if err := a.Worker.Start(ctx); err != nil {
 		return fmt.Errorf("start river: %w", err)

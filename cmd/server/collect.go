@@ -112,7 +112,7 @@ func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *
 }
 
 func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *webhookdb.LeaseListener,
-	sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
+	webhookLanes *webhookdb.Lanes, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
 	var bs []Background
 	bs = append(bs, sealHeaders)
 	if cfg.DebugAddr != "" {
@@ -121,6 +121,7 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	bs = append(bs, hint)
 	bs = append(bs, relay)
 	bs = append(bs, webhookLeases)
+	bs = append(bs, webhookLanes)
 	bs = append(bs, inboundRefusals)
 	return bs
 }

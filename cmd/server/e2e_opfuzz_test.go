@@ -25,8 +25,9 @@ import (
 )
 
 // volatileColumns are written by the server on its own, not by a request:
-// last use of a key, the relay's progress on events.
-const volatileColumns = `ARRAY['last_used_at', 'fanned_out_at', 'fanout', 'relay_attempts', 'relay_error', 'relay_retry_at']`
+// last use of a key, the relay's progress on events, the renewal of the
+// delivery lanes.
+const volatileColumns = `ARRAY['last_used_at', 'fanned_out_at', 'fanout', 'relay_attempts', 'relay_error', 'relay_retry_at', 'alive_until']`
 
 // dbFingerprint summarises every table of the application (River's own
 // tables, which River's maintenance writes on its own, are left out), row by

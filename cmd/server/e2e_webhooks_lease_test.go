@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,9 +96,12 @@ func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
 	env := webhookEnv(1)
 	env["STANDMEET_MASTER_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 	// Few workers each, so that neither replica can fetch all the
-	// deliveries in one go and keep the lease to itself: both must work
-	// the queue for the test to prove anything across replicas.
+	// deliveries in one go and keep the lease to itself, and no lanes, so
+	// that the endpoint's deliveries are not kept to one replica's lane:
+	// both must work the queue for the test to prove anything across
+	// replicas.
 	env["STANDMEET_RIVER_MAX_WORKERS"] = "8"
+	env["STANDMEET_WEBHOOK_LANES"] = "false"
 	a := startTestServer(t, testServerOptions{Env: env})
 	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
 	ownerID, key := webhookOwner(t, a)
@@ -126,6 +130,42 @@ func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
 		}
 	}
 	require.Len(t, worked, 2, "both replicas delivered")
+}
+
+// With lanes (the default), an endpoint's deliveries are all fetched by
+// the replica whose lane the fan-out chose for it, whichever replica
+// recorded the events and ran the fan-outs.
+func TestWebhookLanesKeepAnEndpointOnOneReplica(t *testing.T) {
+	t.Parallel()
+	env := webhookEnv(1)
+	env["STANDMEET_MASTER_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	env["STANDMEET_RIVER_MAX_WORKERS"] = "8"
+	a := startTestServer(t, testServerOptions{Env: env})
+	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
+	ownerID, key := webhookOwner(t, a)
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+	})
+	createEndpoint(t, a, key, map[string]any{"url": rc.URL, "event_types": []string{"code.issued"}})
+	const n = 60
+	recordMany(t, b, []uuid.UUID{ownerID}, "code.issued", n)
+	requireReceived(t, a, n, rc)
+	require.Equal(t, n, uniqueIDs(t, rc))
+	require.EqualValues(t, 1, rc.maxSeen.Load())
+	worked, queues := map[string]bool{}, map[string]bool{}
+	for _, j := range listJobs(t, a, jobsOfKind(delivery.KindDeliver, rivertype.JobStateCompleted, rivertype.JobStateRunning)) {
+		require.NotEmpty(t, j.AttemptedBy)
+		for _, by := range j.AttemptedBy {
+			worked[by] = true
+		}
+		queues[j.Queue] = true
+	}
+	require.Len(t, worked, 1, "one replica delivered: %v", worked)
+	require.Len(t, queues, 1, "on one lane: %v", queues)
+	for q := range queues {
+		require.True(t, strings.HasPrefix(q, "webhooks_"), "a lane, not the shared queue: %s", q)
+	}
 }
 
 func TestWebhookMaxInFlightAllowsThatManyAndNoMore(t *testing.T) {

@@ -183,8 +183,13 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		logger: logger,
 	}
 	leaseListener := provideWebhookLeaseListener(webhookdbStore, deliverer, logger)
+	lanes, err := provideWebhookLanes(cfg, webhookdbStore, worker, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, mainHeaderSealer, refusalLog)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, lanes, mainHeaderSealer, refusalLog)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := Commands{
 		Owners:          ownerService,

@@ -45,6 +45,7 @@ var WebhookSet = wire.NewSet(
 	provideWebhookPruneWorker,
 	provideWebhookSweepWorker,
 	provideWebhookLeaseListener,
+	provideWebhookLanes,
 	provideWebhookHealth,
 	provideEmbedAdmits,
 	provideEmbedBelongsTo,
@@ -165,6 +166,12 @@ func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *rive
 // wait for a lease released in another.
 func provideWebhookLeaseListener(store *webhookdb.Store, d *delivery.Deliverer, logger *zap.Logger) *webhookdb.LeaseListener {
 	return webhookdb.NewLeaseListener(store, d.Wake, logger.Named("webhooks"))
+}
+
+// provideWebhookLanes gives this process its delivery lane, a River queue
+// worked here, before River starts (unless STANDMEET_WEBHOOK_LANES is off).
+func provideWebhookLanes(cfg config.Config, store *webhookdb.Store, w *riverjob.Worker, logger *zap.Logger) (*webhookdb.Lanes, error) {
+	return webhookdb.NewLanes(store, w, cfg.WebhookLanes, logger.Named("webhooks"))
 }
 
 // provideWebhookSweepWorker is the delivery chains' safety net.

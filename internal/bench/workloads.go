@@ -694,7 +694,7 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 		func(busy int) error {
 			return fmt.Errorf("W1 drain: %d jobs of other queues still to run before the drain", busy)
 		},
-		`SELECT count(*) FROM river_job WHERE queue <> 'webhooks' AND state IN ('available', 'running')`); err != nil {
+		`SELECT count(*) FROM river_job WHERE queue <> 'webhooks' AND queue NOT LIKE 'webhooks\_%' AND state IN ('available', 'running')`); err != nil {
 		return err
 	}
 	var start time.Time
@@ -1141,26 +1141,41 @@ func (b *ServerBench) runReplicas(ctx context.Context, n int) error {
 type pausedQueue struct {
 	b       *ServerBench
 	client  *river.Client[pgx.Tx]
-	name    string
+	names   []string
 	resumed bool
 }
 
-// pauseQueue pauses the named queue for every server process.
+// pauseQueue pauses the named queue and its lanes (the queues named
+// name_…, one per server process) for every server process.
 func (b *ServerBench) pauseQueue(ctx context.Context, name string) (*pausedQueue, error) {
 	client, err := river.NewClient(riverpgxv5.New(b.Pool), &river.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	if err := client.QueuePause(ctx, name, nil); err != nil {
-		return nil, fmt.Errorf("pause %s: %w", name, err)
+	queues, err := client.QueueList(ctx, river.NewQueueListParams().First(10000))
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
 	}
-	return &pausedQueue{b: b, client: client, name: name}, nil
+	q := &pausedQueue{b: b, client: client, names: []string{name}}
+	for _, rq := range queues.Queues {
+		if strings.HasPrefix(rq.Name, name+"_") {
+			q.names = append(q.names, rq.Name)
+		}
+	}
+	for _, n := range q.names {
+		if err := client.QueuePause(ctx, n, nil); err != nil {
+			return nil, fmt.Errorf("pause %s: %w", n, err)
+		}
+	}
+	return q, nil
 }
 
-// Resume starts the queue again.
+// Resume starts the queues again.
 func (q *pausedQueue) Resume(ctx context.Context) error {
-	if err := q.client.QueueResume(ctx, q.name, nil); err != nil {
-		return fmt.Errorf("resume %s: %w", q.name, err)
+	for _, n := range q.names {
+		if err := q.client.QueueResume(ctx, n, nil); err != nil {
+			return fmt.Errorf("resume %s: %w", n, err)
+		}
 	}
 	q.resumed = true
 	return nil

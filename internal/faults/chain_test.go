@@ -31,16 +31,32 @@ import (
 // show.
 const maxGap = 2 * time.Second
 
-// webhooksQueue pauses and resumes River's webhooks queue of the fleet's
-// database (as an operator would from the admin UI), so a backlog builds
-// before it drains.
+// webhooksQueue pauses and resumes River's webhooks queue and every
+// process's delivery lane (webhooks_…) of the fleet's database (as an
+// operator would from River UI), so a backlog builds before it drains.
 func webhooksQueue(t *testing.T, f *fleet) (pause, resume func()) {
 	t.Helper()
 	c, err := river.NewClient(riverpgxv5.New(f.Pool), &river.Config{})
 	require.NoError(t, err)
 	ctx := context.Background()
-	return func() { require.NoError(t, c.QueuePause(ctx, "webhooks", nil)) },
-		func() { require.NoError(t, c.QueueResume(ctx, "webhooks", nil)) }
+	var names []string
+	return func() {
+			queues, err := c.QueueList(ctx, river.NewQueueListParams().First(10000))
+			require.NoError(t, err)
+			names = []string{"webhooks"}
+			for _, q := range queues.Queues {
+				if strings.HasPrefix(q.Name, "webhooks_") {
+					names = append(names, q.Name)
+				}
+			}
+			for _, n := range names {
+				require.NoError(t, c.QueuePause(ctx, n, nil))
+			}
+		}, func() {
+			for _, n := range names {
+				require.NoError(t, c.QueueResume(ctx, n, nil))
+			}
+		}
 }
 
 // waitQueued waits until n deliveries to the endpoint exist.
@@ -340,5 +356,8 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	explainLost(t, f.Pool, tl)
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1))
+	// The chain's pending deliveries do not wait for River's rescuer to
+	// return the runs that died with the process.
+	require.Less(t, resumedAfter, rescue, "the endpoint waited for River's rescuer")
 	requireNothingRunning(t, f.Pool, rescue+2*time.Minute)
 }

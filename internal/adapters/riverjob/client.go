@@ -70,6 +70,27 @@ type Inserter struct {
 // Worker is the River client that works the queues.
 type Worker struct {
 	*river.Client[pgx.Tx]
+	// laneWorkers is the worker count of each delivery lane it adds.
+	laneWorkers int
+}
+
+// AddQueue adds a delivery lane (a queue of webhook.deliver jobs) that
+// this client works with as many workers as the webhooks queue; added
+// before Start, it is worked from the start.
+func (w *Worker) AddQueue(name string) error {
+	if err := w.Queues().Add(name, river.QueueConfig{MaxWorkers: w.laneWorkers}); err != nil {
+		return fmt.Errorf("add queue %s: %w", name, err)
+	}
+	return nil
+}
+
+// RemoveQueue stops working a queue added with AddQueue, once its running
+// jobs here have ended.
+func (w *Worker) RemoveQueue(ctx context.Context, name string) error {
+	if err := w.Queues().Remove(ctx, name); err != nil {
+		return fmt.Errorf("remove queue %s: %w", name, err)
+	}
+	return nil
 }
 
 // DefaultInsertNotify is how often, at most, an inserter tells a queue's
@@ -138,7 +159,7 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 	if err != nil {
 		return nil, fmt.Errorf("build river worker client: %w", err)
 	}
-	return &Worker{c}, nil
+	return &Worker{Client: c, laneWorkers: perQueue}, nil
 }
 
 // Shutdown stops the working client within timeout: running jobs get the

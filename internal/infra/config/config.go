@@ -56,6 +56,11 @@ type Config struct {
 	// (STANDMEET_WEBHOOK_BACKOFF_SCALE, default 1): fault tests compress hours
 	// into seconds through configuration instead of waiting.
 	WebhookBackoffScale float64
+	// WebhookLanes is STANDMEET_WEBHOOK_LANES (default true): each process
+	// works a River queue of its own, its delivery lane, and the fan-out
+	// puts each endpoint's deliveries on one process's lane. False puts
+	// every delivery on the shared webhooks queue, worked by every process.
+	WebhookLanes bool
 	// WebhookMaxEndpoints is the soft limit of webhook endpoints per owner
 	// (STANDMEET_WEBHOOK_MAX_ENDPOINTS, default 50).
 	WebhookMaxEndpoints int
@@ -110,6 +115,7 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 		RiverFetchPollInterval: 50 * time.Millisecond,
 		RiverRescueAfter:       2 * time.Minute,
 		WebhookBackoffScale:    1,
+		WebhookLanes:           true,
 		WebhookMaxEndpoints:    50,
 		PublishRate:            200,
 		PublishBytesRate:       1 << 20,
@@ -222,6 +228,13 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			return c, &Error{"STANDMEET_WEBHOOK_BACKOFF_SCALE", fmt.Sprintf("want a number >= 1, got %q", v)}
 		}
 		c.WebhookBackoffScale = f
+	}
+	if v := strings.TrimSpace(getenv("STANDMEET_WEBHOOK_LANES")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, &Error{"STANDMEET_WEBHOOK_LANES", fmt.Sprintf("want true or false, got %q", v)}
+		}
+		c.WebhookLanes = b
 	}
 	return c, nil
 }

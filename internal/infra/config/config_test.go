@@ -29,6 +29,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Len(t, c.MasterKey, 32)
 	require.Empty(t, c.EgressAllow)
 	require.Empty(t, c.TrustedProxies, "no proxy is trusted unless configured")
+	require.True(t, c.WebhookLanes, "each process works its own delivery lane")
 }
 
 func TestLoadNamesTheBadVariable(t *testing.T) {
@@ -54,6 +55,7 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 		{"bad publish bytes rate", "STANDMEET_PUBLISH_BYTES_RATE", "lots", "STANDMEET_PUBLISH_BYTES_RATE"},
 		{"debug address off the machine", "STANDMEET_DEBUG_ADDR", "0.0.0.0:6060", "STANDMEET_DEBUG_ADDR"},
 		{"debug address by name", "STANDMEET_DEBUG_ADDR", "localhost:6060", "STANDMEET_DEBUG_ADDR"},
+		{"lanes neither on nor off", "STANDMEET_WEBHOOK_LANES", "sometimes", "STANDMEET_WEBHOOK_LANES"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,12 +83,14 @@ func TestLoadParsesValues(t *testing.T) {
 	m["STANDMEET_TRUSTED_PROXIES"] = "10.0.0.0/8 192.0.2.7"
 	m["STANDMEET_EVENT_RETENTION"] = "7d"
 	m["STANDMEET_LOG"] = "console"
+	m["STANDMEET_WEBHOOK_LANES"] = "false"
 	c, err := Load(env(m), true)
 	require.NoError(t, err)
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, c.EgressAllow)
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}, c.TrustedProxies)
 	require.Equal(t, 7*24*time.Hour, c.EventRetention)
 	require.Equal(t, "console", c.LogFormat)
+	require.False(t, c.WebhookLanes)
 
 	m["STANDMEET_MASTER_KEY"] = goodKey
 	_, err = Load(env(m), true)

@@ -175,14 +175,22 @@ ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = n
 // has room ($2), pending otherwise, creating rows on first use. It runs on
 // its own, before the fan-out's transaction, so an endpoint's queue row is
 // locked for this one statement, never across the insert of the jobs; it
-// returns whether each endpoint's delivery goes in available.
+// returns whether each endpoint's delivery goes in available, and the
+// chain's lane (laneOfChain).
 const joinChains = `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running)
 SELECT e, 1 FROM unnest($1::uuid[]) AS e ORDER BY e
 ON CONFLICT (endpoint_id) DO UPDATE SET
   running = q.running + CASE WHEN q.running < $2 THEN 1 ELSE 0 END,
   pending = q.pending + CASE WHEN q.running < $2 THEN 0 ELSE 1 END,
   last_joined = q.running < $2
-RETURNING q.endpoint_id, q.last_joined`
+RETURNING q.endpoint_id, q.last_joined, ` + laneOfChain
+
+// laneOfChain is the lane of the chain q (a webhook_endpoint_queues row):
+// of the alive lanes, the one ranking first for its endpoint (rendezvous
+// hashing, so a lane that comes or goes moves only the endpoints it ranks
+// first for), or NULL when no lane is alive.
+const laneOfChain = `(SELECT l.lane FROM webhook_lanes l WHERE l.alive_until > now()
+  ORDER BY hashtext(q.endpoint_id::text || l.lane) DESC, l.lane LIMIT 1)`
 
 // leaveChains takes back what joinChains counted for deliveries that were
 // not inserted ($2 running, $3 pending per endpoint of $1).
@@ -224,6 +232,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 		}
 	}
 	room := map[uuid.UUID]bool{}
+	lanes := map[uuid.UUID]string{}
 	if len(chained) > 0 {
 		rows, err := s.pool.Query(ctx, joinChains, chained, delivery.ChainWindow)
 		if err != nil {
@@ -232,9 +241,13 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 		var (
 			id     uuid.UUID
 			joined bool
+			lane   *string
 		)
-		if _, err := pgx.ForEachRow(rows, []any{&id, &joined}, func() error {
+		if _, err := pgx.ForEachRow(rows, []any{&id, &joined, &lane}, func() error {
 			room[id] = joined
+			if lane != nil {
+				lanes[id] = *lane
+			}
 			return nil
 		}); err != nil {
 			return nil, fmt.Errorf("queue %d deliveries: count them into their chains: %w", len(ds), err)
@@ -273,7 +286,8 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 				if !room[d.EndpointID] {
 					md = pendingMetadata
 				}
-				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID]}
+				// An empty lane leaves the delivery on the shared queue.
+				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID], Queue: lanes[d.EndpointID]}
 				// One delivery per endpoint joins the chain at a time.
 				delete(joining, d.EndpointID)
 			}
@@ -761,12 +775,21 @@ func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) 
 }
 
 // chainJobs is the condition on river_job j of the deliveries of endpoint
-// $1 still in its chain: queued in it, not finished, and no run has left
-// it (see riverjob.LeftChainOutputKey).
-const chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)
+// $1 still in its chain: queued in it, not finished, no run has left it
+// (see riverjob.LeftChainOutputKey), and, if running, started within
+// deadRun. A run started longer ago than that is one of a process that
+// died (River ends every run at delivery.JobTimeout): it waits for River's
+// rescuer, minutes away, and the chain does not wait with it. Counting a
+// live run out only lets the chain run ahead of its window for a while.
+var chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)
   AND j.state IN ('available', 'running', 'scheduled', 'retryable')
+  AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(deadRun.Seconds())) + `')
   AND j.metadata @> '{"` + riverjob.ChainMetadataKey + `": true}'
   AND NOT j.metadata @> '{"output": {"` + riverjob.LeftChainOutputKey + `": true}}'`
+
+// deadRun is how long after it started a delivery run still running in
+// River's table is taken for one whose process died.
+const deadRun = delivery.JobTimeout + 5*time.Second
 
 // lockChain takes the endpoint's chain lock for the transaction: it
 // serializes what moves the chain's pending deliveries (Promote, retry now
@@ -779,7 +802,7 @@ const lockChain = `SELECT pg_advisory_xact_lock(1330013, hashtext($1::text))`
 // the window ($2, or 1 for a failing endpoint) and, with $3, the chain's
 // deliveries River holds, recounted from its jobs. Every delivery counted
 // pending by a committed fan-out is visible to the same snapshot.
-const readChain = `WITH q AS (
+var readChain = `WITH q AS (
   SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false) AS failing,
     CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
   FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id

@@ -47,16 +47,19 @@ func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
 }
 
-// stateSQL counts in one statement, each count an index-only range: the
-// deliveries (the only jobs of the webhooks queue) through River's
-// (state, queue, …) fetch index, one range per state; the endpoints are few.
+// stateSQL counts in one statement, each count a range of River's
+// (state, queue, …) fetch index, one range per state, over the webhooks
+// queue and the delivery lanes (webhooks_…); the endpoints are few.
 const stateSQL = `SELECT
   (SELECT count(*) FROM webhook_endpoints WHERE enabled AND failing_since IS NOT NULL),
   (SELECT count(*) FROM webhook_endpoints WHERE NOT enabled AND deleted_at IS NULL),
-  (SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled', 'pending') AND queue = 'webhooks'),
-  (SELECT count(*) FROM river_job WHERE state = 'running' AND queue = 'webhooks'),
-  (SELECT count(*) FROM river_job WHERE state = 'retryable' AND queue = 'webhooks'),
-  (SELECT count(*) FROM river_job WHERE state IN ('discarded', 'cancelled') AND queue = 'webhooks')`
+  (SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled', 'pending') AND ` + deliveryQueues + `),
+  (SELECT count(*) FROM river_job WHERE state = 'running' AND ` + deliveryQueues + `),
+  (SELECT count(*) FROM river_job WHERE state = 'retryable' AND ` + deliveryQueues + `),
+  (SELECT count(*) FROM river_job WHERE state IN ('discarded', 'cancelled') AND ` + deliveryQueues + `)`
+
+// deliveryQueues matches a job of the webhooks queue or of a delivery lane.
+const deliveryQueues = `(queue = 'webhooks' OR queue LIKE 'webhooks\_%')`
 
 // Collect implements prometheus.Collector: one query, bounded to 2 s.
 func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {

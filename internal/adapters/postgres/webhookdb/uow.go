@@ -250,9 +250,14 @@ func (s *deliveryStore) Recover(ctx context.Context, ownerID, endpointID uuid.UU
 	if len(types) == 0 {
 		return 0, 0, nil
 	}
-	if _, err := s.tx.Exec(ctx, `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending) VALUES ($1, 0, 0)
-ON CONFLICT (endpoint_id) DO UPDATE SET pending = q.pending`, endpointID); err != nil {
+	var lane *string
+	if err := s.tx.QueryRow(ctx, `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending) VALUES ($1, 0, 0)
+ON CONFLICT (endpoint_id) DO UPDATE SET pending = q.pending RETURNING `+laneOfChain, endpointID).Scan(&lane); err != nil {
 		return 0, 0, fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
+	}
+	queue := ""
+	if lane != nil {
+		queue = *lane
 	}
 	rows, err := s.tx.Query(ctx, `SELECT ev.id FROM events ev
 WHERE ev.owner_id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at < $3 AND ev.type = ANY($4)
@@ -270,7 +275,7 @@ ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id},
-			InsertOpts: &river.InsertOpts{Metadata: chainMetadata, Pending: true}}
+			InsertOpts: &river.InsertOpts{Metadata: chainMetadata, Pending: true, Queue: queue}}
 	}
 	res, err := s.river.InsertManyTx(ctx, s.tx, params)
 	if err != nil {

@@ -1,0 +1,171 @@
+package webhookdb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+)
+
+// Lane timing: a process renews its lane every LaneRenew for LaneTTL, so a
+// lane whose process died is worked by the others within about LaneTTL
+// plus LaneRenew; a lapsed lane with no job left is forgotten after
+// LaneForget, long after any fan-out that chose it while it was alive
+// has committed.
+const (
+	LaneRenew  = 2 * time.Second
+	LaneTTL    = 10 * time.Second
+	LaneForget = time.Hour
+)
+
+// LaneQueues adds and removes River queues worked by this process.
+type LaneQueues interface {
+	AddQueue(name string) error
+	RemoveQueue(ctx context.Context, name string) error
+}
+
+// Lanes keeps this process's delivery lane: a River queue of its own,
+// worked only here while its row in webhook_lanes is alive. The fan-out
+// puts each endpoint's chain deliveries on one alive lane (joinChains), so
+// River fetches them into one process, where they pass the lease in
+// memory. Lanes also works every lapsed lane that still has jobs (its
+// process died or stopped), and stops once they are gone, so no delivery
+// waits on a process that is not there. The lane is a preference, never a
+// guarantee: the lease in PostgreSQL still decides who delivers.
+type Lanes struct {
+	pool    *pgxpool.Pool
+	queues  LaneQueues
+	name    string
+	logger  *zap.Logger
+	adopted map[string]bool
+}
+
+// NewLanes names this process's lane and adds its queue to the River
+// client (before the client starts, so the queue is worked from the
+// start). With own false the process has no lane of its own: it leaves
+// every delivery to the shared webhooks queue and only works lapsed lanes.
+func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*Lanes, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	l := &Lanes{pool: store.pool, queues: queues, logger: logger, adopted: map[string]bool{}}
+	if !own {
+		return l, nil
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("name this process's delivery lane: %w", err)
+	}
+	l.name = riverjob.QueueWebhooks + "_" + hex.EncodeToString(b[:])
+	if err := queues.AddQueue(l.name); err != nil {
+		return nil, fmt.Errorf("add delivery lane %s: %w", l.name, err)
+	}
+	return l, nil
+}
+
+// Name is this process's lane (a River queue name), empty when it has
+// none.
+func (l *Lanes) Name() string { return l.name }
+
+// keepLanes renews lane $1 until now() + $2 and lists the lapsed lanes with
+// whether a job is left in them and whether they may be forgotten.
+const keepLanes = `WITH renew AS (
+  INSERT INTO webhook_lanes (lane, alive_until) SELECT $1, now() + $2::interval WHERE $1::text <> ''
+  ON CONFLICT (lane) DO UPDATE SET alive_until = EXCLUDED.alive_until
+  RETURNING lane)
+SELECT l.lane,
+  EXISTS (SELECT 1 FROM river_job j WHERE j.queue = l.lane
+          AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')),
+  l.alive_until < now() - $3::interval
+FROM webhook_lanes l WHERE l.alive_until < now() AND l.lane <> $1`
+
+// Start makes the lane alive, so the fan-outs use it from the process's
+// start; the server calls it once its schema is migrated.
+func (l *Lanes) Start(ctx context.Context) error {
+	return l.keep(ctx)
+}
+
+// Run renews the lane every LaneRenew until ctx is done, then marks it
+// lapsed so the other processes take over its jobs at once.
+func (l *Lanes) Run(ctx context.Context) error {
+	t := time.NewTicker(LaneRenew)
+	defer t.Stop()
+	for {
+		if err := l.keep(ctx); err != nil && ctx.Err() == nil {
+			l.logger.Warn("webhook delivery lane not renewed", zap.String("lane", l.name), zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return l.lapse()
+		case <-t.C:
+		}
+	}
+}
+
+func (l *Lanes) keep(ctx context.Context) error {
+	rows, err := l.pool.Query(ctx, keepLanes, l.name, LaneTTL.String(), LaneForget.String())
+	if err != nil {
+		return fmt.Errorf("renew lane: %w", err)
+	}
+	var (
+		lane      string
+		jobs, old bool
+		forget    []string
+	)
+	lapsed := map[string]bool{}
+	if _, err := pgx.ForEachRow(rows, []any{&lane, &jobs, &old}, func() error {
+		if jobs {
+			lapsed[lane] = true
+		} else if old {
+			forget = append(forget, lane)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("renew lane: %w", err)
+	}
+	for lane := range lapsed {
+		if !l.adopted[lane] {
+			if err := l.queues.AddQueue(lane); err != nil {
+				return fmt.Errorf("work lapsed lane %s: %w", lane, err)
+			}
+			l.adopted[lane] = true
+			l.logger.Info("working a lapsed webhook delivery lane", zap.String("lane", lane))
+		}
+	}
+	for lane := range l.adopted {
+		if lapsed[lane] {
+			continue
+		}
+		// Its jobs are done, or its process is back.
+		if err := l.queues.RemoveQueue(ctx, lane); err != nil {
+			return fmt.Errorf("stop working lane %s: %w", lane, err)
+		}
+		delete(l.adopted, lane)
+	}
+	if len(forget) > 0 {
+		if _, err := l.pool.Exec(ctx, `DELETE FROM webhook_lanes WHERE lane = ANY($1) AND alive_until < now() - $2::interval`,
+			forget, LaneForget.String()); err != nil {
+			return fmt.Errorf("forget lapsed lanes: %w", err)
+		}
+	}
+	return nil
+}
+
+func (l *Lanes) lapse() error {
+	if l.name == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := l.pool.Exec(ctx, `UPDATE webhook_lanes SET alive_until = now() WHERE lane = $1`, l.name); err != nil {
+		return fmt.Errorf("hand lane %s over: %w", l.name, err)
+	}
+	return nil
+}

@@ -132,14 +132,15 @@ func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
 	require.Len(t, worked, 2, "both replicas delivered")
 }
 
-// With lanes (the default), an endpoint's deliveries are all fetched by
-// the replica whose lane the fan-out chose for it, whichever replica
-// recorded the events and ran the fan-outs.
+// With lanes (the default), an endpoint's deliveries are all
+// fetched by the replica whose lane the fan-out chose for it, whichever
+// replica recorded the events and ran the fan-outs.
 func TestWebhookLanesKeepAnEndpointOnOneReplica(t *testing.T) {
 	t.Parallel()
 	env := webhookEnv(1)
 	env["STANDMEET_MASTER_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 	env["STANDMEET_RIVER_MAX_WORKERS"] = "8"
+	env["STANDMEET_WEBHOOK_LANES"] = "true"
 	a := startTestServer(t, testServerOptions{Env: env})
 	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
 	ownerID, key := webhookOwner(t, a)

@@ -95,6 +95,26 @@ func endpointDeliveryStates(t *testing.T, f *fleet, endpointID string) map[river
 	return out
 }
 
+// endpointDeliveryPlaces counts the endpoint's deliveries by their River
+// queue and the process (River client) that ran them last.
+func endpointDeliveryPlaces(t *testing.T, f *fleet, endpointID string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, j := range mustListJobs(t, f.Pool, river.NewJobListParams().Kinds(delivery.KindDeliver).States(rivertype.JobStates()...)) {
+		ref, err := refOf(j)
+		require.NoError(t, err)
+		if ref.EndpointID.String() != endpointID {
+			continue
+		}
+		by := "-"
+		if len(j.AttemptedBy) > 0 {
+			by = j.AttemptedBy[len(j.AttemptedBy)-1]
+		}
+		out[j.Queue+" by "+by]++
+	}
+	return out
+}
+
 // gaps returns the longest pause between two consecutive receipts, where
 // it began counted from the first receipt, and when it began.
 func gaps(ars []bench.Arrival) (longest, at time.Duration, began time.Time) {
@@ -130,6 +150,14 @@ func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Ti
 		return at.Sub(resumed).Round(time.Millisecond).String()
 	}
 	t.Logf("the pause began %s after the resume and lasted %s", since(&paused), pause.Round(time.Millisecond))
+	// The runs around the pause first, then the snoozed ones.
+	sort.SliceStable(jobs, func(i, k int) bool {
+		in := func(j *rivertype.JobRow) bool {
+			return j.FinalizedAt != nil && j.FinalizedAt.After(from) && j.FinalizedAt.Before(to) ||
+				j.AttemptedAt != nil && j.AttemptedAt.After(from) && j.AttemptedAt.Before(to)
+		}
+		return in(jobs[i]) && !in(jobs[k])
+	})
 	logged := 0
 	for _, j := range jobs {
 		ref, err := refOf(j)
@@ -140,13 +168,18 @@ func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Ti
 		if len(j.Metadata) > 0 {
 			require.NoError(t, json.Unmarshal(j.Metadata, &md))
 		}
-		ended := j.FinalizedAt != nil && j.FinalizedAt.After(from) && j.FinalizedAt.Before(to)
+		ended := j.FinalizedAt != nil && j.FinalizedAt.After(from) && j.FinalizedAt.Before(to) ||
+			j.AttemptedAt != nil && j.AttemptedAt.After(from) && j.AttemptedAt.Before(to)
 		if ref.EndpointID.String() != endpointID || (!ended && md.Snoozes == 0) || logged == 60 {
 			continue
 		}
 		logged++
-		t.Logf("job %d %s, attempt %d, snoozes %d: attempted %s, finalized %s, scheduled %s",
-			j.ID, j.State, j.Attempt, md.Snoozes, since(j.AttemptedAt), since(j.FinalizedAt), since(&j.ScheduledAt))
+		by := ""
+		if len(j.AttemptedBy) > 0 {
+			by = j.AttemptedBy[len(j.AttemptedBy)-1]
+		}
+		t.Logf("job %d %s on %s by %s, attempt %d, snoozes %d: attempted %s, finalized %s, scheduled %s",
+			j.ID, j.State, j.Queue, by, j.Attempt, md.Snoozes, since(j.AttemptedAt), since(j.FinalizedAt), since(&j.ScheduledAt))
 	}
 }
 
@@ -187,6 +220,7 @@ func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 			t.Logf("%d replicas: %d deliveries drained in %s (%.0f/s); longest pause between receipts %s, %s in; %s",
 				replicas, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), longest.Round(time.Millisecond),
 				at.Round(time.Millisecond), tl)
+			t.Logf("deliveries by queue and process: %v", endpointDeliveryPlaces(t, f, ep.ServerID))
 			if longest > maxGap {
 				logStall(t, f, ep.ServerID, start, began, longest)
 			}

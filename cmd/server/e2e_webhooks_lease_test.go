@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -90,20 +91,27 @@ func TestWebhookLeaseKeepsOneDeliveryInFlight(t *testing.T) {
 	require.EqualValues(t, 1, rc.maxSeen.Load(), "at most one delivery in flight")
 }
 
-func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
-	t.Parallel()
-	// Replicas share the database and the master key.
+// twoReplicas starts two servers sharing the database and the master key,
+// with few workers each, so that neither replica can fetch all of an
+// endpoint's deliveries in one go, and delivery lanes on or off.
+func twoReplicas(t *testing.T, lanes bool) (a, b *testServer) {
+	t.Helper()
 	env := webhookEnv(1)
 	env["STANDMEET_MASTER_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
-	// Few workers each, so that neither replica can fetch all the
-	// deliveries in one go and keep the lease to itself, and no lanes, so
-	// that the endpoint's deliveries are not kept to one replica's lane:
-	// both must work the queue for the test to prove anything across
-	// replicas.
 	env["STANDMEET_RIVER_MAX_WORKERS"] = "8"
-	env["STANDMEET_WEBHOOK_LANES"] = "false"
-	a := startTestServer(t, testServerOptions{Env: env})
-	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
+	env["STANDMEET_WEBHOOK_LANES"] = strconv.FormatBool(lanes)
+	a = startTestServer(t, testServerOptions{Env: env})
+	b = startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
+	return a, b
+}
+
+func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
+	t.Parallel()
+	// No lanes, so that the endpoint's deliveries are not kept to one
+	// replica's lane: both replicas must work the queue and neither can
+	// keep the lease to itself, for the test to prove anything across
+	// replicas.
+	a, b := twoReplicas(t, false)
 	ownerID, key := webhookOwner(t, a)
 	var mu sync.Mutex
 	byAgent := map[string]int{}
@@ -137,12 +145,7 @@ func TestWebhookLeaseHoldsAcrossTwoReplicas(t *testing.T) {
 // replica recorded the events and ran the fan-outs.
 func TestWebhookLanesKeepAnEndpointOnOneReplica(t *testing.T) {
 	t.Parallel()
-	env := webhookEnv(1)
-	env["STANDMEET_MASTER_KEY"] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
-	env["STANDMEET_RIVER_MAX_WORKERS"] = "8"
-	env["STANDMEET_WEBHOOK_LANES"] = "true"
-	a := startTestServer(t, testServerOptions{Env: env})
-	b := startTestServer(t, testServerOptions{Env: env, DBURL: a.DBURL})
+	a, b := twoReplicas(t, true)
 	ownerID, key := webhookOwner(t, a)
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(5 * time.Millisecond)

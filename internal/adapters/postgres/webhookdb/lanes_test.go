@@ -40,10 +40,39 @@ func (q *laneSet) RemoveQueue(_ context.Context, name string) error {
 	return nil
 }
 
-func (q *laneSet) has(list func(*laneSet) []string, name string) bool {
+func (q *laneSet) wasAdded(name string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return slices.Contains(list(q), name)
+	return slices.Contains(q.added, name)
+}
+
+func (q *laneSet) wasRemoved(name string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Contains(q.removed, name)
+}
+
+// leftIn queues a delivery job on the River queue name, as a fan-out on
+// that lane would have, and returns its id.
+func (b *bundle) leftIn(t *testing.T, name string) int64 {
+	t.Helper()
+	res, err := b.ins.Insert(context.Background(), riverjob.WebhookDeliverArgs{EndpointID: uuid.New(), EventID: uuid.New()},
+		&river.InsertOpts{Queue: name})
+	require.NoError(t, err)
+	return res.Job.ID
+}
+
+// run runs lanes until the returned function stops it and checks that
+// Run ended cleanly.
+func run(t *testing.T, lanes *webhookdb.Lanes) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- lanes.Run(ctx) }()
+	return func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
 }
 
 func (b *bundle) lane(t *testing.T, name string, aliveFor time.Duration) {
@@ -122,29 +151,23 @@ func TestLanesWorkALapsedLaneUntilItsJobsAreGone(t *testing.T) {
 
 	b.lane(t, "webhooks_gone", -time.Second)
 	b.lane(t, "webhooks_old", -2*webhookdb.LaneForget)
-	res, err := b.ins.Insert(ctx, riverjob.WebhookDeliverArgs{EndpointID: uuid.New(), EventID: uuid.New()},
-		&river.InsertOpts{Queue: "webhooks_gone"})
-	require.NoError(t, err)
+	job := b.leftIn(t, "webhooks_gone")
+	stop := run(t, lanes)
 
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- lanes.Run(runCtx) }()
-
-	require.Eventually(t, func() bool { return qs.has(func(q *laneSet) []string { return q.added }, "webhooks_gone") },
+	require.Eventually(t, func() bool { return qs.wasAdded("webhooks_gone") },
 		10*time.Second, 20*time.Millisecond, "a lapsed lane with a job left is worked")
-	require.False(t, qs.has(func(q *laneSet) []string { return q.added }, "webhooks_old"), "a lane with nothing left is not worked")
+	require.False(t, qs.wasAdded("webhooks_old"), "a lane with nothing left is not worked")
 	require.True(t, alive(), "the running process's lane is alive")
 	var old int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_lanes WHERE lane = 'webhooks_old'`).Scan(&old))
 	require.Zero(t, old, "a lane lapsed long ago with nothing left is forgotten")
 
-	_, err = b.ins.JobDelete(ctx, res.Job.ID)
+	_, err = b.ins.JobDelete(ctx, job)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return qs.has(func(q *laneSet) []string { return q.removed }, "webhooks_gone") },
+	require.Eventually(t, func() bool { return qs.wasRemoved("webhooks_gone") },
 		10*time.Second, 20*time.Millisecond, "a lapsed lane is no longer worked once its jobs are gone")
 
 	stop()
-	require.NoError(t, <-done)
 	require.False(t, alive(), "a stopped process's lane lapses at once")
 }
 
@@ -161,16 +184,10 @@ func TestLanesOffStillWorkLapsedLanes(t *testing.T) {
 	require.Empty(t, qs.added)
 
 	b.lane(t, "webhooks_gone", -time.Second)
-	_, err = b.ins.Insert(ctx, riverjob.WebhookDeliverArgs{EndpointID: uuid.New(), EventID: uuid.New()},
-		&river.InsertOpts{Queue: "webhooks_gone"})
-	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- lanes.Run(runCtx) }()
-	require.Eventually(t, func() bool { return qs.has(func(q *laneSet) []string { return q.added }, "webhooks_gone") },
-		10*time.Second, 20*time.Millisecond)
+	b.leftIn(t, "webhooks_gone")
+	stop := run(t, lanes)
+	require.Eventually(t, func() bool { return qs.wasAdded("webhooks_gone") }, 10*time.Second, 20*time.Millisecond)
 	stop()
-	require.NoError(t, <-done)
 	var n int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_lanes WHERE lane <> 'webhooks_gone'`).Scan(&n))
 	require.Zero(t, n, "a process without a lane registers none")

@@ -37,6 +37,9 @@ type Store struct {
 	takes    *batch.Group[takeReq, *delivery.Claim]
 	// promoting bounds the promotions in flight (maxPromotions).
 	promoting chan struct{}
+	// promoted, when set (by tests), is called before a promotion makes
+	// its i-th delivery available.
+	promoted func(i int)
 }
 
 var (
@@ -659,8 +662,8 @@ LEFT JOIN kept kp ON kp.ord = r.ord
 LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 
 // maxPromotions bounds the promotions in flight. Each holds a pooled
-// connection for a transaction of one River call per delivery it makes
-// available, and the chains of a fan-out to many endpoints cross their
+// connection for the chain lock, and another for one River call per
+// delivery it makes available, and the chains of a fan-out to many endpoints cross their
 // refill mark together: unbounded, their promotions would take most of the
 // pool and every delivery's take and finishing statement would queue
 // behind them. A refill is due long before the rest of its window is
@@ -763,13 +766,15 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 	return out, nil
 }
 
-// Promote implements delivery.DeliverStore: under the endpoint's chain
-// lock it makes the oldest pending deliveries available with River's
-// JobRetryTx until the chain counts ChainWindow, in one transaction.
+// Promote implements delivery.DeliverStore: holding the endpoint's chain
+// lock, it takes the oldest pending deliveries, up to the room left in the
+// window, out of the chain's pending count, and makes each available with
+// its own River JobRetry, so each can be fetched as soon as it is made
+// available rather than when the last of them is.
 func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
 	n, err := s.promote(ctx, endpointID, false)
 	if err != nil {
-		return 0, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, err)
+		return n, fmt.Errorf("promote deliveries of endpoint %s: %w", endpointID, err)
 	}
 	return n, nil
 }
@@ -792,88 +797,153 @@ var chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('en
 const deadRun = delivery.JobTimeout + 5*time.Second
 
 // lockChain takes the endpoint's chain lock for the transaction: it
-// serializes what moves the chain's pending deliveries (Promote, retry now
-// of a pending delivery), so none is made available twice, while the
+// serializes what moves the chain's pending deliveries (a promotion, retry
+// now of a pending delivery), so none is made available twice, while the
 // fan-out and the finishing runs, which only count, go on beside it.
 const lockChain = `SELECT pg_advisory_xact_lock(1330013, hashtext($1::text))`
 
-// readChain reads, in one snapshot, the chain's counts, whether the
-// endpoint is failing, its oldest pending deliveries up to the room left in
-// the window ($2, or 1 for a failing endpoint) and, with $3, the chain's
-// deliveries River holds, recounted from its jobs. Every delivery counted
-// pending by a committed fan-out is visible to the same snapshot.
-var readChain = `WITH q AS (
-  SELECT q.running, q.pending, COALESCE(e.failing_since IS NOT NULL, false) AS failing,
+// holdChain and releaseChain take and give back the same lock for a
+// session: a promotion holds it across the River calls that make its
+// deliveries available, each in a transaction of its own.
+const (
+	holdChain    = `SELECT pg_advisory_lock(1330013, hashtext($1::text))`
+	releaseChain = `SELECT pg_advisory_unlock(1330013, hashtext($1::text))`
+)
+
+// takeChain reads, in one snapshot, the chain's counts, whether the
+// endpoint is failing and, with $3, the chain's deliveries River holds,
+// recounted from its jobs; it takes the oldest pending deliveries up to the
+// room left in the window ($2, or 1 for a failing endpoint) into the
+// chain's running count and returns their ids. The counts change
+// relatively, so the fan-outs and finishing runs that counted meanwhile are
+// kept, and only when something changes. A restart that finds fewer pending
+// than there is room for clears the pending count the snapshot could not
+// find (a lost process's). Every delivery counted pending by a committed
+// fan-out is visible to the snapshot.
+var takeChain = `WITH q AS (
+  SELECT q.running, q.pending,
+    CASE WHEN e.failing_since IS NOT NULL THEN 1 ELSE $2::int END AS window,
     CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
   FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
   WHERE q.endpoint_id = $1::uuid
+), picked AS (
+  SELECT q.*, GREATEST(q.window - q.counted, 0) AS room,
+    ARRAY(SELECT id FROM river_job
+          WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
+          ORDER BY id LIMIT GREATEST(q.window - q.counted, 0)) AS ids
+  FROM q
+), moved AS (
+  SELECT p.ids, p.counted - p.running + cardinality(p.ids) AS delta,
+    CASE WHEN $3 AND cardinality(p.ids) < p.room THEN GREATEST(p.pending, cardinality(p.ids))
+         ELSE cardinality(p.ids) END AS gone
+  FROM picked p
+), counted AS (
+  UPDATE webhook_endpoint_queues w
+  SET running = GREATEST(w.running + m.delta, 0), pending = GREATEST(w.pending - m.gone, 0)
+  FROM moved m WHERE w.endpoint_id = $1::uuid AND (m.delta <> 0 OR m.gone <> 0)
 )
-SELECT q.running, q.pending, q.failing, q.counted,
-  ARRAY(SELECT id FROM river_job
-        WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
-        ORDER BY id LIMIT GREATEST(CASE WHEN q.failing THEN 1 ELSE $2 END - q.counted, 0))
-FROM q`
+SELECT ids FROM moved`
+
+// giveBack returns to the chain's pending count the deliveries a promotion
+// took but did not make available.
+const giveBack = `UPDATE webhook_endpoint_queues
+SET running = GREATEST(running - $2, 0), pending = pending + $2 WHERE endpoint_id = $1`
+
+// promoteChunk is how many deliveries a promotion makes available per
+// transaction: each chunk can be fetched once it commits, not when the
+// whole promotion does.
+const promoteChunk = 8
+
+// promoteCleanup bounds the statements a promotion runs after its context
+// is done: giving back what it took and releasing the chain lock.
+const promoteCleanup = 5 * time.Second
 
 // promote is Promote; with restart it first recounts the chain from
 // River's jobs (a process died holding part of it). An endpoint that is
 // failing gets one delivery at a time, as new deliveries to it wait out a
-// cooldown. The counts are changed relatively in the last statement, so
-// the fan-outs and finishing runs that counted meanwhile are kept. Every
-// promotion, the sweep's too, waits for its turn (maxPromotions) before it
-// takes a connection.
-func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (int, error) {
+// cooldown. Every promotion, the sweep's too, waits for its turn
+// (maxPromotions) before it takes a connection.
+//
+// A process that dies between taking deliveries and making them available
+// leaves them in River's pending state, counted running: the chain runs
+// short until it empties, and then the sweep, which looks for River's
+// pending jobs, restarts it. It costs time, never a delivery.
+func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (n int, err error) {
 	select {
 	case s.promoting <- struct{}{}:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
 	defer func() { <-s.promoting }()
-	var promoted int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, lockChain, endpointID); err != nil {
-			return err
-		}
-		var (
-			running, pending, counted int
-			failing                   bool
-			ids                       []int64
-		)
-		err := tx.QueryRow(ctx, readChain, endpointID, delivery.ChainWindow, restart).
-			Scan(&running, &pending, &failing, &counted, &ids)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		window := delivery.ChainWindow
-		if failing {
-			window = 1
-		}
-		want := window - counted
-		if len(ids) == 0 && counted == running && (pending == 0 || want <= 0) {
-			return nil
-		}
-		for _, id := range ids {
-			if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
-				return fmt.Errorf("make delivery %d available: %w", id, err)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("acquire a connection: %w", err)
+	}
+	defer conn.Release()
+	// The release runs even when taking the lock failed: a lock taken just
+	// as its statement was cancelled stays with the session otherwise.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+		defer cancel()
+		if _, uerr := conn.Exec(cctx, releaseChain, endpointID); uerr != nil {
+			// A session that may still hold the lock goes back to no pool:
+			// closing it releases the lock.
+			if cerr := conn.Conn().Close(cctx); cerr != nil {
+				uerr = errors.Join(uerr, cerr)
 			}
+			err = errors.Join(err, fmt.Errorf("release the chain lock: %w", uerr))
 		}
-		promoted = len(ids)
-		// The count keeps what the snapshot could not see (a fan-out counts
-		// a pending delivery just before it commits it), so only what went
-		// is taken off; a restart, with fewer found than asked, recounts
-		// from the snapshot what a lost process left counted.
-		gone := len(ids)
-		if restart && len(ids) < want {
-			gone = max(pending, len(ids))
+	}()
+	if _, err := conn.Exec(ctx, holdChain, endpointID); err != nil {
+		return 0, fmt.Errorf("lock the chain: %w", err)
+	}
+	var ids []int64
+	err = conn.QueryRow(ctx, takeChain, endpointID, delivery.ChainWindow, restart).Scan(&ids)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("take pending deliveries: %w", err)
+	}
+	for start := 0; start < len(ids); start += promoteChunk {
+		if err = s.makeAvailable(ctx, conn, ids, start); err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+			defer cancel()
+			if _, gerr := conn.Exec(cctx, giveBack, endpointID, len(ids)-start); gerr != nil {
+				err = errors.Join(err, fmt.Errorf("give back %d pending deliveries: %w", len(ids)-start, gerr))
+			}
+			return start, err
 		}
-		_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues
-SET running = GREATEST(running + $2, 0), pending = GREATEST(pending - $3, 0) WHERE endpoint_id = $1`,
-			endpointID, counted-running+len(ids), gone)
+	}
+	return len(ids), nil
+}
+
+// makeAvailable makes the chunk of ids from start available with River's
+// JobRetryTx in one transaction on conn. The rollback of a chunk that
+// failed outlives ctx, so conn stays usable to give back what was taken.
+func (s *Store) makeAvailable(ctx context.Context, conn *pgxpool.Conn, ids []int64, start int) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
 		return err
-	})
-	return promoted, err
+	}
+	for i, id := range ids[start:min(start+promoteChunk, len(ids))] {
+		if s.promoted != nil {
+			s.promoted(start + i)
+		}
+		if _, err = s.river.JobRetryTx(ctx, tx, id); err != nil {
+			err = fmt.Errorf("make delivery %d available: %w", id, err)
+			break
+		}
+	}
+	if err == nil {
+		return tx.Commit(ctx)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+	defer cancel()
+	if rerr := tx.Rollback(cctx); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+	}
+	return err
 }
 
 // ChainTotals returns, over all endpoints, the chains' deliveries River may
@@ -887,10 +957,15 @@ FROM webhook_endpoint_queues`).Scan(&running, &pending)
 	return running, pending, nil
 }
 
-// stalledChains lists the endpoints with deliveries pending and none in
-// their chain.
+// stalledChains lists the endpoints with deliveries pending, counted or
+// in River's pending state, and none in their chain. River's own state
+// finds what a promotion took and a lost process never made available: it
+// is counted running, no longer pending.
 var stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q
-WHERE q.pending > 0 AND NOT EXISTS (SELECT 1 FROM river_job j WHERE ` +
+WHERE (q.pending > 0 OR EXISTS (
+    SELECT 1 FROM river_job p
+    WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' AND p.args ->> 'endpoint_id' = q.endpoint_id::text))
+  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE ` +
 	strings.ReplaceAll(chainJobs, "$1::text", "q.endpoint_id::text") + `)`
 
 // SweepChains restarts every stalled chain (see stalledChains): the safety

@@ -12,3 +12,10 @@ func (s *Store) HoldPromotions() (release func()) {
 		}
 	}
 }
+
+// OnPromote calls fn before each promotion of s makes its i-th delivery
+// available.
+func (s *Store) OnPromote(fn func(i int)) { s.promoted = fn }
+
+// PromoteChunk is promoteChunk.
+const PromoteChunk = promoteChunk

@@ -448,6 +448,41 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	require.Zero(t, n, "nothing stalled")
 }
 
+// A promotion whose process died after it took deliveries out of the
+// pending count, before it made them available: the chain's count says
+// running, River says pending. The sweep finds them by River's state.
+func TestSweepRestartsAChainWhosePromotionDied(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	var ids []int64
+	for range delivery.ChainWindow + 3 {
+		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+		ids = append(ids, res[0].JobID)
+	}
+	// The window was delivered (written as River's completer would, as in
+	// TestChainsHoldDeliveriesBeyondTheWindowPending), and a promotion took
+	// the three pending deliveries into the count, then died.
+	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = 3, pending = 0 WHERE endpoint_id = $1`, ep.ID)
+	require.NoError(t, err)
+
+	n, err := b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	for _, id := range ids[delivery.ChainWindow:] {
+		require.Equal(t, rivertype.JobStateAvailable, b.job(t, id).State)
+	}
+	var running, pending int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+		Scan(&running, &pending))
+	require.Equal(t, 3, running)
+	require.Zero(t, pending)
+}
+
 func TestPromotionsWaitTheirTurn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -484,6 +519,74 @@ func TestPromotionsWaitTheirTurn(t *testing.T) {
 	release()
 	require.NoError(t, <-done)
 	require.Equal(t, 1, n, "once a turn is free, it promotes")
+}
+
+// A promotion makes its deliveries available a chunk per transaction, each
+// chunk visible to River once it commits, while it holds the chain lock;
+// cut short, it gives back what it did not make available and frees the
+// lock.
+func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	chunk := webhookdb.PromoteChunk
+	var ids []int64
+	for range delivery.ChainWindow + chunk + 2 {
+		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+		ids = append(ids, res[0].JobID)
+	}
+	for range chunk + 2 {
+		_, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
+		require.NoError(t, err)
+	}
+	queue := func() (running, pending int) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
+			Scan(&running, &pending))
+		return
+	}
+	waiting := ids[delivery.ChainWindow:]
+
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var seen []rivertype.JobState
+	var locked bool
+	b.store.OnPromote(func(i int) {
+		switch i {
+		case chunk:
+			for _, id := range []int64{waiting[0], waiting[chunk-1], waiting[chunk]} {
+				seen = append(seen, b.job(t, id).State)
+			}
+			var free bool
+			require.NoError(t, b.pool.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(1330013, hashtext($1::text))`, ep.ID).Scan(&free))
+			locked = !free
+		case chunk + 1:
+			cancel()
+		}
+	})
+	n, err := b.store.Promote(pctx, ep.ID)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, chunk, n, "the first chunk was made available, the second rolled back")
+	require.Equal(t, []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateAvailable, rivertype.JobStatePending}, seen,
+		"the first chunk is committed available before the second is made available")
+	require.True(t, locked, "the chain lock is held while the promotion runs")
+	require.Equal(t, rivertype.JobStatePending, b.job(t, waiting[chunk]).State)
+	r, p := queue()
+	require.Equal(t, delivery.ChainWindow-2, r, "what it did not make available is given back")
+	require.Equal(t, 2, p)
+
+	b.store.OnPromote(nil)
+	n, err = b.store.Promote(ctx, ep.ID)
+	require.NoError(t, err, "the lock was freed")
+	require.Equal(t, 2, n)
+	for _, id := range waiting {
+		require.Equal(t, rivertype.JobStateAvailable, b.job(t, id).State)
+	}
+	r, p = queue()
+	require.Equal(t, delivery.ChainWindow, r)
+	require.Zero(t, p)
 }
 
 func TestDeliveryLogAndRedeliver(t *testing.T) {

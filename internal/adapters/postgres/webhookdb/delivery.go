@@ -38,8 +38,8 @@ type Store struct {
 	// promoting bounds the promotions in flight (maxPromotions).
 	promoting chan struct{}
 	// promoted, when set (by tests), is called before a promotion makes
-	// its i-th delivery available.
-	promoted func(i int)
+	// its i-th delivery available; an error fails the promotion there.
+	promoted func(i int) error
 }
 
 var (
@@ -854,6 +854,10 @@ SET running = GREATEST(running - $2, 0), pending = pending + $2 WHERE endpoint_i
 // whole promotion does.
 const promoteChunk = 8
 
+// promoteTimeout bounds how long a promotion goes on making available the
+// deliveries it took.
+const promoteTimeout = 10 * time.Second
+
 // promoteCleanup bounds the statements a promotion runs after its context
 // is done: giving back what it took and releasing the chain lock.
 const promoteCleanup = 5 * time.Second
@@ -905,8 +909,13 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	if err != nil {
 		return 0, fmt.Errorf("take pending deliveries: %w", err)
 	}
+	// Taken, the deliveries are made available even if the caller gives up
+	// meanwhile: cut off, the promotion would leave them counted running
+	// until the sweep found them.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteTimeout)
+	defer cancel()
 	for start := 0; start < len(ids); start += promoteChunk {
-		if err = s.makeAvailable(ctx, conn, ids, start); err != nil {
+		if err = s.makeAvailable(mctx, conn, ids, start); err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
 			defer cancel()
 			if _, gerr := conn.Exec(cctx, giveBack, endpointID, len(ids)-start); gerr != nil {
@@ -928,7 +937,9 @@ func (s *Store) makeAvailable(ctx context.Context, conn *pgxpool.Conn, ids []int
 	}
 	for i, id := range ids[start:min(start+promoteChunk, len(ids))] {
 		if s.promoted != nil {
-			s.promoted(start + i)
+			if err = s.promoted(start + i); err != nil {
+				break
+			}
 		}
 		if _, err = s.river.JobRetryTx(ctx, tx, id); err != nil {
 			err = fmt.Errorf("make delivery %d available: %w", id, err)

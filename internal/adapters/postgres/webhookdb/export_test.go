@@ -14,8 +14,8 @@ func (s *Store) HoldPromotions() (release func()) {
 }
 
 // OnPromote calls fn before each promotion of s makes its i-th delivery
-// available.
-func (s *Store) OnPromote(fn func(i int)) { s.promoted = fn }
+// available; an error from fn fails the promotion there.
+func (s *Store) OnPromote(fn func(i int) error) { s.promoted = fn }
 
 // PromoteChunk is promoteChunk.
 const PromoteChunk = promoteChunk

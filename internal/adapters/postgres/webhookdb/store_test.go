@@ -3,6 +3,7 @@ package webhookdb_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -549,11 +550,10 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	}
 	waiting := ids[delivery.ChainWindow:]
 
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	cut := errors.New("cut short")
 	var seen []rivertype.JobState
 	var locked bool
-	b.store.OnPromote(func(i int) {
+	b.store.OnPromote(func(i int) error {
 		switch i {
 		case chunk:
 			for _, id := range []int64{waiting[0], waiting[chunk-1], waiting[chunk]} {
@@ -563,11 +563,12 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 			require.NoError(t, b.pool.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(1330013, hashtext($1::text))`, ep.ID).Scan(&free))
 			locked = !free
 		case chunk + 1:
-			cancel()
+			return cut
 		}
+		return nil
 	})
-	n, err := b.store.Promote(pctx, ep.ID)
-	require.ErrorIs(t, err, context.Canceled)
+	n, err := b.store.Promote(ctx, ep.ID)
+	require.ErrorIs(t, err, cut)
 	require.Equal(t, chunk, n, "the first chunk was made available, the second rolled back")
 	require.Equal(t, []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateAvailable, rivertype.JobStatePending}, seen,
 		"the first chunk is committed available before the second is made available")
@@ -577,8 +578,12 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	require.Equal(t, delivery.ChainWindow-2, r, "what it did not make available is given back")
 	require.Equal(t, 2, p)
 
-	b.store.OnPromote(nil)
-	n, err = b.store.Promote(ctx, ep.ID)
+	// A caller that gives up once the deliveries are taken does not cut the
+	// promotion short.
+	gone, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.store.OnPromote(func(int) error { cancel(); return nil })
+	n, err = b.store.Promote(gone, ep.ID)
 	require.NoError(t, err, "the lock was freed")
 	require.Equal(t, 2, n)
 	for _, id := range waiting {

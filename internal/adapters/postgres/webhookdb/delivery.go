@@ -901,19 +901,20 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	if _, err := conn.Exec(ctx, holdChain, endpointID); err != nil {
 		return 0, fmt.Errorf("lock the chain: %w", err)
 	}
+	// Once the lock is held, the promotion takes its deliveries and makes
+	// them available even if the caller gives up meanwhile: a take cut off
+	// as it commits, or a promotion cut off between its chunks, would leave
+	// deliveries counted running until the sweep found them.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteTimeout)
+	defer cancel()
 	var ids []int64
-	err = conn.QueryRow(ctx, takeChain, endpointID, delivery.ChainWindow, restart).Scan(&ids)
+	err = conn.QueryRow(mctx, takeChain, endpointID, delivery.ChainWindow, restart).Scan(&ids)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("take pending deliveries: %w", err)
 	}
-	// Taken, the deliveries are made available even if the caller gives up
-	// meanwhile: cut off, the promotion would leave them counted running
-	// until the sweep found them.
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteTimeout)
-	defer cancel()
 	for start := 0; start < len(ids); start += promoteChunk {
 		if err = s.makeAvailable(mctx, conn, ids, start); err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)

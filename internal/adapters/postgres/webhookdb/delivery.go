@@ -803,8 +803,8 @@ const deadRun = delivery.JobTimeout + 5*time.Second
 const lockChain = `SELECT pg_advisory_xact_lock(1330013, hashtext($1::text))`
 
 // holdChain and releaseChain take and give back the same lock for a
-// session: a promotion holds it across the River calls that make its
-// deliveries available, each in a transaction of its own.
+// session: a promotion holds it across the transactions that make its
+// deliveries available.
 const (
 	holdChain    = `SELECT pg_advisory_lock(1330013, hashtext($1::text))`
 	releaseChain = `SELECT pg_advisory_unlock(1330013, hashtext($1::text))`
@@ -868,10 +868,14 @@ const promoteCleanup = 5 * time.Second
 // cooldown. Every promotion, the sweep's too, waits for its turn
 // (maxPromotions) before it takes a connection.
 //
-// A process that dies between taking deliveries and making them available
-// leaves them in River's pending state, counted running: the chain runs
-// short until it empties, and then the sweep, which looks for River's
-// pending jobs, restarts it. It costs time, never a delivery.
+// The first transaction takes the chain lock (held by the session until
+// the end), takes the deliveries and makes the first promoteChunk of them
+// available; each further chunk has a transaction of its own. A chunk that
+// fails gives back to the pending count what was not made available. A
+// process that dies between two chunks leaves deliveries in River's
+// pending state, counted running: the chain runs short until it empties,
+// and then the sweep, which looks for River's pending jobs, restarts it. It
+// costs time, never a delivery.
 func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool) (n int, err error) {
 	select {
 	case s.promoting <- struct{}{}:
@@ -898,25 +902,31 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 			err = errors.Join(err, fmt.Errorf("release the chain lock: %w", uerr))
 		}
 	}()
-	if _, err := conn.Exec(ctx, holdChain, endpointID); err != nil {
-		return 0, fmt.Errorf("lock the chain: %w", err)
-	}
-	// Once the lock is held, the promotion takes its deliveries and makes
-	// them available even if the caller gives up meanwhile: a take cut off
-	// as it commits, or a promotion cut off between its chunks, would leave
-	// deliveries counted running until the sweep found them.
+	// Once the lock is held, the promotion goes on even if the caller gives
+	// up: cut off between its chunks, it would leave deliveries counted
+	// running until the sweep found them.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteTimeout)
 	defer cancel()
 	var ids []int64
-	err = conn.QueryRow(mctx, takeChain, endpointID, delivery.ChainWindow, restart).Scan(&ids)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
+	err = inTx(mctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, holdChain, endpointID); err != nil {
+			return fmt.Errorf("lock the chain: %w", err)
+		}
+		err := tx.QueryRow(mctx, takeChain, endpointID, delivery.ChainWindow, restart).Scan(&ids)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("take pending deliveries: %w", err)
+		}
+		return s.makeAvailable(mctx, tx, ids, 0)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("take pending deliveries: %w", err)
+		return 0, err
 	}
-	for start := 0; start < len(ids); start += promoteChunk {
-		if err = s.makeAvailable(mctx, conn, ids, start); err != nil {
+	for start := promoteChunk; start < len(ids); start += promoteChunk {
+		err = inTx(mctx, conn, func(tx pgx.Tx) error { return s.makeAvailable(mctx, tx, ids, start) })
+		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
 			defer cancel()
 			if _, gerr := conn.Exec(cctx, giveBack, endpointID, len(ids)-start); gerr != nil {
@@ -928,34 +938,38 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	return len(ids), nil
 }
 
-// makeAvailable makes the chunk of ids from start available with River's
-// JobRetryTx in one transaction on conn. The rollback of a chunk that
-// failed outlives ctx, so conn stays usable to give back what was taken.
-func (s *Store) makeAvailable(ctx context.Context, conn *pgxpool.Conn, ids []int64, start int) error {
+// inTx runs fn in a transaction on conn. The rollback of a transaction
+// that failed outlives ctx, so conn stays usable.
+func inTx(ctx context.Context, conn *pgxpool.Conn, fn func(pgx.Tx) error) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return err
 	}
+	if err := fn(tx); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+		defer cancel()
+		if rerr := tx.Rollback(cctx); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+		}
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// makeAvailable makes the chunk of ids from start available with River's
+// JobRetryTx in tx.
+func (s *Store) makeAvailable(ctx context.Context, tx pgx.Tx, ids []int64, start int) error {
 	for i, id := range ids[start:min(start+promoteChunk, len(ids))] {
 		if s.promoted != nil {
-			if err = s.promoted(start + i); err != nil {
-				break
+			if err := s.promoted(start + i); err != nil {
+				return err
 			}
 		}
-		if _, err = s.river.JobRetryTx(ctx, tx, id); err != nil {
-			err = fmt.Errorf("make delivery %d available: %w", id, err)
-			break
+		if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
+			return fmt.Errorf("make delivery %d available: %w", id, err)
 		}
 	}
-	if err == nil {
-		return tx.Commit(ctx)
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
-	defer cancel()
-	if rerr := tx.Rollback(cctx); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
-	}
-	return err
+	return nil
 }
 
 // ChainTotals returns, over all endpoints, the chains' deliveries River may

@@ -523,9 +523,10 @@ func TestPromotionsWaitTheirTurn(t *testing.T) {
 }
 
 // A promotion makes its deliveries available a chunk per transaction, each
-// chunk visible to River once it commits, while it holds the chain lock;
-// cut short, it gives back what it did not make available and frees the
-// lock.
+// chunk visible to River once it commits, while it holds the chain lock.
+// The first chunk commits with the take, so failing there takes nothing;
+// cut short later, it gives back what it did not make available. Either
+// way it frees the lock.
 func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -550,7 +551,25 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	}
 	waiting := ids[delivery.ChainWindow:]
 
+	// A first chunk that fails takes nothing: it shares its transaction
+	// with the take.
 	cut := errors.New("cut short")
+	b.store.OnPromote(func(i int) error {
+		if i == 1 {
+			return cut
+		}
+		return nil
+	})
+	n, err := b.store.Promote(ctx, ep.ID)
+	require.ErrorIs(t, err, cut)
+	require.Zero(t, n)
+	r, p := queue()
+	require.Equal(t, delivery.ChainWindow-chunk-2, r)
+	require.Equal(t, chunk+2, p)
+	for _, id := range waiting {
+		require.Equal(t, rivertype.JobStatePending, b.job(t, id).State)
+	}
+
 	var seen []rivertype.JobState
 	var locked bool
 	b.store.OnPromote(func(i int) error {
@@ -567,14 +586,14 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 		}
 		return nil
 	})
-	n, err := b.store.Promote(ctx, ep.ID)
+	n, err = b.store.Promote(ctx, ep.ID)
 	require.ErrorIs(t, err, cut)
 	require.Equal(t, chunk, n, "the first chunk was made available, the second rolled back")
 	require.Equal(t, []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateAvailable, rivertype.JobStatePending}, seen,
 		"the first chunk is committed available before the second is made available")
 	require.True(t, locked, "the chain lock is held while the promotion runs")
 	require.Equal(t, rivertype.JobStatePending, b.job(t, waiting[chunk]).State)
-	r, p := queue()
+	r, p = queue()
 	require.Equal(t, delivery.ChainWindow-2, r, "what it did not make available is given back")
 	require.Equal(t, 2, p)
 

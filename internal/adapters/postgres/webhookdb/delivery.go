@@ -662,9 +662,8 @@ LEFT JOIN kept kp ON kp.ord = r.ord
 LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 
 // maxPromotions bounds the promotions in flight. Each holds a pooled
-// connection for the chain lock, and another for one River call per
-// delivery it makes available, and the chains of a fan-out to many endpoints cross their
-// refill mark together: unbounded, their promotions would take most of the
+// connection for one River call per delivery it makes available, and the
+// chains of a fan-out to many endpoints cross their refill mark together: unbounded, their promotions would take most of the
 // pool and every delivery's take and finishing statement would queue
 // behind them. A refill is due long before the rest of its window is
 // delivered, so waiting a turn costs it nothing.
@@ -768,9 +767,9 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 
 // Promote implements delivery.DeliverStore: holding the endpoint's chain
 // lock, it takes the oldest pending deliveries, up to the room left in the
-// window, out of the chain's pending count, and makes each available with
-// its own River JobRetry, so each can be fetched as soon as it is made
-// available rather than when the last of them is.
+// window, out of the chain's pending count, and makes them available with
+// River's JobRetryTx a chunk per transaction, so River fetches the first
+// while the rest are being made available.
 func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
 	n, err := s.promote(ctx, endpointID, false)
 	if err != nil {

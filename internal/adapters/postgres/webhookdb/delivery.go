@@ -663,9 +663,9 @@ LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 
 // maxPromotions bounds the promotions in flight. Each holds a pooled
 // connection for one River call per delivery it makes available, and the
-// chains of a fan-out to many endpoints cross their refill mark together: unbounded, their promotions would take most of the
-// pool and every delivery's take and finishing statement would queue
-// behind them. A refill is due long before the rest of its window is
+// chains of a fan-out to many endpoints cross their refill mark together:
+// unbounded, their promotions would take most of the pool and every
+// delivery's take and finishing statement would queue behind them. A refill is due long before the rest of its window is
 // delivered, so waiting a turn costs it nothing.
 const maxPromotions = 4
 

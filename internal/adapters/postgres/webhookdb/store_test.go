@@ -111,6 +111,27 @@ func (b *bundle) event(t *testing.T, typ string) uuid.UUID {
 	return id
 }
 
+// chain queues n chain deliveries of new events to the endpoint, in order,
+// and returns their job ids.
+func (b *bundle) chain(t *testing.T, endpointID uuid.UUID, n int) []int64 {
+	t.Helper()
+	ids := make([]int64, 0, n)
+	for range n {
+		res, err := b.store.Enqueue(context.Background(), []delivery.Delivery{{EndpointID: endpointID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+		require.NoError(t, err)
+		ids = append(ids, res[0].JobID)
+	}
+	return ids
+}
+
+// counts reads the endpoint's chain counts.
+func (b *bundle) counts(t *testing.T, endpointID uuid.UUID) (running, pending int) {
+	t.Helper()
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, endpointID).
+		Scan(&running, &pending))
+	return running, pending
+}
+
 func TestEndpointStoreRoundTripsAndScopesByOwner(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -384,12 +405,7 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	var ids []int64
-	for range delivery.ChainWindow + 3 {
-		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
-		ids = append(ids, res[0].JobID)
-	}
+	ids := b.chain(t, ep.ID, delivery.ChainWindow+3)
 	states := func() map[string]int {
 		t.Helper()
 		out := map[string]int{}
@@ -400,14 +416,8 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 		}
 		return out
 	}
-	queue := func() (running, pending int) {
-		t.Helper()
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
-			Scan(&running, &pending))
-		return
-	}
 	require.Equal(t, map[string]int{"available": delivery.ChainWindow, "pending": 3}, states())
-	r, p := queue()
+	r, p := b.counts(t, ep.ID)
 	require.Equal(t, delivery.ChainWindow, r)
 	require.Equal(t, 3, p)
 
@@ -416,7 +426,7 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	dup, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{})
 	require.NoError(t, err)
 	require.True(t, dup[0].Duplicate)
-	r, _ = queue()
+	r, _ = b.counts(t, ep.ID)
 	require.Equal(t, delivery.ChainWindow, r)
 
 	settled, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
@@ -441,7 +451,7 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 	require.Equal(t, map[string]int{"completed": delivery.ChainWindow + 1, "available": 2}, states())
-	r, p = queue()
+	r, p = b.counts(t, ep.ID)
 	require.Equal(t, 2, r)
 	require.Zero(t, p)
 	n, err = b.store.SweepChains(ctx)
@@ -457,12 +467,7 @@ func TestSweepRestartsAChainWhosePromotionDied(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	var ids []int64
-	for range delivery.ChainWindow + 3 {
-		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
-		ids = append(ids, res[0].JobID)
-	}
+	ids := b.chain(t, ep.ID, delivery.ChainWindow+3)
 	// The window was delivered (written as River's completer would, as in
 	// TestChainsHoldDeliveriesBeyondTheWindowPending), and a promotion took
 	// the three pending deliveries into the count, then died.
@@ -477,9 +482,7 @@ func TestSweepRestartsAChainWhosePromotionDied(t *testing.T) {
 	for _, id := range ids[delivery.ChainWindow:] {
 		require.Equal(t, rivertype.JobStateAvailable, b.job(t, id).State)
 	}
-	var running, pending int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
-		Scan(&running, &pending))
+	running, pending := b.counts(t, ep.ID)
 	require.Equal(t, 3, running)
 	require.Zero(t, pending)
 }
@@ -533,21 +536,10 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	chunk := webhookdb.PromoteChunk
-	var ids []int64
-	for range delivery.ChainWindow + chunk + 2 {
-		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
-		ids = append(ids, res[0].JobID)
-	}
+	ids := b.chain(t, ep.ID, delivery.ChainWindow+chunk+2)
 	for range chunk + 2 {
 		_, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
 		require.NoError(t, err)
-	}
-	queue := func() (running, pending int) {
-		t.Helper()
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
-			Scan(&running, &pending))
-		return
 	}
 	waiting := ids[delivery.ChainWindow:]
 
@@ -563,7 +555,7 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	n, err := b.store.Promote(ctx, ep.ID)
 	require.ErrorIs(t, err, cut)
 	require.Zero(t, n)
-	r, p := queue()
+	r, p := b.counts(t, ep.ID)
 	require.Equal(t, delivery.ChainWindow-chunk-2, r)
 	require.Equal(t, chunk+2, p)
 	for _, id := range waiting {
@@ -593,7 +585,7 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 		"the first chunk is committed available before the second is made available")
 	require.True(t, locked, "the chain lock is held while the promotion runs")
 	require.Equal(t, rivertype.JobStatePending, b.job(t, waiting[chunk]).State)
-	r, p = queue()
+	r, p = b.counts(t, ep.ID)
 	require.Equal(t, delivery.ChainWindow-2, r, "what it did not make available is given back")
 	require.Equal(t, 2, p)
 
@@ -608,7 +600,7 @@ func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
 	for _, id := range waiting {
 		require.Equal(t, rivertype.JobStateAvailable, b.job(t, id).State)
 	}
-	r, p = queue()
+	r, p = b.counts(t, ep.ID)
 	require.Equal(t, delivery.ChainWindow, r)
 	require.Zero(t, p)
 }

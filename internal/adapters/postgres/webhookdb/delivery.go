@@ -861,6 +861,12 @@ const promoteTimeout = 10 * time.Second
 // is done: giving back what it took and releasing the chain lock.
 const promoteCleanup = 5 * time.Second
 
+// cleanup returns a context for the statements a promotion runs after ctx
+// may be done, bounded by promoteCleanup.
+func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+}
+
 // promote is Promote; with restart it first recounts the chain from
 // River's jobs (a process died holding part of it). An endpoint that is
 // failing gets one delivery at a time, as new deliveries to it wait out a
@@ -890,7 +896,7 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	// The release runs even when taking the lock failed: a lock taken just
 	// as its statement was cancelled stays with the session otherwise.
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+		cctx, cancel := cleanup(ctx)
 		defer cancel()
 		if _, uerr := conn.Exec(cctx, releaseChain, endpointID); uerr != nil {
 			// A session that may still hold the lock goes back to no pool:
@@ -926,7 +932,7 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	for start := promoteChunk; start < len(ids); start += promoteChunk {
 		err = inTx(mctx, conn, func(tx pgx.Tx) error { return s.makeAvailable(mctx, tx, ids, start) })
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+			cctx, cancel := cleanup(ctx)
 			defer cancel()
 			if _, gerr := conn.Exec(cctx, giveBack, endpointID, len(ids)-start); gerr != nil {
 				err = errors.Join(err, fmt.Errorf("give back %d pending deliveries: %w", len(ids)-start, gerr))
@@ -945,7 +951,7 @@ func inTx(ctx context.Context, conn *pgxpool.Conn, fn func(pgx.Tx) error) error 
 		return err
 	}
 	if err := fn(tx); err != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+		cctx, cancel := cleanup(ctx)
 		defer cancel()
 		if rerr := tx.Rollback(cctx); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))

@@ -124,6 +124,15 @@ func (b *bundle) chain(t *testing.T, endpointID uuid.UUID, n int) []int64 {
 	return ids
 }
 
+// completeAvailable completes the available jobs among ids. River's
+// client cannot complete a job it did not run, so the completion is
+// written as River's completer would.
+func (b *bundle) completeAvailable(t *testing.T, ids []int64) {
+	t.Helper()
+	_, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
+	require.NoError(t, err)
+}
+
 // counts reads the endpoint's chain counts.
 func (b *bundle) counts(t *testing.T, endpointID uuid.UUID) (running, pending int) {
 	t.Helper()
@@ -442,11 +451,8 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	require.Zero(t, n, "the window is full")
 
 	// The chain's deliveries vanish (their process died and they were
-	// finished elsewhere): the sweep restarts what is pending. River's
-	// client cannot complete a job it did not run, so the completion is
-	// written as River's completer would.
-	_, err = b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
-	require.NoError(t, err)
+	// finished elsewhere): the sweep restarts what is pending.
+	b.completeAvailable(t, ids)
 	n, err = b.store.SweepChains(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
@@ -468,12 +474,10 @@ func TestSweepRestartsAChainWhosePromotionDied(t *testing.T) {
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
 	ids := b.chain(t, ep.ID, delivery.ChainWindow+3)
-	// The window was delivered (written as River's completer would, as in
-	// TestChainsHoldDeliveriesBeyondTheWindowPending), and a promotion took
-	// the three pending deliveries into the count, then died.
-	_, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = 3, pending = 0 WHERE endpoint_id = $1`, ep.ID)
+	// The window was delivered, and a promotion took the three pending
+	// deliveries into the count, then died.
+	b.completeAvailable(t, ids)
+	_, err := b.pool.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = 3, pending = 0 WHERE endpoint_id = $1`, ep.ID)
 	require.NoError(t, err)
 
 	n, err := b.store.SweepChains(ctx)

@@ -308,7 +308,8 @@ func portOf(addr string) (int, error) {
 // killed with SIGKILL. The endpoint is delivering again within the lease's
 // TTL plus River's rescue time (the rescue interval and a leader election
 // on top), its pending deliveries are not left behind, every event arrives
-// once or more, and never two at once.
+// once or more (again only when its success was not recorded), and never
+// two at once.
 func TestFaultKillLeaseHolder(t *testing.T) {
 	skipUnlessFull(t, "the killed holder's deliveries come back only after River's rescuer (a minute or more)")
 	t.Parallel()
@@ -388,7 +389,9 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 		killed, pid, before, resumedAfter.Round(time.Millisecond), tl)
 	require.Zero(t, tl.Invalid)
 	explainLost(t, f.Pool, tl)
+	again, _ := explainDuplicates(t, f.Pool, []*tenant{a})
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
+	require.Zero(t, again, "a delivery whose success was recorded is not posted again")
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1))
 	// The chain's pending deliveries do not wait for River's rescuer to
 	// return the runs that died with the process.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -677,4 +678,56 @@ func TestSenderInFlightEndsAnAbandonedRequestAtTheSendersTimeout(t *testing.T) {
 			require.Equal(t, c.want, senderInFlight([]bench.Arrival{abandoned, next}))
 		})
 	}
+}
+
+// explainDuplicates logs where the duplicates the sink counted come from
+// and returns how many of each: again, a request answered 2xx, recorded as
+// completed, and posted again anyway (its run's process died after the
+// finishing statement, before River wrote the completion, and the next run
+// did not see the recorded success); unrecorded, a 2xx whose attempt was
+// never recorded (the process died between the POST and the finishing
+// statement). Only the second is the window at-least-once leaves open.
+func explainDuplicates(t *testing.T, pool *pgxpool.Pool, tenants []*tenant) (again, unrecorded int) {
+	t.Helper()
+	recorded := map[string]int{}
+	err := retry(func() error {
+		clear(recorded)
+		rows, err := pool.Query(context.Background(), `SELECT endpoint_id::text || '/' || event_id::text, count(*)
+FROM webhook_attempts WHERE outcome = 'completed' GROUP BY 1`)
+		if err != nil {
+			return err
+		}
+		var (
+			pair string
+			n    int
+		)
+		_, err = pgx.ForEachRow(rows, []any{&pair, &n}, func() error {
+			recorded[pair] = n
+			return nil
+		})
+		return err
+	})
+	require.NoError(t, err)
+	var pairs int
+	for _, tn := range tenants {
+		for _, ep := range tn.Eps {
+			ok := map[string]int{}
+			for _, a := range ep.Arrivals() {
+				if a.Valid && a.Status/100 == 2 {
+					ok[a.ID]++
+				}
+			}
+			for id, n := range ok {
+				if n < 2 {
+					continue
+				}
+				pairs++
+				c := min(recorded[ep.ServerID+"/"+id], n)
+				again += max(c-1, 0)
+				unrecorded += n - max(c, 1)
+			}
+		}
+	}
+	t.Logf("duplicates: %d pairs; %d posts again after a recorded success, %d posts never recorded", pairs, again, unrecorded)
+	return again, unrecorded
 }

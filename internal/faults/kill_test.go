@@ -31,8 +31,9 @@ func rescueAfter() time.Duration {
 // TestFaultKillReplica: while W2 (endpoints × events) runs on three
 // replicas, one of them is killed with SIGKILL every few seconds and started
 // again. Afterwards every event reached every endpoint (lost = 0), the
-// duplicates are counted and reported, no endpoint ever had two requests in
-// flight, and River's rescuer leaves no job running.
+// duplicates are counted and reported (none of a delivery whose success
+// was recorded), no endpoint ever had two requests in flight, and River's
+// rescuer leaves no job running.
 func TestFaultKillReplica(t *testing.T) {
 	skipUnlessFull(t, "kill -9 leaves jobs running until River's rescuer returns them (a minute or more)")
 	t.Parallel()
@@ -110,6 +111,8 @@ func TestFaultKillReplica(t *testing.T) {
 	require.Positive(t, kills)
 	require.Zero(t, tl.Invalid, "every request must verify")
 	explainLost(t, f.Pool, tl)
+	again, _ := explainDuplicates(t, f.Pool, tenants)
+	require.Zero(t, again, "a delivery whose success was recorded is not posted again")
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1), "the lease let several requests reach one endpoint at once")
 	requireNothingRunning(t, f.Pool, rescue+2*time.Minute)

@@ -120,11 +120,18 @@ func inChain(job *rivertype.JobRow) bool {
 	return md.Chain && !md.Output[LeftChainOutputKey]
 }
 
+// erredLast reports whether River recorded an error for the job's
+// previous attempt: its last error is that attempt's (River's rescuer
+// records one for a run whose process died).
+func erredLast(job *rivertype.JobRow) bool {
+	return len(job.Errors) > 0 && job.Errors[len(job.Errors)-1].Attempt == job.Attempt-1
+}
+
 // Work runs one delivery.
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[WebhookDeliverArgs]) error {
 	res := w.Deliverer.Deliver(ctx, delivery.DeliverJob{
 		JobID: job.ID, EndpointID: job.Args.EndpointID, EventID: job.Args.EventID, Attempt: job.Attempt,
-		MaxAttempts: job.MaxAttempts, Chain: inChain(job.JobRow),
+		MaxAttempts: job.MaxAttempts, Chain: inChain(job.JobRow), PreviousErred: erredLast(job.JobRow),
 	})
 	if res.LeftChain {
 		if err := river.RecordOutput(ctx, map[string]bool{LeftChainOutputKey: true}); err != nil && w.Logger != nil {

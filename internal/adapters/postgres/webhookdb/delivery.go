@@ -778,6 +778,21 @@ func (s *Store) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) 
 	return n, nil
 }
 
+// AttemptOutcome implements delivery.DeliverStore: the outcome recorded
+// last for the job's attempt, one probe of the job's index.
+func (s *Store) AttemptOutcome(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error) {
+	var o string
+	err := s.pool.QueryRow(ctx, `SELECT outcome FROM webhook_attempts WHERE job_id = $1 AND attempt = $2
+ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read attempt %d of delivery %d: %w", attempt, jobID, err)
+	}
+	return delivery.Outcome(o), true, nil
+}
+
 // chainJobs is the condition on river_job j of the deliveries of endpoint
 // $1 still in its chain: queued in it, not finished, no run has left it
 // (see riverjob.LeftChainOutputKey), and, if running, started within

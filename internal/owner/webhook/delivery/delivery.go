@@ -182,6 +182,10 @@ type DeliverJob struct {
 	// queued in the chain and no run of it has left it yet (see
 	// Result.LeftChain).
 	Chain bool
+	// PreviousErred is true when River recorded an error for the previous
+	// attempt (Attempt-1): it failed, or its process died or it timed out
+	// and River returned it, whatever that run recorded itself.
+	PreviousErred bool
 }
 
 func (j DeliverJob) riverMax() int {
@@ -237,6 +241,9 @@ const finishTimeout = 5 * time.Second
 // Deliver runs one delivery, as the diagram of docs/design/webhooks.md has
 // it:
 //
+//  0. A run after an attempt that River recorded as an error while the
+//     attempt itself recorded a success completes without posting (see
+//     recordedSuccess).
 //  1. Read the endpoint and the event and take a slot of the endpoint's
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
@@ -258,12 +265,40 @@ const finishTimeout = 5 * time.Second
 //     short with deliveries pending makes the next ones available.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	r := &run{DeliverJob: job}
+	settled, done := d.recordedSuccess(ctx, job)
+	if done {
+		return settled
+	}
 	res := d.deliver(ctx, r)
+	res.Warn = errors.Join(settled.Warn, res.Warn)
 	res.LeftChain = r.left
 	if res.Posted != nil && d.observe != nil {
 		d.observe(job, res)
 	}
 	return res
+}
+
+// recordedSuccess ends a run whose previous attempt River recorded as an
+// error while that attempt's own finishing statement recorded a success:
+// the receiver has the delivery, and only River's completion was lost (the
+// run's process died, or its run timed out, after it finished). The run
+// completes without posting again, and that attempt's finish already
+// counted it out of its chain. Only a success is taken as settled: River
+// records the cancel of a discarded delivery as an error of the same
+// attempt, so a discard followed by a run is the owner's "send again". A
+// failed read leaves the run to post, at least once.
+func (d *Deliverer) recordedSuccess(ctx context.Context, job DeliverJob) (Result, bool) {
+	if !job.PreviousErred || job.Attempt < 2 {
+		return Result{}, false
+	}
+	o, ok, err := d.store.AttemptOutcome(ctx, job.JobID, job.Attempt-1)
+	if err != nil {
+		return Result{Warn: fmt.Errorf("read the outcome of attempt %d: %w", job.Attempt-1, err)}, false
+	}
+	if !ok || o != OutcomeCompleted {
+		return Result{}, false
+	}
+	return Result{Outcome: OutcomeCompleted, LeftChain: job.Chain}, true
 }
 
 func (d *Deliverer) deliver(ctx context.Context, r *run) Result {

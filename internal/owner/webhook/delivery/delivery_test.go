@@ -802,3 +802,58 @@ func TestDeliverReportsNoPostWhenItSentNothing(t *testing.T) {
 	require.Equal(t, delivery.OutcomeDiscarded, res.Outcome)
 	require.False(t, called)
 }
+
+// A run after an attempt River recorded as an error posts again unless
+// that attempt recorded a success itself: then only River's completion was
+// lost (its process died after finishing), and the run completes without
+// posting, already counted out of its chain. Send again of a finished
+// delivery, a retry after a failure and an unreadable record all post.
+func TestARunAfterARecordedSuccessDoesNotPostAgain(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name          string
+		previousErred bool
+		attempt       int
+		recorded      delivery.Outcome
+		readErr       error
+		wantPost      bool
+	}{
+		{"River lost the completion of a recorded success", true, 2, delivery.OutcomeCompleted, nil, false},
+		{"a retry after a recorded failure", true, 2, delivery.OutcomeRetryable, nil, true},
+		{"a discard River cancelled, sent again", true, 2, delivery.OutcomeDiscarded, nil, true},
+		{"send again of a completed delivery", false, 2, delivery.OutcomeCompleted, nil, true},
+		{"nothing recorded: the process died before finishing", true, 2, "", nil, true},
+		{"the record cannot be read", true, 2, delivery.OutcomeCompleted, errors.New("connection reset"), true},
+		{"a first attempt", true, 1, delivery.OutcomeCompleted, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			asked := 0
+			b.store.AttemptOutcomeFunc = func(_ context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error) {
+				asked++
+				require.Equal(t, int64(7), jobID)
+				require.Equal(t, c.attempt-1, attempt)
+				return c.recorded, c.recorded != "", c.readErr
+			}
+			job := b.job()
+			job.Attempt, job.PreviousErred, job.Chain = c.attempt, c.previousErred, true
+			res := b.d.Deliver(context.Background(), job)
+			require.Equal(t, delivery.OutcomeCompleted, res.Outcome)
+			finishes, posts := b.recorded()
+			if c.wantPost {
+				require.Len(t, posts, 1)
+				require.Len(t, finishes, 1)
+				require.True(t, finishes[0].Chain, "the run counts itself out of its chain")
+			} else {
+				require.Empty(t, posts)
+				require.Empty(t, finishes, "the recorded attempt's finish counted it out already")
+				require.Nil(t, res.Posted)
+			}
+			require.True(t, res.LeftChain)
+			require.Equal(t, c.readErr != nil, res.Warn != nil, "a failed read is the run's warning")
+			require.Equal(t, c.previousErred && c.attempt > 1, asked == 1, "only a run after River's error asks")
+		})
+	}
+}

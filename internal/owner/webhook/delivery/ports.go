@@ -329,9 +329,12 @@ type DeliverStore interface {
 	// or narrowed below the slot; ErrGone when the endpoint was deleted.
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
 	// Promote makes the endpoint's oldest pending deliveries available,
-	// through River, until its chain counts ChainWindow, in one transaction
-	// under the endpoint's chain lock. It returns how many it promoted.
+	// through River, until its chain counts ChainWindow, under the
+	// endpoint's chain lock. It returns how many it promoted.
 	Promote(ctx context.Context, endpointID uuid.UUID) (int, error)
+	// AttemptOutcome returns the outcome Finish recorded for attempt of
+	// job; ok is false when none was recorded.
+	AttemptOutcome(ctx context.Context, jobID int64, attempt int) (o Outcome, ok bool, err error)
 }
 
 // PostRequest is one HTTP POST to a receiver.

@@ -31,7 +31,7 @@ type Harness struct {
 }
 
 // RunContract runs the stores' contract — the lease, Finish's record and
-// settlement, RenewLease, and the fan-out's reads and Enqueue's uniqueness —
+// settlement, reading a recorded outcome back, RenewLease, and the fan-out's reads and Enqueue's uniqueness —
 // on fresh implementations from newHarness. Memory and the PostgreSQL
 // adapter both pass it. Delivery chains (pending deliveries, Promote,
 // Finish's chain counts), cooldown scheduling and where a fan-out summary
@@ -230,6 +230,26 @@ var contractCases = []struct {
 		c, _ = take(t, h, ep, ev, time.Minute, false)
 		require.NotNil(t, c.Lease)
 		require.False(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: c.Lease, Now: t0}).Wanted, "a take clears the mark")
+	}},
+	{"an attempt's recorded outcome is read back by job and attempt", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
+		ev := h.NewEvent(t, ep)
+		job := time.Now().UnixNano()
+		for i, o := range []delivery.Outcome{delivery.OutcomeRetryable, delivery.OutcomeCompleted} {
+			finish(t, h, delivery.Finish{EndpointID: ep, Now: t0, Attempt: &delivery.Attempt{
+				JobID: job, EndpointID: ep, EventID: ev, Attempt: i + 1, Outcome: o, At: t0,
+			}})
+		}
+		for _, c := range []struct {
+			job     int64
+			attempt int
+			want    delivery.Outcome
+		}{{job, 1, delivery.OutcomeRetryable}, {job, 2, delivery.OutcomeCompleted}, {job, 3, ""}, {job + 1, 1, ""}} {
+			o, ok, err := h.Store.AttemptOutcome(context.Background(), c.job, c.attempt)
+			require.NoError(t, err)
+			require.Equal(t, c.want != "", ok, "job %d attempt %d", c.job, c.attempt)
+			require.Equal(t, c.want, o)
+		}
 	}},
 	{"the fan-out reads the event, or finds it gone", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)

@@ -296,3 +296,22 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 // Promote implements delivery.DeliverStore; Memory keeps no chains, so
 // there is nothing to promote.
 func (m *Memory) Promote(context.Context, uuid.UUID) (int, error) { return 0, nil }
+
+// AttemptOutcome implements delivery.DeliverStore: the outcome of the
+// last attempt recorded for job and attempt, on any endpoint.
+func (m *Memory) AttemptOutcome(_ context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var (
+		out   delivery.Outcome
+		found bool
+	)
+	for _, e := range m.endpoints {
+		for _, a := range e.attempts {
+			if a.JobID == jobID && a.Attempt == attempt {
+				out, found = a.Outcome, true
+			}
+		}
+	}
+	return out, found, nil
+}

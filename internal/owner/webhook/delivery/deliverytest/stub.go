@@ -16,8 +16,9 @@ import (
 )
 
 // Stub implements delivery.FanoutStore and delivery.DeliverStore by
-// calling its Func fields; a nil PromoteFunc promotes nothing, any other
-// nil Func panics when called.
+// calling its Func fields; a nil PromoteFunc promotes nothing, a nil
+// AttemptOutcomeFunc finds no attempt recorded, any other nil Func panics
+// when called.
 type Stub struct {
 	EventFunc      func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
 	EndpointsFunc  func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)
@@ -26,6 +27,8 @@ type Stub struct {
 	FinishFunc     func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
 	RenewLeaseFunc func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
 	PromoteFunc    func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	// AttemptOutcomeFunc answers AttemptOutcome.
+	AttemptOutcomeFunc func(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error)
 
 	mu        sync.Mutex
 	summaries []delivery.Summary
@@ -85,6 +88,15 @@ func (s *Stub) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
 		return 0, nil
 	}
 	return s.PromoteFunc(ctx, endpointID)
+}
+
+// AttemptOutcome calls AttemptOutcomeFunc, or finds nothing recorded when
+// it is nil.
+func (s *Stub) AttemptOutcome(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error) {
+	if s.AttemptOutcomeFunc == nil {
+		return "", false, nil
+	}
+	return s.AttemptOutcomeFunc(ctx, jobID, attempt)
 }
 
 // Poster implements delivery.Poster by calling PostFunc.

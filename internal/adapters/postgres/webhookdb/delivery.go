@@ -819,8 +819,18 @@ const lockChain = `SELECT pg_advisory_xact_lock(1330013, hashtext($1::text))`
 // holdChain and releaseChain take and give back the same lock for a
 // session: a promotion holds it across the transactions that make its
 // deliveries available.
+//
+// holdChain also turns off sorting in its transaction for takeChain's
+// read of the oldest pending deliveries, and takeChain turns it on again
+// as it runs, before River's calls that follow it: no statement is added.
+// River's statistics of its table are as old as its last autovacuum: taken
+// before a backlog went pending, they count no pending job, and the
+// planner then reads an endpoint's pending deliveries through River's
+// fetching index (every pending job, of every endpoint, then sorted by id)
+// rather than through standmeet_webhook_pending_idx (that endpoint's,
+// already in id order). Without a sort, only the second answers in order.
 const (
-	holdChain    = `SELECT pg_advisory_lock(1330013, hashtext($1::text))`
+	holdChain    = `SELECT pg_advisory_lock(1330013, hashtext($1::text)), set_config('enable_sort', 'off', true)`
 	releaseChain = `SELECT pg_advisory_unlock(1330013, hashtext($1::text))`
 )
 
@@ -833,14 +843,15 @@ const (
 // kept, and only when something changes. A restart that finds fewer pending
 // than there is room for clears the pending count the snapshot could not
 // find (a lost process's). Every delivery counted pending by a committed
-// fan-out is visible to the snapshot.
+// fan-out is visible to the snapshot. The picked ids are materialized, so
+// the read of the pending deliveries runs once, not once per use.
 var takeChain = `WITH q AS (
   SELECT q.running, q.pending,
     CASE WHEN e.failing_since IS NOT NULL THEN 1 ELSE $2::int END AS window,
     CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
   FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
   WHERE q.endpoint_id = $1::uuid
-), picked AS (
+), picked AS MATERIALIZED (
   SELECT q.*, GREATEST(q.window - q.counted, 0) AS room,
     ARRAY(SELECT id FROM river_job
           WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
@@ -856,7 +867,7 @@ var takeChain = `WITH q AS (
   SET running = GREATEST(w.running + m.delta, 0), pending = GREATEST(w.pending - m.gone, 0)
   FROM moved m WHERE w.endpoint_id = $1::uuid AND (m.delta <> 0 OR m.gone <> 0)
 )
-SELECT ids FROM moved`
+SELECT m.ids FROM moved m, set_config('enable_sort', 'on', true)`
 
 // giveBack returns to the chain's pending count the deliveries a promotion
 // took but did not make available.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -527,6 +528,33 @@ func TestPromotionsWaitTheirTurn(t *testing.T) {
 	release()
 	require.NoError(t, <-done)
 	require.Equal(t, 1, n, "once a turn is free, it promotes")
+}
+
+// A promotion reads an endpoint's oldest pending deliveries through
+// standmeet_webhook_pending_idx, once, even when River's statistics were
+// taken before anything went pending: the planner then takes River's
+// fetching index for the cheaper, and reads every pending job of every
+// endpoint. River's calls that follow in the same transaction are planned
+// with the settings they always get.
+func TestPromotionReadsPendingDeliveriesThroughTheirIndex(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	b.chain(t, ep.ID, delivery.ChainWindow)
+	// Statistics as an autovacuum takes them before a backlog: no pending
+	// job. Too few rows change after it for another to be due.
+	_, err := b.pool.Exec(ctx, `ANALYZE river_job`)
+	require.NoError(t, err)
+	b.chain(t, ep.ID, 3)
+	_, pending := b.counts(t, ep.ID)
+	require.Equal(t, 3, pending)
+
+	plan, sortAfter, err := b.store.TakePlan(ctx, ep.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(plan, "standmeet_webhook_pending_idx"), "read once, through its index:\n%s", plan)
+	require.NotContains(t, plan, "Index Cond: (state = 'pending'", "not through River's fetching index:\n%s", plan)
+	require.Equal(t, "on", sortAfter, "River's calls after the take plan as ever")
 }
 
 // A promotion makes its deliveries available a chunk per transaction, each

@@ -464,16 +464,8 @@ func count(events []string, eps []*bench.SinkEndpoint) tally {
 		if tl.Overlap == "" && ep.MaxInFlight() > 1 {
 			tl.Overlap = overlap(ep)
 		}
-		ok := map[string]int{}
-		for _, a := range ep.Arrivals() {
-			if !a.Valid {
-				tl.Invalid++
-				continue
-			}
-			if a.Status/100 == 2 {
-				ok[a.ID]++
-			}
-		}
+		ok, invalid := verified2xx(ep)
+		tl.Invalid += invalid
 		for _, id := range events {
 			tl.Expected++
 			switch n := ok[id]; {
@@ -488,6 +480,21 @@ func count(events []string, eps []*bench.SinkEndpoint) tally {
 		}
 	}
 	return tl
+}
+
+// verified2xx counts, per webhook-id, the arrivals at ep that verified and
+// were answered 2xx, and returns how many did not verify.
+func verified2xx(ep *bench.SinkEndpoint) (ok map[string]int, invalid int) {
+	ok = map[string]int{}
+	for _, a := range ep.Arrivals() {
+		switch {
+		case !a.Valid:
+			invalid++
+		case a.Status/100 == 2:
+			ok[a.ID]++
+		}
+	}
+	return ok, invalid
 }
 
 // waitDelivered waits until every tenant's events reached every one of
@@ -711,12 +718,7 @@ FROM webhook_attempts WHERE outcome = 'completed' GROUP BY 1`)
 	var pairs int
 	for _, tn := range tenants {
 		for _, ep := range tn.Eps {
-			ok := map[string]int{}
-			for _, a := range ep.Arrivals() {
-				if a.Valid && a.Status/100 == 2 {
-					ok[a.ID]++
-				}
-			}
+			ok, _ := verified2xx(ep)
 			for id, n := range ok {
 				if n < 2 {
 					continue

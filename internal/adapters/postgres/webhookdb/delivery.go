@@ -17,7 +17,9 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/batch"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
@@ -665,8 +667,9 @@ LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 // connection for one River call per delivery it makes available, and the
 // chains of a fan-out to many endpoints cross their refill mark together:
 // unbounded, their promotions would take most of the pool and every
-// delivery's take and finishing statement would queue behind them. A refill is due long before the rest of its window is
-// delivered, so waiting a turn costs it nothing.
+// delivery's take and finishing statement would queue behind them. A
+// refill is due long before the rest of its window is delivered, so
+// waiting a turn costs it nothing.
 const maxPromotions = 4
 
 // maxFinishBatch bounds the runs one finishing statement carries.
@@ -969,22 +972,10 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	return len(ids), nil
 }
 
-// inTx runs fn in a transaction on conn. The rollback of a transaction
-// that failed outlives ctx, so conn stays usable.
+// inTx runs fn in a transaction on conn (uow.UnitOfWork.Do, whose
+// rollback outlives ctx, so conn stays usable to give back and unlock).
 func inTx(ctx context.Context, conn *pgxpool.Conn, fn func(pgx.Tx) error) error {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		cctx, cancel := cleanup(ctx)
-		defer cancel()
-		if rerr := tx.Rollback(cctx); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
-		}
-		return err
-	}
-	return tx.Commit(ctx)
+	return uow.New(conn, nil, func(tx pgx.Tx, _ domain.Recorder) pgx.Tx { return tx }).Do(ctx, fn)
 }
 
 // makeAvailable makes the chunk of ids from start available with River's

@@ -1,6 +1,7 @@
 package webhookdb_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,12 @@ func (b *bundle) deliveryJobs(t *testing.T, params *river.JobListParams) []*rive
 	return res.Jobs
 }
 
+// seal "seals" a secret as its associated data and then the plaintext;
+// unseal opens it.
+func seal(p, ad []byte) ([]byte, error) { return append(append([]byte{}, ad...), p...), nil }
+
+func unseal(sealed, ad []byte) ([]byte, error) { return bytes.TrimPrefix(sealed, ad), nil }
+
 // setup builds the adapter on a fresh database with one owner.
 func setup(t *testing.T) *bundle {
 	t.Helper()
@@ -77,7 +84,7 @@ func setup(t *testing.T) *bundle {
 	b := &bundle{pool: pool, ins: ins, rec: rec, store: webhookdb.NewStore(pool, ins)}
 	b.svc = webhook.NewService(webhook.Deps{
 		UnitOfWork: uow,
-		Seal:       func(p, ad []byte) ([]byte, error) { return append(append([]byte{}, ad...), p...), nil },
+		Seal:       seal,
 	})
 	b.owner = b.newOwner(t)
 	return b

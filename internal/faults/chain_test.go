@@ -375,6 +375,7 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	}
 	require.NotEqual(t, -1, killed)
 	before := ep.Requests()
+	stopWatch := watchChain(t, f.Pool, ep.ServerID)
 	f.kill(killed)
 	killedAt := time.Now()
 	once.Do(func() { close(released) })
@@ -384,6 +385,7 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	require.Eventually(t, func() bool { return ep.Requests() > before }, limit, 20*time.Millisecond,
 		"the endpoint did not deliver again within %s of killing its lease holder", limit)
 	resumedAfter := time.Since(killedAt)
+	stopWatch()
 	tl := waitDelivered(t, f.Pool, []*tenant{a}, n, rescue+3*time.Minute)
 	t.Logf("killed replica %d (pid %d) holding the lease after %d receipts; delivering again after %s; %s",
 		killed, pid, before, resumedAfter.Round(time.Millisecond), tl)

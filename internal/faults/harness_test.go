@@ -733,3 +733,72 @@ FROM webhook_attempts WHERE outcome = 'completed' GROUP BY 1`)
 	t.Logf("duplicates: %d pairs; %d posts again after a recorded success, %d posts never recorded", pairs, again, unrecorded)
 	return again, unrecorded
 }
+
+// watchChain logs, each time it changes, what River and the chain's rows
+// hold for an endpoint's deliveries: per job state, queue and whether the
+// job is in the chain, how many, with the age of their runs and the delay
+// to their schedule; the chain's counts; and its lease slots. It explains
+// a stall after a fault. The returned stop ends it and waits; the test's
+// cleanup stops it too.
+func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func()) {
+	t.Helper()
+	const summary = `SELECT
+  (SELECT coalesce(string_agg(s, '; ' ORDER BY s), '') FROM (
+     SELECT format('%s %s%s%s: %s (run %s..%s s ago, due in %s..%s s)', j.state,
+       CASE WHEN j.queue = 'webhooks' THEN 'shared' ELSE 'lane ' || right(j.queue, 4) END,
+       CASE WHEN j.metadata @> '{"standmeet_chain": true}' THEN ' chain' ELSE '' END,
+       CASE WHEN j.metadata -> 'output' ? 'left_chain' THEN ' left' ELSE '' END,
+       count(*),
+       round(extract(epoch FROM now() - max(j.attempted_at))), round(extract(epoch FROM now() - min(j.attempted_at))),
+       round(extract(epoch FROM min(j.scheduled_at) - now())), round(extract(epoch FROM max(j.scheduled_at) - now()))) AS s
+     FROM river_job j
+     WHERE j.kind = 'webhook.deliver' AND j.args ->> 'endpoint_id' = $1 AND j.state <> 'completed'
+     GROUP BY j.state, j.queue, j.metadata @> '{"standmeet_chain": true}', j.metadata -> 'output' ? 'left_chain') x),
+  (SELECT coalesce(format('queue running %s pending %s', running, pending), 'no queue row')
+     FROM webhook_endpoint_queues WHERE endpoint_id = $1::uuid),
+  (SELECT coalesce(string_agg(format('slot %s busy %s s holder %s', slot,
+       round(extract(epoch FROM busy_until - now())), left(holder::text, 8)), '; '), '')
+     FROM webhook_endpoint_leases WHERE endpoint_id = $1::uuid AND busy_until > now()),
+  (SELECT coalesce(string_agg(format('%s alive %s s', right(lane, 4), round(extract(epoch FROM alive_until - now()))), '; '), '')
+     FROM webhook_lanes)`
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		last := ""
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			var jobs, queue, leases, lanes *string
+			err := pool.QueryRow(ctx, summary, endpointID).Scan(&jobs, &queue, &leases, &lanes)
+			s := fmt.Sprintf("jobs [%s] %s; leases [%s]; lanes [%s]", deref(jobs), deref(queue), deref(leases), deref(lanes))
+			if err != nil {
+				s = "watch: " + err.Error()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if s != last {
+				t.Logf("chain at +%s: %s", time.Since(start).Round(100*time.Millisecond), s)
+				last = s
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

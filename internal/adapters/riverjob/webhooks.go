@@ -215,14 +215,17 @@ type WebhookSweepArgs struct{}
 // Kind implements river.JobArgs.
 func (WebhookSweepArgs) Kind() string { return "webhook.sweep" }
 
-// InsertOpts runs the sweep on the webhooks queue, once at a time.
+// InsertOpts runs the sweep on the webhooks queue, one per SweepInterval:
+// unique by period rather than by state alone. A sweep whose process died
+// mid-run stays running in River's table until River's rescuer returns it,
+// a minute or more later; unique by state, it would hold back every sweep
+// until then, and with them the restart of the chains that died with the
+// same process. By period it holds back only its own interval's. Sweeps
+// that meet in time take turns to list the stalled chains (SweepFunc).
 func (WebhookSweepArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue: QueueWebhooks, MaxAttempts: 1,
-		UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-		}},
+		UniqueOpts: river.UniqueOpts{ByPeriod: SweepInterval},
 	}
 }
 

@@ -796,18 +796,27 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 	return delivery.Outcome(o), true, nil
 }
 
-// chainJobs is the condition on river_job j of the deliveries of endpoint
-// $1 still in its chain: queued in it, not finished, no run has left it
-// (see riverjob.LeftChainOutputKey), and, if running, started within
-// deadRun. A run started longer ago than that is one of a process that
-// died (River ends every run at delivery.JobTimeout): it waits for River's
-// rescuer, minutes away, and the chain does not wait with it. Counting a
-// live run out only lets the chain run ahead of its window for a while.
-var chainJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)
-  AND j.state IN ('available', 'running', 'scheduled', 'retryable')
+// liveChainJob is the condition on river_job j of a delivery still in its
+// chain: queued in it, not finished, no run has left it (see
+// riverjob.LeftChainOutputKey), and, if running, started within deadRun. A
+// run started longer ago than that is one of a process that died (River
+// ends every run at delivery.JobTimeout): it waits for River's rescuer,
+// minutes away, and the chain does not wait with it. Counting a live run
+// out only lets the chain run ahead of its window for a while.
+//
+// It names no kind and tests the metadata with operators no index serves:
+// only deliveries have a chain key in their metadata. It is then read
+// through the jobs River holds in these states, or an endpoint's entries in
+// River's args index, never through River's kind index: River's
+// statistics can date from before the first delivery, and the planner then
+// takes that index for the cheapest way to every delivery there has been.
+var liveChainJob = `j.state IN ('available', 'running', 'scheduled', 'retryable')
   AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(deadRun.Seconds())) + `')
-  AND j.metadata @> '{"` + riverjob.ChainMetadataKey + `": true}'
-  AND NOT j.metadata @> '{"output": {"` + riverjob.LeftChainOutputKey + `": true}}'`
+  AND j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb
+  AND (j.metadata -> 'output' -> '` + riverjob.LeftChainOutputKey + `') IS DISTINCT FROM 'true'::jsonb`
+
+// chainJobs is liveChainJob for the deliveries of endpoint $1.
+var chainJobs = liveChainJob + ` AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
 
 // deadRun is how long after it started a delivery run still running in
 // River's table is taken for one whose process died.
@@ -1009,24 +1018,68 @@ FROM webhook_endpoint_queues`).Scan(&running, &pending)
 // in River's pending state, and none in their chain. River's own state
 // finds what a promotion took and a lost process never made available: it
 // is counted running, no longer pending.
-var stalledChains = `SELECT q.endpoint_id FROM webhook_endpoint_queues q
-WHERE (q.pending > 0 OR EXISTS (
-    SELECT 1 FROM river_job p
-    WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' AND p.args ->> 'endpoint_id' = q.endpoint_id::text))
-  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE ` +
-	strings.ReplaceAll(chainJobs, "$1::text", "q.endpoint_id::text") + `)`
+//
+// Its reads are bounded by what waits and what is live, never by every
+// delivery or by the queue rows times the jobs: the endpoints with River's
+// pending deliveries come one by one from standmeet_webhook_pending_idx
+// (each the next above the last; with sorting off, as the sweep runs it,
+// only that index answers in order), and the endpoints with a delivery in
+// their chain are read once into a hashed set, through the jobs River
+// holds in those states (whole-table scans are off too), and only if some
+// endpoint waits.
+var stalledChains = `WITH RECURSIVE waiting(e) AS (
+  (SELECT p.args ->> 'endpoint_id' FROM river_job p
+   WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' ORDER BY 1 LIMIT 1)
+  UNION ALL
+  SELECT (SELECT p.args ->> 'endpoint_id' FROM river_job p
+          WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' AND p.args ->> 'endpoint_id' > w.e
+          ORDER BY 1 LIMIT 1)
+  FROM waiting w WHERE w.e IS NOT NULL
+), candidate AS (
+  SELECT w.e FROM waiting w WHERE w.e IS NOT NULL
+  UNION
+  SELECT q.endpoint_id::text FROM webhook_endpoint_queues q WHERE q.pending > 0
+)
+SELECT c.e::uuid FROM candidate c
+WHERE c.e NOT IN (SELECT j.args ->> 'endpoint_id' FROM river_job j
+                  WHERE ` + liveChainJob + ` AND j.args ->> 'endpoint_id' IS NOT NULL)`
+
+// sweepTurn lists the stalled chains if no other sweep is listing them:
+// the turn is a transaction's lock, taken without waiting and given back
+// as the statement ends, with its session if that dies first. Only the
+// listing takes turns; two sweeps restarting the same chain take turns on
+// the chain's lock, and the second finds nothing left to take.
+var sweepTurn = `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(1330014, 0) AS got)
+SELECT t.got, CASE WHEN t.got THEN ARRAY(` + stalledChains + `) END FROM turn t`
+
+// sweepSort turns sorting and whole-table scans off for the rest of the
+// sweep's implicit transaction (see stalledChains): River's statistics can
+// make either look cheap when it reads every job there has been. The scan
+// of the queue rows, which has no other way, then costs like a disabled
+// one, so JIT compilation, which such costs set off and a listing this
+// small never repays, is off too.
+const sweepSort = `SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
+  set_config('jit', 'off', true)`
 
 // SweepChains restarts every stalled chain (see stalledChains): the safety
 // net for a chain whose deliveries were lost with a process. It returns how
-// many deliveries it made available.
+// many deliveries it made available. A sweep that finds another listing
+// the stalled chains returns at once, having restarted nothing: the other
+// finds the same chains. The listing is one round trip: sweepSort and
+// sweepTurn in one batch, one implicit transaction.
 func (s *Store) SweepChains(ctx context.Context) (int, error) {
-	rows, err := s.pool.Query(ctx, stalledChains)
-	if err != nil {
+	var (
+		turn bool
+		ids  []uuid.UUID
+	)
+	b := &pgx.Batch{}
+	b.Queue(sweepSort)
+	b.Queue(sweepTurn).QueryRow(func(row pgx.Row) error { return row.Scan(&turn, &ids) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return 0, fmt.Errorf("find stalled delivery chains: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return 0, fmt.Errorf("find stalled delivery chains: %w", err)
+	if !turn {
+		return 0, nil
 	}
 	total := 0
 	for _, id := range ids {

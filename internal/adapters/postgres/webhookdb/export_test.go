@@ -69,3 +69,24 @@ func (s *Store) TakePlan(ctx context.Context, endpointID uuid.UUID) (plan, sortA
 	}
 	return strings.Join(lines, "\n"), sortAfter, nil
 }
+
+// SweepTurn is the statement that takes the sweep's turn, for a test
+// session to hold it as a sweep in another process would.
+var SweepTurn = sweepTurn
+
+// SweepPlan returns the plan the sweep's listing gets, run as SweepChains
+// runs it.
+func (s *Store) SweepPlan(ctx context.Context) (string, error) {
+	var lines []string
+	b := &pgx.Batch{}
+	b.Queue(sweepSort)
+	b.Queue("EXPLAIN " + sweepTurn).Query(func(rows pgx.Rows) error {
+		var err error
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "\n"), nil
+}

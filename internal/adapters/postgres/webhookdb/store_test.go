@@ -473,6 +473,48 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	require.Zero(t, n, "nothing stalled")
 }
 
+// Sweeps take turns to list the stalled chains: a sweep that finds another
+// listing them restarts nothing, and the turn goes back as the other's
+// listing ends.
+func TestSweepsTakeTurns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	ids := b.chain(t, ep.ID, delivery.ChainWindow+2)
+	b.completeAvailable(t, ids)
+
+	// Another process's sweep, listing the stalled chains.
+	other, err := pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := other.Close(ctx); err != nil {
+			t.Logf("close the other session: %v", err)
+		}
+	})
+	tx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	var turn bool
+	var stalled []uuid.UUID
+	require.NoError(t, tx.QueryRow(ctx, webhookdb.SweepTurn).Scan(&turn, &stalled))
+	require.True(t, turn)
+	require.Equal(t, []uuid.UUID{ep.ID}, stalled)
+
+	n, err := b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "another sweep has the turn")
+	require.Equal(t, rivertype.JobStatePending, b.job(t, ids[delivery.ChainWindow]).State)
+
+	// The other sweep's listing ends.
+	require.NoError(t, tx.Rollback(ctx))
+	n, err = b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	n, err = b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing stalled, and the turn was given back")
+}
+
 // A promotion whose process died after it took deliveries out of the
 // pending count, before it made them available: the chain's count says
 // running, River says pending. The sweep finds them by River's state.
@@ -562,6 +604,50 @@ func TestPromotionReadsPendingDeliveriesThroughTheirIndex(t *testing.T) {
 	require.Equal(t, 1, strings.Count(plan, "standmeet_webhook_pending_idx"), "read once, through its index:\n%s", plan)
 	require.NotContains(t, plan, "Index Cond: (state = 'pending'", "not through River's fetching index:\n%s", plan)
 	require.Equal(t, "on", sortAfter, "River's calls after the take plan as ever")
+}
+
+// The sweep's listing reads what waits and what is live, whatever River's
+// statistics say: taken before the first delivery, they make River's kind
+// index look like the cheapest way to every delivery there has been.
+func TestSweepReadsOnlyWhatWaitsAndWhatIsLive(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	// Statistics of a River table holding other jobs, and no delivery.
+	others := make([]river.InsertManyParams, 200)
+	for i := range others {
+		others[i] = river.InsertManyParams{Args: riverjob.WebhookPruneArgs{Retention: time.Duration(i + 1)}}
+	}
+	_, err := b.ins.InsertMany(ctx, others)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `ANALYZE river_job`)
+	require.NoError(t, err)
+
+	busy := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	b.chain(t, busy.ID, delivery.ChainWindow+3)
+	stalled := b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`)
+	ids := b.chain(t, stalled.ID, delivery.ChainWindow+2)
+	b.completeAvailable(t, ids)
+
+	plan, err := b.store.SweepPlan(ctx)
+	require.NoError(t, err)
+	require.Contains(t, plan, "standmeet_webhook_pending_idx", "pending deliveries through their index:\n%s", plan)
+	require.NotContains(t, plan, "river_job_kind", "not every delivery through River's kind index:\n%s", plan)
+	require.NotContains(t, plan, "Seq Scan on river_job", "not River's whole table:\n%s", plan)
+	require.Contains(t, plan, "hashed SubPlan", "the live chains read once, into a hashed set:\n%s", plan)
+	require.NotContains(t, plan, "JIT", "a listing this small is not compiled:\n%s", plan)
+
+	var turn bool
+	var listed []uuid.UUID
+	require.NoError(t, b.pool.QueryRow(ctx, webhookdb.SweepTurn).Scan(&turn, &listed))
+	require.True(t, turn)
+	require.Equal(t, []uuid.UUID{stalled.ID}, listed, "the busy chain is not listed")
+
+	n, err := b.store.SweepChains(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the stalled chain is restarted, the busy one left alone")
+	_, pending := b.counts(t, busy.ID)
+	require.Equal(t, 3, pending)
 }
 
 // A promotion makes its deliveries available a chunk per transaction, each

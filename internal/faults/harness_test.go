@@ -743,7 +743,7 @@ FROM webhook_attempts WHERE outcome = 'completed' GROUP BY 1`)
 func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func()) {
 	t.Helper()
 	const summary = `SELECT
-  (SELECT coalesce(string_agg(s, '; ' ORDER BY s), '') FROM (
+  coalesce((SELECT string_agg(s, '; ' ORDER BY s) FROM (
      SELECT format('%s %s%s%s: %s (run %s..%s s ago, due in %s..%s s)', j.state,
        CASE WHEN j.queue = 'webhooks' THEN 'shared' ELSE 'lane ' || right(j.queue, 4) END,
        CASE WHEN j.metadata @> '{"standmeet_chain": true}' THEN ' chain' ELSE '' END,
@@ -753,14 +753,14 @@ func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func(
        round(extract(epoch FROM min(j.scheduled_at) - now())), round(extract(epoch FROM max(j.scheduled_at) - now()))) AS s
      FROM river_job j
      WHERE j.kind = 'webhook.deliver' AND j.args ->> 'endpoint_id' = $1 AND j.state <> 'completed'
-     GROUP BY j.state, j.queue, j.metadata @> '{"standmeet_chain": true}', j.metadata -> 'output' ? 'left_chain') x),
-  (SELECT coalesce(format('queue running %s pending %s', running, pending), 'no queue row')
-     FROM webhook_endpoint_queues WHERE endpoint_id = $1::uuid),
-  (SELECT coalesce(string_agg(format('slot %s busy %s s holder %s', slot,
-       round(extract(epoch FROM busy_until - now())), left(holder::text, 8)), '; '), '')
-     FROM webhook_endpoint_leases WHERE endpoint_id = $1::uuid AND busy_until > now()),
-  (SELECT coalesce(string_agg(format('%s alive %s s', right(lane, 4), round(extract(epoch FROM alive_until - now()))), '; '), '')
-     FROM webhook_lanes)`
+     GROUP BY j.state, j.queue, j.metadata @> '{"standmeet_chain": true}', j.metadata -> 'output' ? 'left_chain') x), ''),
+  coalesce((SELECT format('queue running %s pending %s', running, pending)
+     FROM webhook_endpoint_queues WHERE endpoint_id = $1::uuid), 'no queue row'),
+  coalesce((SELECT string_agg(format('slot %s busy %s s holder %s', slot,
+       round(extract(epoch FROM busy_until - now())), left(holder::text, 8)), '; ')
+     FROM webhook_endpoint_leases WHERE endpoint_id = $1::uuid AND busy_until > now()), ''),
+  coalesce((SELECT string_agg(format('%s alive %s s', right(lane, 4), round(extract(epoch FROM alive_until - now()))), '; ')
+     FROM webhook_lanes), '')`
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	start := time.Now()
@@ -770,9 +770,9 @@ func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func(
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			var jobs, queue, leases, lanes *string
+			var jobs, queue, leases, lanes string
 			err := pool.QueryRow(ctx, summary, endpointID).Scan(&jobs, &queue, &leases, &lanes)
-			s := fmt.Sprintf("jobs [%s] %s; leases [%s]; lanes [%s]", deref(jobs), deref(queue), deref(leases), deref(lanes))
+			s := fmt.Sprintf("jobs [%s] %s; leases [%s]; lanes [%s]", jobs, queue, leases, lanes)
 			if err != nil {
 				s = "watch: " + err.Error()
 			}
@@ -794,11 +794,4 @@ func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func(
 	stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
 	return stop
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -2,7 +2,6 @@ package riverjob_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,12 +36,10 @@ func TestASweepLeftRunningHoldsBackNoLaterSweep(t *testing.T) {
 	var (
 		stuck   = make(chan struct{})
 		release = make(chan struct{})
-		once    sync.Once
+		calls   atomic.Int64
 	)
 	first := start(func(context.Context) (int, error) {
-		first := false
-		once.Do(func() { first = true })
-		if first {
+		if calls.Add(1) == 1 {
 			close(stuck)
 			// A process that stopped answering: its run never ends.
 			<-release

@@ -1052,20 +1052,20 @@ WHERE c.e NOT IN (SELECT j.args ->> 'endpoint_id' FROM river_job j
 var sweepTurn = `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(1330014, 0) AS got)
 SELECT t.got, CASE WHEN t.got THEN ARRAY(` + stalledChains + `) END FROM turn t`
 
-// sweepSort turns sorting and whole-table scans off for the rest of the
+// sweepPlanner turns sorting and whole-table scans off for the rest of the
 // sweep's implicit transaction (see stalledChains): River's statistics can
 // make either look cheap when it reads every job there has been. The scan
 // of the queue rows, which has no other way, then costs like a disabled
 // one, so JIT compilation, which such costs set off and a listing this
 // small never repays, is off too.
-const sweepSort = `SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
+const sweepPlanner = `SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
   set_config('jit', 'off', true)`
 
 // SweepChains restarts every stalled chain (see stalledChains): the safety
 // net for a chain whose deliveries were lost with a process. It returns how
 // many deliveries it made available. A sweep that finds another listing
 // the stalled chains returns at once, having restarted nothing: the other
-// finds the same chains. The listing is one round trip: sweepSort and
+// finds the same chains. The listing is one round trip: sweepPlanner and
 // sweepTurn in one batch, one implicit transaction.
 func (s *Store) SweepChains(ctx context.Context) (int, error) {
 	var (
@@ -1073,7 +1073,7 @@ func (s *Store) SweepChains(ctx context.Context) (int, error) {
 		ids  []uuid.UUID
 	)
 	b := &pgx.Batch{}
-	b.Queue(sweepSort)
+	b.Queue(sweepPlanner)
 	b.Queue(sweepTurn).QueryRow(func(row pgx.Row) error { return row.Scan(&turn, &ids) })
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return 0, fmt.Errorf("find stalled delivery chains: %w", err)

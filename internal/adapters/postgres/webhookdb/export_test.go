@@ -79,7 +79,7 @@ var SweepTurn = sweepTurn
 func (s *Store) SweepPlan(ctx context.Context) (string, error) {
 	var lines []string
 	b := &pgx.Batch{}
-	b.Queue(sweepSort)
+	b.Queue(sweepPlanner)
 	b.Queue("EXPLAIN " + sweepTurn).Query(func(rows pgx.Rows) error {
 		var err error
 		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])

@@ -484,16 +484,14 @@ func TestSweepsTakeTurns(t *testing.T) {
 	ids := b.chain(t, ep.ID, delivery.ChainWindow+2)
 	b.completeAvailable(t, ids)
 
-	// Another process's sweep, listing the stalled chains.
-	other, err := pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
+	// Another sweep, listing the stalled chains.
+	tx, err := b.pool.Begin(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := other.Close(ctx); err != nil {
-			t.Logf("close the other session: %v", err)
+		if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+			t.Logf("end the other sweep's listing: %v", err)
 		}
 	})
-	tx, err := other.Begin(ctx)
-	require.NoError(t, err)
 	var turn bool
 	var stalled []uuid.UUID
 	require.NoError(t, tx.QueryRow(ctx, webhookdb.SweepTurn).Scan(&turn, &stalled))

@@ -141,15 +141,24 @@ func (b *ServerBench) statementCalls(ctx context.Context) (map[string]int64, err
 // MeasureWork runs fn between two snapshots and, when counting is enabled,
 // reports statements, transactions and rows changed per unit under the keys
 // <key>_statements_per_<unit>, <key>_transactions_per_<unit> and
-// <key>_rows_per_<unit>. fn returns how many units it completed.
+// <key>_rows_per_<unit>; where /proc can be read, it also reports the
+// processor time per unit that fn's run took (reportCPU). fn returns how
+// many units it completed.
 func (b *ServerBench) MeasureWork(ctx context.Context, key, unit string, fn func() (int64, error)) error {
 	before, ok, err := b.WorkSnapshot(ctx)
 	if err != nil {
 		return err
 	}
+	cpu0, cpuOK := ReadCPUTime("/proc", b.serverPids())
 	n, err := fn()
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if cpu1, ok := ReadCPUTime("/proc", b.serverPids()); cpuOK && ok {
+		b.reportCPU(key, unit, cpu1.Sub(cpu0), n)
+	}
+	if !ok {
+		return nil
 	}
 	after, _, err := b.WorkSnapshot(ctx)
 	if err != nil {
@@ -157,6 +166,22 @@ func (b *ServerBench) MeasureWork(ctx context.Context, key, unit string, fn func
 	}
 	b.reportWork(key, unit, after.Sub(before), n)
 	return nil
+}
+
+// reportCPU writes the processor time d used for n units:
+// <key>_postgres_cpu_ms_per_<unit>, <key>_server_cpu_ms_per_<unit> and the
+// machine's busy share, <key>_machine_busy.
+func (b *ServerBench) reportCPU(key, unit string, d CPUTime, n int64) {
+	if n <= 0 {
+		return
+	}
+	pg := float64(d.Postgres) / float64(time.Millisecond) / float64(n)
+	srv := float64(d.Servers) / float64(time.Millisecond) / float64(n)
+	b.r.Extra[fmt.Sprintf("%s_postgres_cpu_ms_per_%s", key, unit)] = pg
+	b.r.Extra[fmt.Sprintf("%s_server_cpu_ms_per_%s", key, unit)] = srv
+	b.r.Extra[key+"_machine_busy"] = d.BusyShare()
+	b.r.Note("%s: processor time per %s: PostgreSQL %.2f ms, servers %.2f ms; the machine was %.0f%% busy",
+		key, unit, pg, srv, 100*d.BusyShare())
 }
 
 // reportWork writes the work d done for n units under MeasureWork's keys.

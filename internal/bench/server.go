@@ -80,17 +80,20 @@ type ServerOptions struct {
 }
 
 func (o ServerOptions) environ() []string {
-	env := map[string]string{
-		"DATABASE_URL":         o.DatabaseURL,
-		"STANDMEET_MASTER_KEY": o.MasterKey,
-		"STANDMEET_ADDR":       "127.0.0.1:0",
-		"STANDMEET_LOG":        "json",
+	// The server's settings given to the bench go to its servers, so a
+	// setting can be compared in bench runs (a profiler address: the first
+	// server to bind it serves; the others log that it is taken and carry
+	// on). What the bench sets itself overrides them.
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "STANDMEET_") && !strings.HasPrefix(k, "STANDMEET_BENCH_") {
+			env[k] = v
+		}
 	}
-	// A profiler address given to the bench goes to its servers (the first
-	// to bind it serves; the others log that it is taken and carry on).
-	if v := os.Getenv("STANDMEET_DEBUG_ADDR"); v != "" {
-		env["STANDMEET_DEBUG_ADDR"] = v
-	}
+	env["DATABASE_URL"] = o.DatabaseURL
+	env["STANDMEET_MASTER_KEY"] = o.MasterKey
+	env["STANDMEET_ADDR"] = "127.0.0.1:0"
+	env["STANDMEET_LOG"] = "json"
 	for k, v := range o.Env {
 		env[k] = v
 	}

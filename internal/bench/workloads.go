@@ -772,7 +772,20 @@ func (b *ServerBench) runFanout(ctx context.Context, groups []Group, prefix stri
 	}
 	b.wait(ctx, prefix, eps, want)
 	out := Tally(eps, commits)
+	b.spanNote(prefix, commits, out)
 	return out, out.Rate(commits.First()), nil
+}
+
+// spanNote says how long the notes took to commit and the deliveries to
+// arrive: the deliveries can be waiting for the writes only when the two
+// spans are about as long.
+func (b *ServerBench) spanNote(name string, commits *Commits, out Outcome) {
+	ts := commits.Times()
+	if len(ts) < 2 || out.Delivered == 0 {
+		return
+	}
+	b.r.Note("%s: %d notes committed over %.1f s (%.0f/s); the last delivery %.1f s after the first commit",
+		name, len(ts), ts[len(ts)-1].Sub(ts[0]).Seconds(), commits.Rate(), out.Last.Sub(ts[0]).Seconds())
 }
 
 // groupsNote says how endpoints were spread over owners when the server's
@@ -855,6 +868,7 @@ func (b *ServerBench) runW3(ctx context.Context) error {
 	}
 	b.wait(ctx, "W3", eps, want)
 	out := Tally(eps, commits)
+	b.spanNote("W3", commits, out)
 	b.r.Add(Figure{Key: "w3_p50_ms", Label: "W3 paced 200/s, 10 endpoints: p50", Unit: "ms", LowerIsBetter: true,
 		Value: Ms(out.Latency.Percentile(50)), Ceiling: "River insert-to-work-start at 200/s", CeilingValue: Ms(b.pickup.Percentile(50))})
 	b.r.Add(Figure{Key: "w3_p99_ms", Label: "W3 paced 200/s, 10 endpoints: p99", Unit: "ms", LowerIsBetter: true,

@@ -10,10 +10,10 @@ import (
 )
 
 // CPUTime is the processor time (user and system) that the database's
-// processes and the server processes had used by a snapshot. On a machine
-// whose cores are all busy, a workload's rate is its capacity divided by
-// this time per unit, so the time per unit says what a change cost or saved
-// even when the machine's speed moves between runs.
+// processes, the server processes and the whole machine had used by a
+// snapshot. On a machine whose cores are all busy, a workload's rate is the
+// machine's capacity divided by this time per unit, so the time per unit is
+// the figure a change has to cut.
 type CPUTime struct {
 	// Postgres is every process named postgres on the machine: the private
 	// cluster's backends, autovacuum and writers, and any other cluster's.
@@ -41,9 +41,9 @@ const clockTicks = 100
 
 // ReadCPUTime reads, from proc (/proc), the processor time used so far by
 // the postgres processes and by the processes servers; ok is false when
-// proc cannot be listed (not Linux). A process that ended between two
-// snapshots takes its time with it; a server's ended backends count until
-// they end.
+// proc cannot be listed (not Linux). A process that ends between two
+// snapshots takes its time with it, so a database connection closed during
+// a step is counted short.
 func ReadCPUTime(proc string, servers []int) (c CPUTime, ok bool) {
 	entries, err := os.ReadDir(proc)
 	if err != nil {

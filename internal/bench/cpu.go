@@ -40,8 +40,8 @@ func (c CPUTime) BusyShare() float64 {
 const clockTicks = 100
 
 // ReadCPUTime reads, from proc (/proc), the processor time used so far by
-// the postgres processes and by the processes servers; ok is false when
-// proc cannot be listed (not Linux). A process that ends between two
+// the machine, the postgres processes and the processes servers; ok is
+// false when proc cannot be listed or its stat read (not Linux). A process that ends between two
 // snapshots takes its time with it, so a database connection closed during
 // a step is counted short.
 func ReadCPUTime(proc string, servers []int) (c CPUTime, ok bool) {
@@ -53,8 +53,12 @@ func ReadCPUTime(proc string, servers []int) (c CPUTime, ok bool) {
 	for _, pid := range servers {
 		isServer[pid] = true
 	}
-	if b, err := os.ReadFile(filepath.Join(proc, "stat")); err == nil {
-		c.Busy, c.All, _ = parseMachineStat(b)
+	machine, err := os.ReadFile(filepath.Join(proc, "stat"))
+	if err != nil {
+		return c, false
+	}
+	if c.Busy, c.All, err = parseMachineStat(machine); err != nil {
+		return c, false
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -122,14 +126,11 @@ func parseMachineStat(b []byte) (busy, all time.Duration, err error) {
 		return 0, 0, fmt.Errorf("stat: no cpu line in %q", line)
 	}
 	var idle, total int64
-	for i, v := range f[1:] {
+	// Up to steal: guest and guest_nice, after it, are inside user and nice.
+	for i, v := range f[1:min(len(f), 9)] {
 		n, err := strconv.ParseInt(string(v), 10, 64)
 		if err != nil {
 			return 0, 0, fmt.Errorf("stat: cpu field %d: %w", i+1, err)
-		}
-		// guest and guest_nice (9th, 10th) are counted in user and nice.
-		if i >= 8 {
-			break
 		}
 		total += n
 		if i == 3 || i == 4 {

@@ -149,12 +149,13 @@ func (b *ServerBench) MeasureWork(ctx context.Context, key, unit string, fn func
 	if err != nil {
 		return err
 	}
-	cpu0, cpuOK := ReadCPUTime("/proc", b.serverPids())
+	pids := b.serverPids()
+	cpu0, cpuOK := ReadCPUTime("/proc", pids)
 	n, err := fn()
 	if err != nil {
 		return err
 	}
-	if cpu1, ok := ReadCPUTime("/proc", b.serverPids()); cpuOK && ok {
+	if cpu1, ok := ReadCPUTime("/proc", pids); cpuOK && ok {
 		b.reportCPU(key, unit, cpu1.Sub(cpu0), n)
 	}
 	if !ok {

@@ -45,9 +45,19 @@ const CorpusWorkers = 4
 // the server's defaults (a 10 ms fetch cooldown, a 50 ms poll) lift the cap
 // and cut the latency (figures: docs/design/river.md).
 type Config struct {
-	MaxWorkers        int
-	FetchCooldown     time.Duration
+	MaxWorkers    int
+	FetchCooldown time.Duration
+	// FetchPollInterval is how often the delivery queues (webhooks and the
+	// lanes) look for jobs without being told: a promoted delivery is made
+	// available with River's JobRetryTx, which sends no insert
+	// notification, so River finds it at this poll.
 	FetchPollInterval time.Duration
+	// NotifiedPollInterval (0: FetchPollInterval) is the same for the
+	// queues whose jobs all come with River's insert notification (default,
+	// inbound, corpus). Their poll only catches a job whose notification
+	// the inserter's limiter folded into an earlier one, so it can be
+	// longer; each poll is a fetch statement per process, found or not.
+	NotifiedPollInterval time.Duration
 	// RescueAfter returns a killed replica's running jobs after minutes, not
 	// River's default hour. It must exceed every job's timeout.
 	RescueAfter time.Duration
@@ -148,18 +158,29 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 		CompletedJobRetentionPeriod: cfg.Retention,
 		DiscardedJobRetentionPeriod: cfg.Retention,
 		CancelledJobRetentionPeriod: cfg.Retention,
-		Queues: map[string]river.QueueConfig{
-			QueueDefault:  {MaxWorkers: general},
-			QueueWebhooks: {MaxWorkers: perQueue},
-			QueueInbound:  {MaxWorkers: inbound},
-			QueueCorpus:   {MaxWorkers: min(CorpusWorkers, perQueue)},
-		},
+		Queues:                      queueConfigs(cfg, general, perQueue, inbound),
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {
 		return nil, fmt.Errorf("build river worker client: %w", err)
 	}
 	return &Worker{Client: c, laneWorkers: perQueue}, nil
+}
+
+// queueConfigs gives each of the client's queues its workers and poll:
+// the delivery queue polls at FetchPollInterval, the notified ones at
+// NotifiedPollInterval.
+func queueConfigs(cfg Config, general, perQueue, inbound int) map[string]river.QueueConfig {
+	notified := cfg.NotifiedPollInterval
+	if notified <= 0 {
+		notified = cfg.FetchPollInterval
+	}
+	return map[string]river.QueueConfig{
+		QueueDefault:  {MaxWorkers: general, FetchPollInterval: notified},
+		QueueWebhooks: {MaxWorkers: perQueue},
+		QueueInbound:  {MaxWorkers: inbound, FetchPollInterval: notified},
+		QueueCorpus:   {MaxWorkers: min(CorpusWorkers, perQueue), FetchPollInterval: notified},
+	}
 }
 
 // Shutdown stops the working client within timeout: running jobs get the

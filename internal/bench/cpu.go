@@ -41,9 +41,9 @@ const clockTicks = 100
 
 // ReadCPUTime reads, from proc (/proc), the processor time used so far by
 // the machine, the postgres processes and the processes servers; ok is
-// false when proc cannot be listed or its stat read (not Linux). A process that ends between two
-// snapshots takes its time with it, so a database connection closed during
-// a step is counted short.
+// false when proc cannot be listed or its stat read (not Linux). A process
+// that ends between two snapshots takes its time with it, so a database
+// connection closed during a step is counted short.
 func ReadCPUTime(proc string, servers []int) (c CPUTime, ok bool) {
 	entries, err := os.ReadDir(proc)
 	if err != nil {

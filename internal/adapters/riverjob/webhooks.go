@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,8 +99,21 @@ func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) tim
 	return time.Now().Add(delivery.RetryDelay(job.Attempt, w.BackoffScale, job.ID))
 }
 
-// ChainMetadataKey marks, in a delivery job's metadata, a delivery
-// inserted into its endpoint's chain.
+// ChainTag, among a delivery job's River tags, marks a delivery inserted
+// into its endpoint's chain. It is a tag, not metadata, because River
+// indexes metadata (a GIN index without a pending list) and not tags:
+// every version of a job (its insert, promotion, fetch and completion)
+// would write the marker's index entries again.
+const ChainTag = "standmeet_chain"
+
+// ChainFullTag, beside ChainTag, says why a chain delivery inserted in
+// River's pending state waits: its endpoint's chain was full. It describes
+// the job while it is still pending.
+const ChainFullTag = "chain_full"
+
+// ChainMetadataKey is where jobs queued by earlier versions of the server
+// carry the chain mark: {"standmeet_chain": true} in their metadata.
+// inChain and the chain's SQL still honour it.
 const ChainMetadataKey = "standmeet_chain"
 
 // LeftChainOutputKey, in a delivery job's recorded output, says that a run
@@ -114,10 +128,10 @@ func inChain(job *rivertype.JobRow) bool {
 		Chain  bool            `json:"standmeet_chain"`
 		Output map[string]bool `json:"output"`
 	}
-	if len(job.Metadata) == 0 || json.Unmarshal(job.Metadata, &md) != nil {
+	if len(job.Metadata) > 0 && json.Unmarshal(job.Metadata, &md) != nil {
 		return false
 	}
-	return md.Chain && !md.Output[LeftChainOutputKey]
+	return (slices.Contains(job.Tags, ChainTag) || md.Chain) && !md.Output[LeftChainOutputKey]
 }
 
 // erredLast reports whether River recorded an error for the job's

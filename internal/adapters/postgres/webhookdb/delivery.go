@@ -144,21 +144,25 @@ FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 	return out, nil
 }
 
-// chainMetadata marks a delivery inserted into its endpoint's chain; the
-// worker reads it to count the first run out of the chain. A chain
-// delivery inserted pending also says why it waits (pendingMetadata).
+// chainTags mark a delivery inserted into its endpoint's chain; the
+// worker reads them to count the first run out of the chain. A chain
+// delivery inserted pending also says why it waits (pendingTags).
 var (
-	chainMetadata   = []byte(`{"` + riverjob.ChainMetadataKey + `":true}`)
-	pendingMetadata = []byte(`{"` + riverjob.ChainMetadataKey + `":true,"` + WaitMetadataKey + `":{"reason":"` +
-		string(delivery.ReasonChain) + `"}}`)
+	chainTags   = []string{riverjob.ChainTag}
+	pendingTags = []string{riverjob.ChainTag, riverjob.ChainFullTag}
 )
 
+// chainMark is the condition on river_job j of a delivery inserted into
+// its endpoint's chain: River's tag, or the metadata key of a job queued
+// by an earlier version of the server; never NULL.
+const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags) OR coalesce(j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb, false))`
+
 // WaitMetadataKey, in a delivery job's River metadata, says why a
-// delivery inserted scheduled or pending waits: {"reason": "cooling_down",
-// "until": <RFC 3339>} for a failing endpoint's cooldown, {"reason":
-// "chain_full"} for a delivery pending behind its endpoint's chain. It
-// describes the wait at insertion: it holds while the job is still
-// scheduled or pending.
+// delivery inserted scheduled waits: {"reason": "cooling_down", "until":
+// <RFC 3339>} for a failing endpoint's cooldown. It describes the wait at
+// insertion: it holds while the job is still scheduled. (A delivery
+// pending behind its endpoint's chain says so with a tag instead,
+// riverjob.ChainFullTag.)
 const WaitMetadataKey = "standmeet_wait"
 
 // waitMetadata is the metadata of a delivery d that waits for d.Wait.
@@ -287,12 +291,12 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 					p.InsertOpts.Metadata = md
 				}
 			case joining[d.EndpointID]:
-				md := chainMetadata
+				tags := chainTags
 				if !room[d.EndpointID] {
-					md = pendingMetadata
+					tags = pendingTags
 				}
 				// An empty lane leaves the delivery on the shared queue.
-				p.InsertOpts = &river.InsertOpts{Metadata: md, Pending: !room[d.EndpointID], Queue: lanes[d.EndpointID]}
+				p.InsertOpts = &river.InsertOpts{Tags: tags, Pending: !room[d.EndpointID], Queue: lanes[d.EndpointID]}
 				// One delivery per endpoint joins the chain at a time.
 				delete(joining, d.EndpointID)
 			}
@@ -804,15 +808,15 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 // minutes away, and the chain does not wait with it. Counting a live run
 // out only lets the chain run ahead of its window for a while.
 //
-// It names no kind and tests the metadata with operators no index serves:
-// only deliveries have a chain key in their metadata. It is then read
+// It names no kind and tests the tags and metadata with operators no
+// index serves: only deliveries carry the chain mark. It is then read
 // through the jobs River holds in these states, or an endpoint's entries in
 // River's args index, never through River's kind index: River's
 // statistics can date from before the first delivery, and the planner then
 // takes that index for the cheapest way to every delivery there has been.
 var liveChainJob = `j.state IN ('available', 'running', 'scheduled', 'retryable')
   AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(deadRun.Seconds())) + `')
-  AND j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb
+  AND ` + chainMark + `
   AND (j.metadata -> 'output' -> '` + riverjob.LeftChainOutputKey + `') IS DISTINCT FROM 'true'::jsonb`
 
 // chainJobs is liveChainJob for the deliveries of endpoint $1.

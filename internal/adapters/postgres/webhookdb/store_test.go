@@ -437,6 +437,16 @@ func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
 	r, p := b.counts(t, ep.ID)
 	require.Equal(t, delivery.ChainWindow, r)
 	require.Equal(t, 3, p)
+	// The chain's mark and the pending one's reason are River tags, which
+	// River does not index; the metadata, which it does, stays empty.
+	for id, tags := range map[int64][]string{
+		ids[0]:                    {riverjob.ChainTag},
+		ids[delivery.ChainWindow]: {riverjob.ChainTag, riverjob.ChainFullTag},
+	} {
+		j := b.job(t, id)
+		require.Equal(t, tags, j.Tags)
+		require.JSONEq(t, `{}`, string(j.Metadata))
+	}
 
 	// A second fan-out of a delivery already in the chain counts nothing.
 	ev := deliveryArgs(t, b.job(t, ids[0])).EventID

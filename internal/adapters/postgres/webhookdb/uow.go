@@ -201,7 +201,7 @@ func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID i
 		chain bool
 	)
 	read := func(lock string) error {
-		err := s.tx.QueryRow(ctx, `SELECT `+jobState+`, j.metadata @> '{"`+riverjob.ChainMetadataKey+`": true}'
+		err := s.tx.QueryRow(ctx, `SELECT `+jobState+`, `+chainMark+`
 FROM river_job j WHERE `+endpointJobs+` AND j.id = $2`+lock, endpointID, jobID).Scan(&state, &chain)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return deliveryNotFound()
@@ -275,7 +275,7 @@ ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id},
-			InsertOpts: &river.InsertOpts{Metadata: chainMetadata, Pending: true, Queue: queue}}
+			InsertOpts: &river.InsertOpts{Tags: pendingTags, Pending: true, Queue: queue}}
 	}
 	res, err := s.river.InsertManyTx(ctx, s.tx, params)
 	if err != nil {

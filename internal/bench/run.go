@@ -156,6 +156,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"publish", 30 * time.Second, b.runPublish},
 		{"memory", 10 * time.Second, b.runMemory},
 		{"endpoints", 90 * time.Second, b.runManyEndpoints},
+		{"replicas1", 25 * time.Second, func(ctx context.Context) error { return b.runReplicas(ctx, 1) }},
 		{"replicas2", 70 * time.Second, func(ctx context.Context) error { return b.runReplicas(ctx, 2) }},
 		{"replicas3", 70 * time.Second, func(ctx context.Context) error { return b.runReplicas(ctx, 3) }},
 	} {
@@ -190,7 +191,7 @@ func (o Options) want(step string) bool {
 		return !o.Only["relay"] || len(o.Only) > 1
 	case "w2":
 		return o.Only["endpoints"] || o.Only["replicas"]
-	case "replicas2", "replicas3":
+	case "replicas1", "replicas2", "replicas3":
 		return o.Only["replicas"]
 	}
 	return false

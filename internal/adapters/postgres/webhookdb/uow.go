@@ -275,7 +275,7 @@ ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id},
-			InsertOpts: &river.InsertOpts{Tags: pendingTags, Pending: true, Queue: queue}}
+			InsertOpts: &river.InsertOpts{Tags: chainTags, Pending: true, Queue: queue}}
 	}
 	res, err := s.river.InsertManyTx(ctx, s.tx, params)
 	if err != nil {

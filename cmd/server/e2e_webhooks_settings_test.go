@@ -152,7 +152,10 @@ func TestWebhookPrunePurgesEndpointsDeletedBeforeTheRetention(t *testing.T) {
 	_, err := ts.App.Pool.Exec(t.Context(), `UPDATE webhook_endpoints SET deleted_at = now() - interval '2 hours' WHERE id = $1`, old)
 	require.NoError(t, err)
 
-	w := provideWebhookPruneWorker(webhookdb.NewStore(ts.App.Pool, nil), ts.App.Pool)
+	store, err := webhookdb.NewStore(ts.App.Pool, nil)
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	w := provideWebhookPruneWorker(store, ts.App.Pool)
 	require.NoError(t, w.Work(t.Context(), &river.Job[riverjob.WebhookPruneArgs]{Args: riverjob.WebhookPruneArgs{Retention: time.Hour}}))
 	status, resp := ts.do(t, http.MethodGet, "/api/admin/webhooks/"+old, o.Key, "")
 	require.Equal(t, http.StatusNotFound, status, resp)

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/accessdb"
-	"github.com/standmeet/standmeet/internal/adapters/postgres/webhookdb"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/corpus"
 	"github.com/standmeet/standmeet/internal/infra/config"
@@ -97,7 +96,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	processor := provideInboundProcessor(unitOfWork, router)
 	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhookdbStore := webhookdb.NewStore(pool, inserter)
+	webhookdbStore, cleanup2, err := provideWebhookStore(pool, inserter)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	embedAdmitsFunc := provideEmbedAdmits(accessService)
 	fanouter := provideWebhookFanouter(webhookdbStore, embedAdmitsFunc, cfg)
 	webhookFanoutWorker := &riverjob.WebhookFanoutWorker{
@@ -107,6 +110,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	unsealFunc := provideWebhookUnseal(box)
 	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -119,12 +123,14 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, webhookSweepWorker, corpusIndexWorker)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	v2 := providePeriodicJobs(cfg)
 	worker, err := riverjob.NewWorker(pool, riverjobConfig, workers, v2, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -132,6 +138,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	set := provideOps(store, mainInboundOps, ownerService, mainWebhookOps, corpusService, accessService, mainPublishOps, mainJobOps)
 	endpoints, err := provideEndpoints(set)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -142,22 +149,26 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	gateway := provideInboundGateway(unitOfWork, registry, inboundUnsealFunc, sourceCache, refusalLog)
 	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	handler, err := provideMCP(endpoints, gate, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	openapiHandler, err := provideOpenAPI(endpoints)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
 	auth := provideWebAuth(gate)
 	webHandler, err := provideWeb(set, auth, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -168,6 +179,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	mainMetricsHandler := provideMetricsHandler(prometheusRegistry)
 	mainTasksHandler, err := provideTasksHandler(ctx, worker, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -175,6 +187,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -185,6 +198,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	leaseListener := provideWebhookLeaseListener(webhookdbStore, deliverer, logger)
 	lanes, err := provideWebhookLanes(cfg, webhookdbStore, worker, logger)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -208,6 +222,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		Commands:   commands,
 	}
 	return app, func() {
+		cleanup2()
 		cleanup()
 	}, nil
 }

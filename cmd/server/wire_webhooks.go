@@ -36,7 +36,7 @@ var WebhookSet = wire.NewSet(
 	provideWebhookUnitOfWork,
 	provideWebhookService,
 	provideWebhookOps,
-	webhookdb.NewStore,
+	provideWebhookStore,
 	provideWebhookPoster,
 	provideWebhookFanouter,
 	provideWebhookDeliverer,
@@ -151,6 +151,16 @@ func provideWebhookDeliverWorker(d *delivery.Deliverer, cfg config.Config, logge
 
 // provideWebhookPruneWorker prunes the delivery log and purges the endpoints
 // deleted before the retention's cutoff (with their remaining log).
+// provideWebhookStore opens the delivery store, which closes the pool of
+// its own at shutdown.
+func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) (*webhookdb.Store, func(), error) {
+	s, err := webhookdb.NewStore(pool, ins)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.Close, nil
+}
+
 func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *riverjob.WebhookPruneWorker {
 	return &riverjob.WebhookPruneWorker{PruneFunc: func(ctx context.Context, before time.Time) (int64, error) {
 		n, err := store.PruneAttempts(ctx, before)

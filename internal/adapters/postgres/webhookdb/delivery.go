@@ -30,7 +30,10 @@ const LeaseChannel = "standmeet_webhook_lease"
 
 // Store is the storage of webhook.fanout and webhook.deliver.
 type Store struct {
-	pool  *pgxpool.Pool
+	pool *pgxpool.Pool
+	// statements runs the take and the finishing statement (see
+	// statementConns).
+	statements *pgxpool.Pool
 	river *riverjob.Inserter
 
 	// Calls that arrive together share one statement (batch.Group).
@@ -50,9 +53,17 @@ var (
 )
 
 // NewStore returns a Store; river (an insert-only client) inserts the
-// deliveries.
-func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) *Store {
-	s := &Store{pool: pool, river: river, promoting: make(chan struct{}, maxPromotions)}
+// deliveries. The Store opens a pool of its own for the take and the
+// finishing statement (statementConns connections to pool's database);
+// Close closes it.
+func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
+	cfg := pool.Config()
+	cfg.MaxConns, cfg.MinConns = statementConns, 0
+	statements, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the delivery statements' pool: %w", err)
+	}
+	s := &Store{pool: pool, statements: statements, river: river, promoting: make(chan struct{}, maxPromotions)}
 	s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
 	// Takes go one per endpoint per statement: two takers of one endpoint
 	// in one statement would see the same free slot. One statement is in
@@ -75,8 +86,12 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) *Store {
 		MaxBatch:   maxFinishBatch,
 		MaxFlights: 1,
 	}
-	return s
+	return s, nil
 }
+
+// Close closes the delivery statements' pool; the pool given to NewStore
+// is its owner's to close.
+func (s *Store) Close() { s.statements.Close() }
 
 // Event loads an event; delivery.ErrGone when retention pruned it. Reads
 // that arrive together share one statement.
@@ -517,7 +532,7 @@ func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim
 	// one of the two) is retried.
 	err := pgerr.Retry(3, func() error {
 		clear(out)
-		rows, err := s.pool.Query(ctx, takeMany, endpoints, events, tokens, rings, ttls)
+		rows, err := s.statements.Query(ctx, takeMany, endpoints, events, tokens, rings, ttls)
 		if err != nil {
 			return err
 		}
@@ -676,6 +691,15 @@ LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 // waiting a turn costs it nothing.
 const maxPromotions = 4
 
+// statementConns is the size of the pool the take and the finishing
+// statement run on. Each has one statement in flight per process (their
+// batch groups), so two connections serve both. On the shared pool any of
+// its connections would carry them, and a connection plans a prepared
+// statement on its first five runs before it settles on a generic plan:
+// these two take milliseconds to plan, so a process just started paid
+// that on each of its connections.
+const statementConns = 2
+
 // maxFinishBatch bounds the runs one finishing statement carries.
 const maxFinishBatch = 256
 
@@ -748,7 +772,7 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 	}
 	out := make([]delivery.Settled, n)
 	err := pgerr.Retry(3, func() error {
-		rows, err := s.pool.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
+		rows, err := s.statements.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
 			responses, errs, locations, ats, nows, records, releases, slots,
 			tokens, settles, disableAfter, reasons, chains, kept, stamps, sigs)
 		if err != nil {

@@ -81,7 +81,10 @@ func setup(t *testing.T) *bundle {
 	require.NoError(t, err)
 	rec := events.NewRecorder(isDeclared, nil)
 	uow := webhookdb.NewUnitOfWork(pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) }, ins)
-	b := &bundle{pool: pool, ins: ins, rec: rec, store: webhookdb.NewStore(pool, ins)}
+	store, err := webhookdb.NewStore(pool, ins)
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	b := &bundle{pool: pool, ins: ins, rec: rec, store: store}
 	b.svc = webhook.NewService(webhook.Deps{
 		UnitOfWork: uow,
 		Seal:       seal,
@@ -979,4 +982,19 @@ func TestTakesTogetherGiveEachSlotOnce(t *testing.T) {
 	for _, e := range eps {
 		require.Equal(t, 1, held[e], "one lease per endpoint of max_in_flight 1")
 	}
+}
+
+// The take and the finishing statement run on the store's own pool: closed,
+// they fail, while the pool the store was given still serves.
+func TestTakeAndFinishRunOnTheStoresOwnPool(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	_, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Settle: delivery.SettleSuccess, Now: time.Now()})
+	require.NoError(t, err)
+	b.store.Close()
+	_, err = b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Settle: delivery.SettleSuccess, Now: time.Now()})
+	require.Error(t, err)
+	require.NoError(t, b.pool.Ping(ctx))
 }

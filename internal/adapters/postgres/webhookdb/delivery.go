@@ -34,7 +34,7 @@ type Store struct {
 	// statements runs the take and the finishing statement (see
 	// statementConns).
 	statements *pgxpool.Pool
-	river *riverjob.Inserter
+	river      *riverjob.Inserter
 
 	// Calls that arrive together share one statement (batch.Group).
 	finishes *batch.Group[delivery.Finish, delivery.Settled]

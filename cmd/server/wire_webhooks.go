@@ -149,8 +149,6 @@ func provideWebhookDeliverWorker(d *delivery.Deliverer, cfg config.Config, logge
 	return &riverjob.WebhookDeliverWorker{Deliverer: d, BackoffScale: cfg.WebhookBackoffScale, Logger: logger.Named("webhooks")}
 }
 
-// provideWebhookPruneWorker prunes the delivery log and purges the endpoints
-// deleted before the retention's cutoff (with their remaining log).
 // provideWebhookStore opens the delivery store, which closes the pool of
 // its own at shutdown.
 func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) (*webhookdb.Store, func(), error) {
@@ -161,6 +159,8 @@ func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) (*webhookdb
 	return s, s.Close, nil
 }
 
+// provideWebhookPruneWorker prunes the delivery log and purges the endpoints
+// deleted before the retention's cutoff (with their remaining log).
 func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *riverjob.WebhookPruneWorker {
 	return &riverjob.WebhookPruneWorker{PruneFunc: func(ctx context.Context, before time.Time) (int64, error) {
 		n, err := store.PruneAttempts(ctx, before)

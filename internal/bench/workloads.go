@@ -1124,16 +1124,13 @@ func (b *ServerBench) runManyEndpoints(ctx context.Context) error {
 }
 
 // runReplicas is W2 (the same 100 endpoints, 200 new events) on n server
-// processes sharing the database; note writes are spread over them. Run
-// with n = 1 first, on the process that ran every step before, it is the
-// one-process rate the replica steps are compared with: by then River's
-// table holds every earlier step's jobs, and W2 itself, early in the run,
-// met a table a fraction of that size, so a ratio against W2 would price
-// the table's growth as coordination. Each step first delivers a quarter
-// as many events unmeasured (its rate is reported on its own): processes
-// started for the step begin with every pooled connection's plans to make
-// and the endpoints' lanes to settle, which a long-running fleet pays
-// once, not per delivery.
+// processes sharing the database; note writes are spread over them. With
+// n = 1, on the process that ran every earlier step, it gives the rate the
+// replica steps are compared with: River's table then holds every earlier
+// step's jobs, as it does for them. Each step first delivers a quarter as
+// many events unmeasured, so the measured part excludes what a process
+// pays once after it starts (every pooled connection's plans, the lanes
+// settling).
 func (b *ServerBench) runReplicas(ctx context.Context, n int) error {
 	if err := b.Scale(ctx, n); err != nil {
 		return err

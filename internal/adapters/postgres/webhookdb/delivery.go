@@ -693,11 +693,11 @@ const maxPromotions = 4
 
 // statementConns is the size of the pool the take and the finishing
 // statement run on. Each has one statement in flight per process (their
-// batch groups), so two connections serve both. On the shared pool any of
-// its connections would carry them, and a connection plans a prepared
-// statement on its first five runs before it settles on a generic plan:
-// these two take milliseconds to plan, so a process just started paid
-// that on each of its connections.
+// batch groups), so two connections serve both. A connection plans a
+// prepared statement on its first five runs before it settles on a
+// generic plan, and these two take milliseconds to plan: on two
+// connections a new process pays that twice, where on the shared pool it
+// would pay it on every connection that happened to carry them.
 const statementConns = 2
 
 // maxFinishBatch bounds the runs one finishing statement carries.

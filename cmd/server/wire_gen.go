@@ -96,7 +96,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	processor := provideInboundProcessor(unitOfWork, router)
 	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhookdbStore, cleanup2, err := provideWebhookStore(pool, inserter)
+	webhookdbStore, cleanup2, err := provideWebhookStore(pool, inserter, uowRecorder)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

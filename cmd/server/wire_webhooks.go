@@ -151,11 +151,12 @@ func provideWebhookDeliverWorker(d *delivery.Deliverer, cfg config.Config, logge
 
 // provideWebhookStore opens the delivery store, which closes the pool of
 // its own at shutdown.
-func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) (*webhookdb.Store, func(), error) {
+func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter, rec uow.Recorder) (*webhookdb.Store, func(), error) {
 	s, err := webhookdb.NewStore(pool, ins)
 	if err != nil {
 		return nil, nil, err
 	}
+	s.RecordHealthWith(rec)
 	return s, s.Close, nil
 }
 

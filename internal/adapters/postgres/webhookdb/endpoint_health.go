@@ -6,9 +6,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uow"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // HealthReader implements webhooks.HealthReader over the attempt records
@@ -95,4 +99,86 @@ func PurgeDeletedEndpoints(ctx context.Context, pool *pgxpool.Pool, before time.
 			return total, nil
 		}
 	}
+}
+
+// healthChange is a health change the finishing statement reports for the
+// run at index i of its batch: a webhook.HealthChangeKind.
+type healthChange struct {
+	i    int
+	kind string
+}
+
+// RecordHealthWith makes the Store record the operational events of the
+// health changes its finishing statements make (webhook.RecordHealth), with
+// rec bound to the statement's transaction. Without it no event is
+// recorded.
+func (s *Store) RecordHealthWith(rec uow.Recorder) { s.healthRec = rec }
+
+// finishSettling runs finish, the finishing statement of fs, and records
+// the events of the health changes it reports, in one transaction. A batch
+// in which no run settles its endpoint can change no endpoint's health:
+// its statement runs alone, without a transaction (one round trip).
+func (s *Store) finishSettling(ctx context.Context, fs []delivery.Finish, finish func(q pgxQuerier) ([]healthChange, error)) error {
+	settles := false
+	for _, f := range fs {
+		settles = settles || f.Settle != delivery.SettleNone
+	}
+	if !settles || s.healthRec == nil {
+		_, err := finish(s.statements)
+		return err
+	}
+	return uow.New(s.statements, nil, func(tx pgx.Tx, _ domain.Recorder) pgx.Tx { return tx }).Do(ctx, func(tx pgx.Tx) error {
+		changes, err := finish(tx)
+		if err != nil || len(changes) == 0 {
+			return err
+		}
+		return recordHealth(ctx, tx, s.healthRec(tx), fs, changes)
+	})
+}
+
+// pgxQuerier runs a statement: the pool or a transaction.
+type pgxQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// recordHealth reads the changed endpoints' owners and streaks (locked by
+// the change in tx) and records their events.
+func recordHealth(ctx context.Context, tx pgx.Tx, rec domain.Recorder, fs []delivery.Finish, changes []healthChange) error {
+	ids := make([]uuid.UUID, len(changes))
+	for k, c := range changes {
+		ids[k] = fs[c.i].EndpointID
+	}
+	type row struct {
+		owner uuid.UUID
+		since *time.Time
+	}
+	rows, err := tx.Query(ctx, `SELECT id, owner_id, failing_since FROM webhook_endpoints WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return fmt.Errorf("read changed endpoints: %w", err)
+	}
+	byID := map[uuid.UUID]row{}
+	var (
+		id uuid.UUID
+		r  row
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &r.owner, &r.since}, func() error {
+		byID[id] = r
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read changed endpoints: %w", err)
+	}
+	out := make([]webhook.HealthChange, 0, len(changes))
+	for _, c := range changes {
+		f := fs[c.i]
+		ep, ok := byID[f.EndpointID]
+		if !ok {
+			continue
+		}
+		hc := webhook.HealthChange{Kind: webhook.HealthChangeKind(c.kind), EndpointID: f.EndpointID, OwnerID: ep.owner, At: f.Now, Reason: f.DisableReason}
+		if ep.since != nil {
+			hc.FailingSince = *ep.since
+		}
+		out = append(out, hc)
+	}
+	return webhook.RecordHealth(ctx, rec, out)
 }

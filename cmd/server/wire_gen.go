@@ -93,7 +93,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	processor := provideInboundProcessor(unitOfWork, router)
+	processor := provideInboundProcessor(unitOfWork, router, pool, uowRecorder)
 	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
 	webhookdbStore, cleanup2, err := provideWebhookStore(pool, inserter, uowRecorder)

@@ -88,8 +88,9 @@ func provideInboundGateway(uow *inbounddb.UnitOfWork, reg *verifier.Registry, un
 		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(), Refused: refusals.Add})
 }
 
-func provideInboundProcessor(uow *inbounddb.UnitOfWork, router *inbound.Router) *inbound.Processor {
-	return inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+func provideInboundProcessor(inbox *inbounddb.UnitOfWork, router *inbound.Router, pool *pgxpool.Pool, rec uow.Recorder) *inbound.Processor {
+	return inbound.NewProcessor(inbound.ProcessorDeps{Inbox: inbox.States(), Router: router, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(),
+		DeadLetters: inbounddb.NewDeadLetters(pool, rec)})
 }
 
 func provideInboundProcessWorker(proc *inbound.Processor, logger *zap.Logger) *riverjob.InboundProcessWorker {

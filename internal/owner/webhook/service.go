@@ -612,7 +612,7 @@ func (s *Service) EventDeliveries(ctx context.Context, ownerID, eventID uuid.UUI
 		return op.List[EventDelivery]{}, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
 	}
 	for i := range rows {
-		rows[i].TaskURL = TaskURL(rows[i].JobID)
+		finishDelivery(&rows[i].Delivery)
 	}
 	if rows == nil {
 		rows = []EventDelivery{}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/adapters/postgres/inbounddb"
+	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/infra/events"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
+)
+
+// opEvent is an operational event as a receiver got it.
+type opEvent struct {
+	Type string `json:"type"`
+	Data struct {
+		EndpointID   uuid.UUID `json:"endpoint_id"`
+		SourceID     uuid.UUID `json:"source_id"`
+		MessageID    uuid.UUID `json:"message_id"`
+		Attempts     int       `json:"attempts"`
+		Reason       string    `json:"reason"`
+		FailingSince string    `json:"failing_since"`
+	} `json:"data"`
+}
+
+// opEvents are the operational events (webhook.endpoint.*,
+// inbound.message.*) rc received.
+func opEvents(t *testing.T, rc *receiver) []opEvent {
+	t.Helper()
+	var out []opEvent
+	for _, r := range rc.requests() {
+		var e opEvent
+		require.NoError(t, json.Unmarshal(r.Body, &e))
+		switch e.Type {
+		case domain.EventWebhookEndpointFailing, domain.EventWebhookEndpointRecovered, domain.EventWebhookEndpointDisabled,
+			domain.EventInboundMessageDeadLettered:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// alertEndpoint is an endpoint of the owner subscribed to the operational
+// events, answering 204.
+func alertEndpoint(t *testing.T, ts *testServer, key string) (*receiver, createdEndpoint) {
+	t.Helper()
+	rc := newReceiver(t, nil)
+	ep := createEndpoint(t, ts, key, map[string]any{"url": rc.URL,
+		"event_types": []string{"webhook.endpoint.*", domain.EventInboundMessageDeadLettered}})
+	return rc, ep
+}
+
+// TestHealthEventsOfAFailingThenRecoveredEndpointGoToTheAlertEndpointOnly:
+// a receiver that fails twice and then accepts makes exactly one failing
+// and one recovered event, delivered to the owner's alert endpoint, and
+// none to itself though it subscribes to them.
+func TestHealthEventsOfAFailingThenRecoveredEndpointGoToTheAlertEndpointOnly(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
+	_, key := webhookOwner(t, ts)
+	alert, _ := alertEndpoint(t, ts, key)
+	flaky := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n < 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	ep := createEndpoint(t, ts, key, map[string]any{"url": flaky.URL, "event_types": []string{"code.*", "webhook.endpoint.*"}})
+	eventID, _ := sendTest(t, ts, key, ep.ID)
+	d := waitDelivery(t, ts, key, ep.ID, eventID, "completed")
+	require.Equal(t, 3, d.Attempt)
+
+	require.Eventually(t, func() bool { return len(opEvents(t, alert)) >= 2 }, 30*time.Second, 20*time.Millisecond)
+	// Anything more would have been recorded with the two: give its
+	// delivery the time the two took.
+	time.Sleep(500 * time.Millisecond)
+	got := opEvents(t, alert)
+	require.Len(t, got, 2, "exactly one failing and one recovered")
+	require.Equal(t, domain.EventWebhookEndpointFailing, got[0].Type)
+	require.Equal(t, domain.EventWebhookEndpointRecovered, got[1].Type)
+	for _, e := range got {
+		require.Equal(t, ep.ID, e.Data.EndpointID)
+	}
+	require.Empty(t, opEvents(t, flaky), "an endpoint never hears about itself")
+	var recorded int
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM events
+WHERE type LIKE 'webhook.endpoint.%' AND data->>'endpoint_id' = $1`, ep.ID.String()).Scan(&recorded))
+	require.Equal(t, 2, recorded)
+}
+
+// TestHealthEventDisabledAfterFiveDaysOfFailure: with the endpoint's
+// failure streak moved five days back, its next failure disables it and
+// the alert endpoint gets webhook.endpoint.disabled with the reason.
+func TestHealthEventDisabledAfterFiveDaysOfFailure(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
+	_, key := webhookOwner(t, ts)
+	alert, _ := alertEndpoint(t, ts, key)
+	dead := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	ep := createEndpoint(t, ts, key, map[string]any{"url": dead.URL, "event_types": []string{"code.*", "webhook.endpoint.*"}})
+	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, ep.ID)
+	sendTest(t, ts, key, ep.ID)
+	require.Eventually(t, func() bool { return len(opEvents(t, alert)) >= 1 }, 30*time.Second, 20*time.Millisecond)
+	got := opEvents(t, alert)
+	require.Len(t, got, 1)
+	require.Equal(t, domain.EventWebhookEndpointDisabled, got[0].Type)
+	require.Equal(t, ep.ID, got[0].Data.EndpointID)
+	require.Contains(t, got[0].Data.Reason, "failed continuously")
+	require.NotEmpty(t, got[0].Data.FailingSince)
+	require.False(t, getEndpoint(t, ts, key, ep.ID).Enabled)
+	require.Empty(t, opEvents(t, dead))
+}
+
+// TestHealthEventDeadLetteredReachesTheAlertEndpoint: an inbound message
+// that fails permanently becomes a dead letter through the real adapters,
+// and the real server's relay and delivery bring its
+// inbound.message.dead_lettered to the alert endpoint. The real server's
+// only handler does not fail on demand, so the processor runs here with a
+// handler that does, on a message without a job of the server's.
+func TestHealthEventDeadLetteredReachesTheAlertEndpoint(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
+	owner, key := ts.newOwner(t)
+	alert, _ := alertEndpoint(t, ts, key)
+	src := createInboundSource(t, ts, key, "")
+	id := uuid.Must(uuid.NewV7())
+	_, err := ts.App.Pool.Exec(context.Background(), `INSERT INTO inbound_messages
+		(id, owner_id, source_id, message_id, message_id_signed, payload_sha256, body, received_at, state, attempts)
+		VALUES ($1, $2, $3, 'msg_dead', true, sha256($4::bytea), $4::bytea, now(), 'received', 0)`, id, owner, src.ID, []byte(`{"type":"order.created"}`))
+	require.NoError(t, err)
+
+	rec := events.NewRecorder(func(name string) bool { _, ok := domain.LookupEventType(name); return ok }, nil)
+	router, err := inbound.NewRouter(inbound.Route{Name: "refuses", Kind: "standard-webhooks", EventType: "*",
+		Handler: inbound.HandlerFunc(func(context.Context, inbound.Message) error {
+			return inbound.Permanent(errors.New("unknown product"))
+		})})
+	require.NoError(t, err)
+	store := inbounddb.New(ts.App.Pool, nil)
+	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: store.States(), Router: router,
+		DeadLetters: inbounddb.NewDeadLetters(ts.App.Pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })})
+	out, err := proc.Process(context.Background(), id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeDead, out.Kind)
+
+	require.Eventually(t, func() bool { return len(opEvents(t, alert)) >= 1 }, 30*time.Second, 20*time.Millisecond)
+	got := opEvents(t, alert)
+	require.Len(t, got, 1)
+	require.Equal(t, domain.EventInboundMessageDeadLettered, got[0].Type)
+	require.Equal(t, src.ID, got[0].Data.SourceID.String())
+	require.Equal(t, id, got[0].Data.MessageID)
+	require.Equal(t, 1, got[0].Data.Attempts)
+}
+
+// TestHealthDeliveryLogOfAThreeAttemptEndpointSaysThree: the log and
+// jobs.get show the endpoint's bound, and the delivery the worker ended at
+// the third attempt reads failed after 3 of 3 attempts, in the API and on
+// the page.
+func TestHealthDeliveryLogOfAThreeAttemptEndpointSaysThree(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
+	_, key := webhookOwner(t, ts)
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	ep := createEndpoint(t, ts, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}, "max_attempts": 3})
+	eventID, jobID := sendTest(t, ts, key, ep.ID)
+	d := waitDelivery(t, ts, key, ep.ID, eventID, "cancelled", "discarded")
+	require.Equal(t, 3, d.Attempt)
+	require.Equal(t, 3, d.MaxAttempts)
+	var det struct {
+		Status  string `json:"status"`
+		Summary string `json:"summary"`
+	}
+	getJSON(t, ts, key, fmt.Sprintf("/api/admin/webhooks/%s/deliveries/%d", ep.ID, jobID), http.StatusOK, &det)
+	require.Equal(t, "failed", det.Status, "ended by the endpoint's bound, not cancelled by anyone")
+	require.Equal(t, "failed after 3 of 3 attempts", det.Summary)
+	var failed struct {
+		Data []deliveryRow `json:"data"`
+	}
+	getJSON(t, ts, key, "/api/admin/webhooks/"+ep.ID.String()+"/deliveries?state=failed", http.StatusOK, &failed)
+	require.Len(t, failed.Data, 1, "the failed filter finds it")
+	var job struct {
+		MaxAttempts int `json:"max_attempts"`
+	}
+	getJSON(t, ts, key, "/api/admin/jobs/"+strconv.FormatInt(jobID, 10), http.StatusOK, &job)
+	require.Equal(t, 3, job.MaxAttempts)
+	var ev struct {
+		Data []struct {
+			MaxAttempts int    `json:"max_attempts"`
+			Summary     string `json:"summary"`
+		} `json:"data"`
+	}
+	getJSON(t, ts, key, "/api/admin/events/"+eventID.String()+"/deliveries", http.StatusOK, &ev)
+	require.Len(t, ev.Data, 1)
+	require.Equal(t, 3, ev.Data[0].MaxAttempts)
+	require.Equal(t, "failed after 3 of 3 attempts", ev.Data[0].Summary)
+}

@@ -204,3 +204,142 @@ func TestHealthDeliveryLogOfAThreeAttemptEndpointSaysThree(t *testing.T) {
 	require.Equal(t, 3, ev.Data[0].MaxAttempts)
 	require.Equal(t, "failed after 3 of 3 attempts", ev.Data[0].Summary)
 }
+
+// statsOut is webhooks.stats' answer.
+type statsOut struct {
+	Window  string `json:"window"`
+	Buckets []struct {
+		At        time.Time `json:"at"`
+		Succeeded int       `json:"succeeded"`
+		Retrying  int       `json:"retrying"`
+		GaveUp    int       `json:"gave_up"`
+		P50MS     *int      `json:"p50_ms"`
+		P99MS     *int      `json:"p99_ms"`
+	} `json:"buckets"`
+}
+
+func (s statsOut) sums() (succeeded, retrying, gaveUp int) {
+	for _, b := range s.Buckets {
+		succeeded, retrying, gaveUp = succeeded+b.Succeeded, retrying+b.Retrying, gaveUp+b.GaveUp
+	}
+	return
+}
+
+// TestHealthStatsCountTheOwnersAttemptsByOutcome: the charts' figures are
+// the attempts' outcomes, per owner and per endpoint, every bucket listed;
+// a bad window is a 400 and another owner's endpoint is not found.
+func TestHealthStatsCountTheOwnersAttemptsByOutcome(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
+	_, key := webhookOwner(t, ts)
+	_, otherKey := webhookOwner(t, ts)
+	ok := newReceiver(t, nil)
+	bad := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	good := createEndpoint(t, ts, key, map[string]any{"url": ok.URL, "event_types": []string{"code.*"}})
+	failing := createEndpoint(t, ts, key, map[string]any{"url": bad.URL, "event_types": []string{"code.*"}, "max_attempts": 2})
+	for range 3 {
+		e, _ := sendTest(t, ts, key, good.ID)
+		waitDelivery(t, ts, key, good.ID, e, "completed")
+	}
+	e, _ := sendTest(t, ts, key, failing.ID)
+	waitDelivery(t, ts, key, failing.ID, e, "cancelled", "discarded")
+
+	for _, w := range []struct {
+		name    string
+		buckets int
+	}{{"hour", 12}, {"day", 24}, {"week", 28}} {
+		var all statsOut
+		getJSON(t, ts, key, "/api/admin/webhooks/stats?window="+w.name, http.StatusOK, &all)
+		require.Len(t, all.Buckets, w.buckets, w.name)
+		s, r, g := all.sums()
+		require.Equal(t, [3]int{3, 1, 1}, [3]int{s, r, g}, w.name)
+	}
+	var one statsOut
+	getJSON(t, ts, key, "/api/admin/webhooks/"+good.ID.String()+"/stats?window=hour", http.StatusOK, &one)
+	s, r, g := one.sums()
+	require.Equal(t, [3]int{3, 0, 0}, [3]int{s, r, g})
+	last := one.Buckets[len(one.Buckets)-1]
+	require.NotNil(t, last.P50MS, "answered attempts have a latency")
+
+	var theirs statsOut
+	getJSON(t, ts, otherKey, "/api/admin/webhooks/stats?window=hour", http.StatusOK, &theirs)
+	s, r, g = theirs.sums()
+	require.Equal(t, [3]int{0, 0, 0}, [3]int{s, r, g}, "another owner's charts hold none of these")
+	getJSON(t, ts, otherKey, "/api/admin/webhooks/"+good.ID.String()+"/stats", http.StatusNotFound, nil)
+	body := getJSON(t, ts, key, "/api/admin/webhooks/stats?window=month", http.StatusBadRequest, nil)
+	require.Contains(t, body, "INVALID_WINDOW")
+
+	var att struct {
+		Data []struct {
+			EndpointID uuid.UUID `json:"endpoint_id"`
+			State      string    `json:"state"`
+			Alarm      bool      `json:"alarm"`
+		} `json:"data"`
+	}
+	getJSON(t, ts, key, "/api/admin/webhooks/attention", http.StatusOK, &att)
+	require.Len(t, att.Data, 1)
+	require.Equal(t, failing.ID, att.Data[0].EndpointID)
+	require.Equal(t, "failing", att.Data[0].State)
+	require.False(t, att.Data[0].Alarm, "failing for less than an hour")
+	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '61 minutes' WHERE id = $1`, failing.ID)
+	getJSON(t, ts, key, "/api/admin/webhooks/attention", http.StatusOK, &att)
+	require.True(t, att.Data[0].Alarm, "failing for an hour")
+	getJSON(t, ts, otherKey, "/api/admin/webhooks/attention", http.StatusOK, &att)
+	require.Empty(t, att.Data)
+}
+
+// TestHealthInboundStatsCountAcceptedRefusedAndDead: accepted messages,
+// refusals and dead letters in the window, and the dead letters waiting.
+func TestHealthInboundStatsCountAcceptedRefusedAndDead(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	owner, key := ts.newOwner(t)
+	_, otherKey := ts.newOwner(t)
+	src := createInboundSource(t, ts, key, "")
+	for i := range 4 {
+		state, dead := "done", "NULL"
+		if i == 3 {
+			state, dead = "dead", "now()"
+		}
+		_, err := ts.App.Pool.Exec(context.Background(), `INSERT INTO inbound_messages
+			(id, owner_id, source_id, message_id, message_id_signed, payload_sha256, body, received_at, state, attempts, dead_at)
+			VALUES ($1, $2, $3, $4, true, sha256($5::bytea), $5::bytea, now(), $6, 1, `+dead+`)`,
+			uuid.Must(uuid.NewV7()), owner, src.ID, "m"+strconv.Itoa(i), []byte(`{"i":`+strconv.Itoa(i)+`}`), state)
+		require.NoError(t, err)
+	}
+	dbExec(t, ts, `INSERT INTO inbound_refusals (owner_id, source_id, refused_at, reason, detail)
+		VALUES ($1, $2, now(), 'WEBHOOK_SIGNATURE_INVALID', 'x'), ($1, $2, now(), 'WEBHOOK_STALE', 'y')`, owner, src.ID)
+	type out struct {
+		Buckets []struct {
+			Accepted     int `json:"accepted"`
+			Refused      int `json:"refused"`
+			DeadLettered int `json:"dead_lettered"`
+		} `json:"buckets"`
+		DeadLetters []struct {
+			SourceID string `json:"source_id"`
+			Waiting  int    `json:"waiting"`
+		} `json:"dead_letters"`
+	}
+	sum := func(o out) [3]int {
+		var s [3]int
+		for _, b := range o.Buckets {
+			s[0], s[1], s[2] = s[0]+b.Accepted, s[1]+b.Refused, s[2]+b.DeadLettered
+		}
+		return s
+	}
+	var all, one, theirs out
+	getJSON(t, ts, key, "/api/admin/inbound-sources/stats?window=hour", http.StatusOK, &all)
+	require.Len(t, all.Buckets, 12)
+	require.Equal(t, [3]int{4, 2, 1}, sum(all))
+	require.Len(t, all.DeadLetters, 1)
+	require.Equal(t, src.ID, all.DeadLetters[0].SourceID)
+	require.Equal(t, 1, all.DeadLetters[0].Waiting)
+	getJSON(t, ts, key, "/api/admin/inbound-sources/"+src.ID+"/stats", http.StatusOK, &one)
+	require.Equal(t, [3]int{4, 2, 1}, sum(one))
+	getJSON(t, ts, otherKey, "/api/admin/inbound-sources/stats", http.StatusOK, &theirs)
+	require.Equal(t, [3]int{0, 0, 0}, sum(theirs))
+	require.Empty(t, theirs.DeadLetters)
+	getJSON(t, ts, otherKey, "/api/admin/inbound-sources/"+src.ID+"/stats", http.StatusNotFound, nil)
+	body := getJSON(t, ts, key, "/api/admin/inbound-sources/"+src.ID+"/stats?window=year", http.StatusBadRequest, nil)
+	require.Contains(t, body, "INVALID_WINDOW")
+}

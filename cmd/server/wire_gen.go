@@ -50,7 +50,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	sealFunc := provideInboundSeal(box)
 	sourceCache := provideSourceCache()
-	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache)
+	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache, pool)
 	prometheusRegistry := provideRegistry()
 	metrics, err := events.NewMetrics(prometheusRegistry)
 	if err != nil {

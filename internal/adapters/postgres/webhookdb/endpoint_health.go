@@ -192,3 +192,72 @@ const effectiveMaxAttempts = `LEAST(j.max_attempts, (SELECT ep.max_attempts FROM
 // ended at the endpoint's last attempt (River: cancelled), which reads as
 // failed, not cancelled.
 const endedByBound = `(j.state = 'cancelled' AND j.attempt >= ` + effectiveMaxAttempts + `)`
+
+// statsSQL buckets the owner's attempts of a window: for each of the
+// owner's endpoints, three ranges of webhook_attempts_endpoint_outcome_idx
+// (endpoint, outcome, time), one per outcome that is an attempt (a
+// snoozed run spent none), read no further back than $3.
+const statsSQL = `SELECT date_bin($5::interval, a.attempted_at, $3) AS at,
+  count(*) FILTER (WHERE a.outcome = 'completed'),
+  count(*) FILTER (WHERE a.outcome = 'retryable'),
+  count(*) FILTER (WHERE a.outcome = 'discarded'),
+  percentile_disc(0.5) WITHIN GROUP (ORDER BY a.latency_ms),
+  percentile_disc(0.99) WITHIN GROUP (ORDER BY a.latency_ms)
+FROM webhook_endpoints e
+JOIN webhook_attempts a ON a.endpoint_id = e.id
+  AND a.outcome IN ('completed', 'retryable', 'discarded') AND a.attempted_at >= $3 AND a.attempted_at < $4
+WHERE e.owner_id = $1 AND ($2::uuid IS NULL OR e.id = $2)
+GROUP BY 1 ORDER BY 1`
+
+// Stats implements webhook.StatsReader.
+func (r *HealthReader) Stats(ctx context.Context, ownerID uuid.UUID, endpointID *uuid.UUID, since, until time.Time, step time.Duration) ([]webhook.StatsBucket, error) {
+	rows, err := r.pool.Query(ctx, statsSQL, ownerID, endpointID, since, until, step)
+	if err != nil {
+		return nil, fmt.Errorf("read delivery stats: %w", err)
+	}
+	var (
+		out      []webhook.StatsBucket
+		b        webhook.StatsBucket
+		p50, p99 *int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&b.At, &b.Succeeded, &b.Retrying, &b.GaveUp, &p50, &p99}, func() error {
+		b.P50MS, b.P99MS = intPtr(p50), intPtr(p99)
+		out = append(out, b)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read delivery stats: %w", err)
+	}
+	return out, nil
+}
+
+func intPtr(v *int64) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
+// Troubled implements webhook.StatsReader: the owner's endpoints through
+// webhook_endpoints_owner_idx, filtered.
+func (r *HealthReader) Troubled(ctx context.Context, ownerID uuid.UUID) ([]webhook.Endpoint, error) {
+	rows, err := r.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE owner_id = $1 AND deleted_at IS NULL AND (failing_since IS NOT NULL OR NOT enabled)
+ORDER BY failing_since NULLS LAST, id LIMIT 100`, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("read troubled endpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []webhook.Endpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read troubled endpoints: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read troubled endpoints: %w", err)
+	}
+	return out, nil
+}

@@ -113,8 +113,8 @@ type Server struct {
 	// (STANDMEET_METRICS_ADDR), on a loopback port chosen here.
 	metricsURL string
 	opts       ServerOptions
-	cmd  *exec.Cmd
-	done chan struct{}
+	cmd        *exec.Cmd
+	done       chan struct{}
 	// exit is how the process ended (cmd.Wait), set before done closes.
 	exit error
 	log  io.Closer

@@ -102,6 +102,8 @@ type Handler struct {
 	inbound *inboundOps
 	// events are the event, catalog and job pages' ops.
 	events *eventOps
+	// health are the overview's, the charts' and the banner's ops.
+	health *healthOps
 	auth   Auth
 	logger *zap.Logger
 	pages  *pages
@@ -147,8 +149,12 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	health, err := healthOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, health: health, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }
@@ -158,8 +164,8 @@ var _ httpapi.Mounter = (*Handler)(nil)
 // Mount registers the UI's routes.
 func (h *Handler) Mount(e *echo.Echo) {
 	g := e.Group("/admin", h.headers)
-	g.GET("", h.home)
-	g.GET("/", h.home)
+	g.GET("", h.page(h.overview))
+	g.GET("/", h.page(h.overview))
 	g.GET("/static/*", h.static)
 	g.GET("/login", h.loginForm)
 	g.POST("/login", h.login)
@@ -216,10 +222,6 @@ func (h *Handler) headers(next echo.HandlerFunc) echo.HandlerFunc {
 		hd.Set("Cache-Control", "no-store")
 		return next(c)
 	}
-}
-
-func (h *Handler) home(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
 }
 
 // sessionOf returns the request's session.

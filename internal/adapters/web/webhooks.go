@@ -337,7 +337,9 @@ func (f webhookFilter) SortLink(key string) string {
 }
 
 type webhookShowData struct {
-	Endpoint   endpoint
+	Endpoint endpoint
+	// Charts are the endpoint's health charts; nil without their op.
+	Charts     *healthCharts
 	Deliveries []delivery
 	Next       string
 	Newer      string
@@ -534,6 +536,9 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 	}
 	// Only the newest page refreshes: an older page's rows stay put.
 	d.Refresh = d.Refresh && p.PrevCursor == nil
+	if d.Charts, err = h.endpointCharts(c, s, id); err != nil {
+		return h.fail(c, s, err)
+	}
 	return h.render(c, http.StatusOK, "webhook", view{Title: e.URL, Section: "webhooks", Session: s, Notice: notice(c), Data: d})
 }
 

@@ -35,11 +35,19 @@ type chartSeg struct {
 	Label string
 }
 
-// chartLine is one series drawn as a line over the buckets.
+// chartLine is one series drawn as a line over the buckets, with a dot on
+// each value (a lone value has no line to show it).
 type chartLine struct {
 	Key    string
 	Points string
 	Values string
+	Dots   []chartDot
+}
+
+// chartDot is one value of a line.
+type chartDot struct {
+	X, Y  float64
+	Label string
 }
 
 // chartTick is a label under the x axis.
@@ -176,17 +184,21 @@ func stackedChart(id, title string, small bool, ss []series, bs []chartBucket, s
 // value.
 func lineChart(id, title, unit string, small bool, ss []series, bs []chartBucket, step time.Duration) chart {
 	c := newChart(id, title, unit, small, ss, bs, step)
+	c.Empty = true
 	for _, b := range bs {
 		for _, s := range ss {
 			if v := b.Values[s.Key]; v != nil {
 				c.YMax = max(c.YMax, *v)
+				c.Empty = false
 			}
 		}
 	}
-	c.Empty = c.YMax == 0
 	c.YMax = niceMax(c.YMax)
 	for _, s := range ss {
-		var pts, vals []string
+		var (
+			pts, vals []string
+			dots      []chartDot
+		)
 		for i, b := range bs {
 			v := b.Values[s.Key]
 			if v == nil {
@@ -195,8 +207,9 @@ func lineChart(id, title, unit string, small bool, ss []series, bs []chartBucket
 			x, w := c.slot(i, len(bs))
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x+w/2, c.y(*v)))
 			vals = append(vals, strconv.Itoa(*v))
+			dots = append(dots, chartDot{X: x + w/2, Y: c.y(*v), Label: fmt.Sprintf("%s: %s %d %s", bucketLabel(b.At, step), s.Label, *v, unit)})
 		}
-		c.Lines = append(c.Lines, chartLine{Key: s.Key, Points: strings.Join(pts, " "), Values: strings.Join(vals, " ")})
+		c.Lines = append(c.Lines, chartLine{Key: s.Key, Points: strings.Join(pts, " "), Values: strings.Join(vals, " "), Dots: dots})
 	}
 	c.ticks(bs, step)
 	return c

@@ -193,19 +193,25 @@ const effectiveMaxAttempts = `LEAST(j.max_attempts, (SELECT ep.max_attempts FROM
 // failed, not cancelled.
 const endedByBound = `(j.state = 'cancelled' AND j.attempt >= ` + effectiveMaxAttempts + `)`
 
-// statsSQL buckets the owner's attempts of a window: for each of the
-// owner's endpoints, three ranges of webhook_attempts_endpoint_outcome_idx
-// (endpoint, outcome, time), one per outcome that is an attempt (a
-// snoozed run spent none), read no further back than $3.
+// statsSQL buckets the owner's attempts of a window. Each (endpoint,
+// outcome that is an attempt) is one range of
+// webhook_attempts_endpoint_outcome_idx (endpoint, outcome, time) INCLUDE
+// (latency), read index-only and no further back than $3: the cost is the
+// owner's attempts in the window, never another owner's (OFFSET 0 keeps
+// the planner from turning the ranges into one scan of every owner's
+// window). A snoozed run spent no attempt.
 const statsSQL = `SELECT date_bin($5::interval, a.attempted_at, $3) AS at,
-  count(*) FILTER (WHERE a.outcome = 'completed'),
-  count(*) FILTER (WHERE a.outcome = 'retryable'),
-  count(*) FILTER (WHERE a.outcome = 'discarded'),
+  count(*) FILTER (WHERE o.outcome = 'completed'),
+  count(*) FILTER (WHERE o.outcome = 'retryable'),
+  count(*) FILTER (WHERE o.outcome = 'discarded'),
   percentile_disc(0.5) WITHIN GROUP (ORDER BY a.latency_ms),
   percentile_disc(0.99) WITHIN GROUP (ORDER BY a.latency_ms)
 FROM webhook_endpoints e
-JOIN webhook_attempts a ON a.endpoint_id = e.id
-  AND a.outcome IN ('completed', 'retryable', 'discarded') AND a.attempted_at >= $3 AND a.attempted_at < $4
+CROSS JOIN unnest('{completed,retryable,discarded}'::text[]) AS o(outcome)
+CROSS JOIN LATERAL (
+  SELECT a.attempted_at, a.latency_ms FROM webhook_attempts a
+  WHERE a.endpoint_id = e.id AND a.outcome = o.outcome AND a.attempted_at >= $3 AND a.attempted_at < $4
+  OFFSET 0) a
 WHERE e.owner_id = $1 AND ($2::uuid IS NULL OR e.id = $2)
 GROUP BY 1 ORDER BY 1`
 

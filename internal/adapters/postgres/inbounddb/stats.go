@@ -65,10 +65,11 @@ func (s *Stats) Stats(ctx context.Context, ownerID uuid.UUID, sourceID *uuid.UUI
 }
 
 // DeadLetters implements inbound.StatsReader: the dead letters waiting,
-// counted on the partial index of dead letters per source.
+// counted index-only on inbound_messages_source_dead_at_idx (dead_at is set
+// exactly while a message is dead: a replay clears it).
 func (s *Stats) DeadLetters(ctx context.Context, ownerID uuid.UUID, sourceID *uuid.UUID) ([]inbound.DeadLetterCount, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.name, count(*)::int
-FROM inbound_sources s JOIN inbound_messages m ON m.source_id = s.id AND m.dead_at IS NOT NULL AND m.state = 'dead'
+FROM inbound_sources s JOIN inbound_messages m ON m.source_id = s.id AND m.dead_at IS NOT NULL
 WHERE s.owner_id = $1 AND ($2::uuid IS NULL OR s.id = $2)
 GROUP BY s.id, s.name ORDER BY 3 DESC, s.id LIMIT 100`, ownerID, sourceID)
 	if err != nil {

@@ -134,24 +134,7 @@ func TestHealthEventDeadLetteredReachesTheAlertEndpoint(t *testing.T) {
 	owner, key := ts.newOwner(t)
 	alert, _ := alertEndpoint(t, ts, key)
 	src := createInboundSource(t, ts, key, "")
-	id := uuid.Must(uuid.NewV7())
-	_, err := ts.App.Pool.Exec(context.Background(), `INSERT INTO inbound_messages
-		(id, owner_id, source_id, message_id, message_id_signed, payload_sha256, body, received_at, state, attempts)
-		VALUES ($1, $2, $3, 'msg_dead', true, sha256($4::bytea), $4::bytea, now(), 'received', 0)`, id, owner, src.ID, []byte(`{"type":"order.created"}`))
-	require.NoError(t, err)
-
-	rec := events.NewRecorder(func(name string) bool { _, ok := domain.LookupEventType(name); return ok }, nil)
-	router, err := inbound.NewRouter(inbound.Route{Name: "refuses", Kind: "standard-webhooks", EventType: "*",
-		Handler: inbound.HandlerFunc(func(context.Context, inbound.Message) error {
-			return inbound.Permanent(errors.New("unknown product"))
-		})})
-	require.NoError(t, err)
-	store := inbounddb.New(ts.App.Pool, nil)
-	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: store.States(), Router: router,
-		DeadLetters: inbounddb.NewDeadLetters(ts.App.Pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })})
-	out, err := proc.Process(context.Background(), id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
-	require.NoError(t, err)
-	require.Equal(t, inbound.OutcomeDead, out.Kind)
+	id := deadLetterThroughTheAdapters(t, ts, owner, src.ID)
 
 	require.Eventually(t, func() bool { return len(opEvents(t, alert)) >= 1 }, 30*time.Second, 20*time.Millisecond)
 	got := opEvents(t, alert)
@@ -342,4 +325,99 @@ func TestHealthInboundStatsCountAcceptedRefusedAndDead(t *testing.T) {
 	getJSON(t, ts, otherKey, "/api/admin/inbound-sources/"+src.ID+"/stats", http.StatusNotFound, nil)
 	body := getJSON(t, ts, key, "/api/admin/inbound-sources/"+src.ID+"/stats?window=year", http.StatusBadRequest, nil)
 	require.Contains(t, body, "INVALID_WINDOW")
+}
+
+// TestHealthTypesAreInTheCatalogAndTheOpenAPIDocument: the four
+// operational types are listed by webhooks.event_types and described under
+// the OpenAPI document's webhooks, with their schema.
+func TestHealthTypesAreInTheCatalogAndTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	_, key := ts.newOwner(t)
+	var types struct {
+		Data []struct {
+			Name       string          `json:"name"`
+			DataSchema json.RawMessage `json:"data_schema"`
+		} `json:"data"`
+	}
+	getJSON(t, ts, key, "/api/admin/webhooks/event-types", http.StatusOK, &types)
+	listed := map[string]bool{}
+	for _, et := range types.Data {
+		listed[et.Name] = true
+	}
+	status, doc := ts.do(t, http.MethodGet, "/api/openapi.json", "", "")
+	require.Equal(t, http.StatusOK, status)
+	var spec struct {
+		Webhooks map[string]any `json:"webhooks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(doc), &spec))
+	for _, name := range []string{domain.EventWebhookEndpointFailing, domain.EventWebhookEndpointRecovered,
+		domain.EventWebhookEndpointDisabled, domain.EventInboundMessageDeadLettered} {
+		require.True(t, listed[name], "webhooks.event_types lists %s", name)
+		require.Contains(t, spec.Webhooks, name, "the OpenAPI document describes %s", name)
+	}
+}
+
+// The operational types' drivers for TestWebhookEventTypes: each makes the
+// real state change that records its type. Their events reach the test's
+// "*" endpoint, which is never the endpoint they are about.
+func init() {
+	flakyOnce := func(t *testing.T, ts *testServer, key string, answers ...int) createdEndpoint {
+		t.Helper()
+		rc := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+			code := http.StatusNoContent
+			if n < len(answers) {
+				code = answers[n]
+			}
+			w.WriteHeader(code)
+		})
+		return createEndpoint(t, ts, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}})
+	}
+	// Failing on the first attempt (and recovered on the retry).
+	domainEventDrivers[domain.EventWebhookEndpointFailing] = func(t *testing.T, ts *testServer, key string) {
+		ep := flakyOnce(t, ts, key, http.StatusInternalServerError)
+		sendTest(t, ts, key, ep.ID)
+	}
+	domainEventDrivers[domain.EventWebhookEndpointRecovered] = func(t *testing.T, ts *testServer, key string) {
+		// Failing for a minute: the test's delivery succeeds and ends it.
+		ep := flakyOnce(t, ts, key)
+		dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute' WHERE id = $1`, ep.ID)
+		sendTest(t, ts, key, ep.ID)
+	}
+	domainEventDrivers[domain.EventWebhookEndpointDisabled] = func(t *testing.T, ts *testServer, key string) {
+		ep := flakyOnce(t, ts, key, http.StatusServiceUnavailable)
+		dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, ep.ID)
+		sendTest(t, ts, key, ep.ID)
+	}
+	domainEventDrivers[domain.EventInboundMessageDeadLettered] = func(t *testing.T, ts *testServer, key string) {
+		src := createInboundSource(t, ts, key, "")
+		var owner uuid.UUID
+		require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT owner_id FROM inbound_sources WHERE id = $1`, src.ID).Scan(&owner))
+		deadLetterThroughTheAdapters(t, ts, owner, src.ID)
+	}
+}
+
+// deadLetterThroughTheAdapters stores a message of the source and makes it
+// a dead letter with the real adapters and Recorder, through a processor
+// whose handler refuses it for good (the server's own handler does not fail
+// on demand). It returns the message's id.
+func deadLetterThroughTheAdapters(t *testing.T, ts *testServer, owner uuid.UUID, sourceID string) uuid.UUID {
+	t.Helper()
+	id := uuid.Must(uuid.NewV7())
+	_, err := ts.App.Pool.Exec(context.Background(), `INSERT INTO inbound_messages
+		(id, owner_id, source_id, message_id, message_id_signed, payload_sha256, body, received_at, state, attempts)
+		VALUES ($1, $2, $3, $4, true, sha256($5::bytea), $5::bytea, now(), 'received', 0)`, id, owner, sourceID, "msg_"+id.String(), []byte(`{"type":"order.created"}`))
+	require.NoError(t, err)
+	rec := events.NewRecorder(func(name string) bool { _, ok := domain.LookupEventType(name); return ok }, nil)
+	router, err := inbound.NewRouter(inbound.Route{Name: "refuses", Kind: "standard-webhooks", EventType: "*",
+		Handler: inbound.HandlerFunc(func(context.Context, inbound.Message) error {
+			return inbound.Permanent(errors.New("unknown product"))
+		})})
+	require.NoError(t, err)
+	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: inbounddb.New(ts.App.Pool, nil).States(), Router: router,
+		DeadLetters: inbounddb.NewDeadLetters(ts.App.Pool, func(tx pgx.Tx) domain.Recorder { return rec.With(tx) })})
+	out, err := proc.Process(context.Background(), id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeDead, out.Kind)
+	return id
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"time"
 
 	"go.uber.org/zap"
 )
@@ -22,18 +20,5 @@ type metricsServer struct {
 func (m metricsServer) Run(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.handler)
-	srv := &http.Server{Addr: m.addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			m.logger.Warn("metrics listener shutdown", zap.Error(err))
-		}
-	}()
-	m.logger.Info("metrics listening", zap.String("addr", m.addr))
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveUntilDone(ctx, m.addr, mux, "metrics", m.logger)
 }

@@ -59,3 +59,21 @@ func (w Window) Buckets(since, until time.Time) []time.Time {
 	}
 	return out
 }
+
+// Fill returns one value per bucket between since and until, oldest first:
+// the one of got whose at is the bucket's start, else a zero value whose
+// start set gives the bucket's start. A reader may leave out the buckets it
+// found nothing in; the charts show every one.
+func Fill[T any](w Window, since, until time.Time, got []T, at func(T) time.Time, set func(*T, time.Time)) []T {
+	byAt := make(map[time.Time]T, len(got))
+	for _, v := range got {
+		byAt[at(v).UTC()] = v
+	}
+	var out []T
+	for _, start := range w.Buckets(since, until) {
+		v := byAt[start]
+		set(&v, start)
+		out = append(out, v)
+	}
+	return out
+}

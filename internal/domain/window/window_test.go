@@ -41,3 +41,21 @@ func TestAWindowNotOfferedIsRefused(t *testing.T) {
 		require.Equal(t, domain.KindValidation, de.Kind)
 	}
 }
+
+func TestFillListsEveryBucketWithWhatWasFound(t *testing.T) {
+	t.Parallel()
+	type b struct {
+		At time.Time
+		N  int
+	}
+	w, err := Of("hour")
+	require.NoError(t, err)
+	since, until := w.Span(time.Date(2026, 12, 5, 14, 37, 0, 0, time.UTC))
+	got := Fill(w, since, until, []b{{At: since.Add(10 * time.Minute).In(time.FixedZone("x", 3600)), N: 7}},
+		func(v b) time.Time { return v.At }, func(v *b, at time.Time) { v.At = at })
+	require.Len(t, got, 12)
+	require.Equal(t, 7, got[2].N, "matched in UTC whatever the zone it came in")
+	require.Equal(t, since.Add(10*time.Minute), got[2].At)
+	require.Zero(t, got[0].N)
+	require.Equal(t, since, got[0].At)
+}

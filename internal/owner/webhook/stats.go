@@ -110,15 +110,8 @@ func (s *Service) stats(ctx context.Context, ownerID uuid.UUID, endpointID *uuid
 			return Stats{}, fmt.Errorf("read delivery stats: %w", err)
 		}
 	}
-	byAt := make(map[time.Time]StatsBucket, len(got))
-	for _, b := range got {
-		byAt[b.At.UTC()] = b
-	}
-	for _, at := range w.Buckets(since, until) {
-		b := byAt[at]
-		b.At = at
-		out.Buckets = append(out.Buckets, b)
-	}
+	out.Buckets = window.Fill(w, since, until, got, func(b StatsBucket) time.Time { return b.At },
+		func(b *StatsBucket, at time.Time) { b.At = at })
 	return out, nil
 }
 

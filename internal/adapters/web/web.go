@@ -11,7 +11,10 @@
 // same gate as REST and MCP. Sign-in, sessions and CSRF tokens come from the
 // owner domain through the functions in Auth.
 //
-// Routes, under /admin: login and logout; Integrations → Webhooks (list,
+// Routes, under /admin: login and logout; the overview at /admin itself
+// (the landing page: what needs the owner and the health charts; a banner
+// on every page names the endpoints disabled or failing for an hour);
+// Integrations → Webhooks (list,
 // create with a one-time secret, endpoint page with the delivery log, test,
 // redeliver, enable/disable, rotate, delete), Inbound (sources, create with a
 // one-time secret, message log, dead letters and replay) and Events

@@ -75,6 +75,9 @@ func TestHealthOverviewInABrowser(t *testing.T) {
 	require.Equal(t, "1", value(b, chromedp.Evaluate[string](`document.querySelector(".attention-source .waiting").textContent`)))
 	require.False(t, value(b, chromedp.Evaluate[bool](`document.querySelector("#health-banner") !== null`)), "failing for less than an hour: no banner")
 	require.True(t, b.fitsWidth())
+	b.do(chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+	require.True(t, b.fitsWidth(), "the overview scrolls sideways at 390 px")
+	b.do(chromedp.ResetViewport(), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 
 	// Another window: twelve 5-minute buckets, the same attempts.
 	b.do(chromedp.Click(chromedp.CSS(`.windows a[href="/admin?window=hour"]`)), chromedp.WaitVisible(chromedp.CSS(`.windows a[aria-current][href="/admin?window=hour"]`)))

@@ -152,7 +152,8 @@ func TestHealthEventDeadLetteredReachesTheAlertEndpoint(t *testing.T) {
 func TestHealthDeliveryLogOfAThreeAttemptEndpointSaysThree(t *testing.T) {
 	t.Parallel()
 	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
-	_, key := webhookOwner(t, ts)
+	o := ts.newOwnerAccount(t)
+	key := o.Key
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
 	ep := createEndpoint(t, ts, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}, "max_attempts": 3})
 	eventID, jobID := sendTest(t, ts, key, ep.ID)
@@ -186,6 +187,17 @@ func TestHealthDeliveryLogOfAThreeAttemptEndpointSaysThree(t *testing.T) {
 	require.Len(t, ev.Data, 1)
 	require.Equal(t, 3, ev.Data[0].MaxAttempts)
 	require.Equal(t, "failed after 3 of 3 attempts", ev.Data[0].Summary)
+
+	// The pages say the same.
+	ui := signIn(t, ts, o)
+	for _, page := range []string{"/admin/webhooks/" + ep.ID.String(), fmt.Sprintf("/admin/webhooks/%s/deliveries/%d", ep.ID, jobID),
+		"/admin/events/" + eventID.String()} {
+		status, body, _ := ui.get(t, page)
+		require.Equal(t, http.StatusOK, status, page)
+		require.Contains(t, body, "3 of 3", page)
+		require.NotContains(t, body, "of 18", page)
+		require.Contains(t, body, "failed after 3 of 3 attempts", page)
+	}
 }
 
 // statsOut is webhooks.stats' answer.

@@ -13,14 +13,14 @@ import (
 // chartSum is the sum of a chart's bars of one series, read from the SVG.
 func (b *browser) chartSum(chartID, series string) int {
 	b.t.Helper()
-	return value(b, chromedp.Evaluate[int](`Array.from(document.querySelectorAll('#` + chartID + ` rect[data-series="` + series + `"]'))
+	return value(b, chromedp.Evaluate[int](`Array.from(document.querySelectorAll('#`+chartID+` rect[data-series="`+series+`"]'))
   .reduce((n, r) => n + Number(r.getAttribute("data-value")), 0)`))
 }
 
 // chartTotal is a chart legend's total of one series.
 func (b *browser) chartTotal(chartID, series string) string {
 	b.t.Helper()
-	return value(b, chromedp.Evaluate[string](`(document.querySelector('#` + chartID + ` [data-total="` + series + `"]') || {}).textContent || ""`))
+	return value(b, chromedp.Evaluate[string](`(document.querySelector('#`+chartID+` [data-total="`+series+`"]') || {}).textContent || ""`))
 }
 
 // TestHealthOverviewInABrowser: after a run of deliveries that succeed and

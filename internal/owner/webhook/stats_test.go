@@ -29,7 +29,9 @@ func (f *statsFake) Stats(_ context.Context, _ uuid.UUID, endpointID *uuid.UUID,
 	return f.buckets, nil
 }
 
-func (f *statsFake) Troubled(context.Context, uuid.UUID) ([]webhook.Endpoint, error) { return f.troubled, nil }
+func (f *statsFake) Troubled(context.Context, uuid.UUID) ([]webhook.Endpoint, error) {
+	return f.troubled, nil
+}
 
 func statsService(f *statsFake, now time.Time) *webhook.Service {
 	return webhook.NewService(webhook.Deps{UnitOfWork: webhooktest.NewMemory(), Seal: seal, Stats: f,

@@ -1135,3 +1135,11 @@ ALTER TABLE webhook_attempts
 CREATE INDEX standmeet_webhook_pending_idx ON river_job ((args ->> 'endpoint_id'), id)
     WHERE state = 'pending' AND kind = 'webhook.deliver';
 -- ==== end webhook pending deliveries index ====
+-- ==== health chart indexes (0180-0189) ====
+-- The health charts read a window of each source's dead letters and refusals by time.
+CREATE INDEX inbound_messages_source_dead_at_idx ON inbound_messages (source_id, dead_at) WHERE dead_at IS NOT NULL;
+CREATE INDEX inbound_refusals_source_refused_idx ON inbound_refusals (source_id, refused_at);
+-- The delivery charts read each endpoint's attempts by outcome and time with their latency, index-only.
+DROP INDEX webhook_attempts_endpoint_outcome_idx;
+CREATE INDEX webhook_attempts_endpoint_outcome_idx ON webhook_attempts (endpoint_id, outcome, attempted_at) INCLUDE (latency_ms);
+-- ==== end health chart indexes ====

@@ -112,11 +112,14 @@ func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *
 }
 
 func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *webhookdb.LeaseListener,
-	webhookLanes *webhookdb.Lanes, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog) []Background {
+	webhookLanes *webhookdb.Lanes, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog, metrics metricsHandler) []Background {
 	var bs []Background
 	bs = append(bs, sealHeaders)
 	if cfg.DebugAddr != "" {
 		bs = append(bs, debugServer{addr: cfg.DebugAddr, logger: logger})
+	}
+	if cfg.MetricsAddr != "" {
+		bs = append(bs, metricsServer{addr: cfg.MetricsAddr, handler: metrics, logger: logger})
 	}
 	bs = append(bs, hint)
 	bs = append(bs, relay)

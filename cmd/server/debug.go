@@ -26,16 +26,22 @@ func (d debugServer) Run(ctx context.Context) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: d.addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return serveUntilDone(ctx, d.addr, mux, "profiler", d.logger)
+}
+
+// serveUntilDone serves h on addr until ctx ends, then shuts the listener
+// down within 2 s; what names it in the log.
+func serveUntilDone(ctx context.Context, addr string, h http.Handler, what string, logger *zap.Logger) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
-			d.logger.Warn("profiler shutdown", zap.Error(err))
+			logger.Warn(what+" shutdown", zap.Error(err))
 		}
 	}()
-	d.logger.Info("profiler listening", zap.String("addr", d.addr))
+	logger.Info(what+" listening", zap.String("addr", addr))
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -248,8 +248,16 @@ func adminUIIsolationRows() map[string]uiRow {
 	}
 	return map[string]uiRow{
 		// Not row-scoped: the way in, the assets, sign-in and sign-out.
-		"GET /admin":              page(http.StatusSeeOther, "/admin"),
-		"GET /admin/":             page(http.StatusSeeOther, "/admin/"),
+		// The overview sums and lists B's rows only, and its banner (on
+		// every page) names none of A's endpoints.
+		"GET /admin": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			src := fx.sourceOfA(t)
+			fx.deadLetterOfA(t, src)
+			return uiTarget{Path: "/admin", Hidden: []string{fx.failingEndpointOfA(t), "isolation", src, "a-source"}}
+		}, WantB: http.StatusOK},
+		"GET /admin/": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
+			return uiTarget{Path: "/admin/?window=week", Hidden: []string{fx.failingEndpointOfA(t), "isolation"}}
+		}, WantB: http.StatusOK},
 		"GET /admin/static/*":     page(http.StatusOK, "/admin/static/app.css"),
 		"GET /admin/login":        page(http.StatusSeeOther, "/admin/login"),
 		"POST /admin/login":       page(http.StatusForbidden, "/admin/login"),
@@ -456,7 +464,7 @@ func TestFirstContact(t *testing.T) {
 	require.Equal(t, "/admin", loc)
 	status, _, loc = anon.get(t, "/admin")
 	require.Equal(t, http.StatusSeeOther, status)
-	require.Equal(t, "/admin/webhooks", loc)
+	require.Equal(t, "/admin/login?next=%2Fadmin", loc, "the overview is the landing page, after sign-in")
 
 	status, body, _ := anon.get(t, "/admin/no-such-page")
 	require.Equal(t, http.StatusNotFound, status)

@@ -42,7 +42,7 @@ func TestServerServesHealthReadinessAndTheErrorContract(t *testing.T) {
 		}
 	}
 
-	status, body = ts.do(t, http.MethodGet, "/metrics", "", "")
+	status, body = ts.do(t, http.MethodGet, "/metrics", ts.operatorKey(t), "")
 	require.Equal(t, http.StatusOK, status)
 	require.True(t, strings.Contains(body, "go_goroutines"), "metrics exposes the Go collector")
 	require.Contains(t, body, "standmeet_", "metrics exposes the event bus")

@@ -542,7 +542,7 @@ func TestInboundRefusalsAreListedAndCounted(t *testing.T) {
 	status, _ = ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/refusals", otherKey, "")
 	require.Equal(t, http.StatusNotFound, status, "another owner's source")
 
-	status, metrics := ts.do(t, http.MethodGet, "/metrics", "", "")
+	status, metrics := ts.do(t, http.MethodGet, "/metrics", ts.operatorKey(t), "")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="WEBHOOK_SIGNATURE_INVALID"} 1`)
 	require.Contains(t, metrics, `standmeet_inbound_refused_total{reason="WEBHOOK_STALE"} 1`)

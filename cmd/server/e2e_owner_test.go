@@ -366,6 +366,7 @@ var isolationTables = []func() map[string]isolationRow{
 	inboundIsolationRows,
 	publishIsolationRows,
 	jobsIsolationRows,
+	healthIsolationRows,
 }
 
 func mergeIsolationRows(t *testing.T) map[string]isolationRow {

@@ -93,7 +93,7 @@ func TestEndpointSettingsSoftDeleteAndGaugesOverREST(t *testing.T) {
 	require.Equal(t, id, list.Data[0]["id"])
 
 	// The operator's gauges, read from the database at scrape time.
-	status, body := ts.do(t, http.MethodGet, "/metrics", "", "")
+	status, body := ts.do(t, http.MethodGet, "/metrics", ts.operatorKey(t), "")
 	require.Equal(t, http.StatusOK, status)
 	gauge := func(name string) string {
 		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(body)

@@ -57,7 +57,7 @@ func TestWebhookWorkerHonoursEndpointTimeoutAndAttempts(t *testing.T) {
 	require.Contains(t, *got[0].Error, "attempt 1 of 1")
 
 	// The operator's signals: attempts by outcome and class, latency.
-	status, body := ts.do(t, http.MethodGet, "/metrics", "", "")
+	status, body := ts.do(t, http.MethodGet, "/metrics", ts.operatorKey(t), "")
 	require.Equal(t, http.StatusOK, status)
 	for _, line := range []string{
 		`standmeet_webhook_attempts_total{class="5xx",outcome="retryable"} 1`,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/httpapi/auth"
+	"github.com/standmeet/standmeet/internal/infra/config"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/internal/owner"
 )
@@ -22,7 +23,12 @@ var ServerSet = wire.NewSet(
 type echoMiddleware = echo.MiddlewareFunc
 
 func provideServer(pool *pgxpool.Pool, ms []migrate.Migration, eps httpapi.Endpoints, auth httpapi.Authenticator,
-	mw []echoMiddleware, mounters []httpapi.Mounter, metrics metricsHandler, tasks tasksHandler, gate *auth.Gate, owners *owner.Service, logger *zap.Logger) *httpapi.Server {
+	mw []echoMiddleware, mounters []httpapi.Mounter, metrics metricsHandler, tasks tasksHandler, gate *auth.Gate, owners *owner.Service, logger *zap.Logger,
+	cfg config.Config) *httpapi.Server {
+	if cfg.MetricsAddr != "" {
+		// Served on its own listener: never on the public one.
+		metrics = nil
+	}
 	return httpapi.New(httpapi.Deps{
 		Pool:         pool,
 		Migrations:   ms,

@@ -50,7 +50,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	sealFunc := provideInboundSeal(box)
 	sourceCache := provideSourceCache()
-	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache)
+	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache, pool)
 	prometheusRegistry := provideRegistry()
 	metrics, err := events.NewMetrics(prometheusRegistry)
 	if err != nil {
@@ -93,10 +93,10 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	processor := provideInboundProcessor(unitOfWork, router)
+	processor := provideInboundProcessor(unitOfWork, router, pool, uowRecorder)
 	inboundProcessWorker := provideInboundProcessWorker(processor, logger)
 	inboundPurgeWorker := provideInboundPurgeWorker(service, logger)
-	webhookdbStore, cleanup2, err := provideWebhookStore(pool, inserter)
+	webhookdbStore, cleanup2, err := provideWebhookStore(pool, inserter, uowRecorder)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -183,7 +183,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, endpoints, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger)
+	server := provideServer(pool, v, endpoints, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger, cfg)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {
@@ -203,7 +203,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, lanes, mainHeaderSealer, refusalLog)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, lanes, mainHeaderSealer, refusalLog, mainMetricsHandler)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := Commands{
 		Owners:          ownerService,

@@ -77,9 +77,10 @@ func provideInboundRefusals(uow *inbounddb.UnitOfWork, logger *zap.Logger) *inbo
 	return inbound.NewRefusalLog(uow, func(err error) { log.Warn("inbound refusals not recorded", zap.Error(err)) })
 }
 
-func provideInboundService(uow *inbounddb.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config, cache *inbound.SourceCache) *inbound.Service {
+func provideInboundService(uow *inbounddb.UnitOfWork, reg *verifier.Registry, seal inbound.SealFunc, cfg config.Config, cache *inbound.SourceCache,
+	pool *pgxpool.Pool) *inbound.Service {
 	return inbound.NewService(inbound.ServiceDeps{UoW: uow, Verifiers: reg, Seal: seal, Clock: domain.SystemClock{},
-		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention, Cache: cache, Refusals: uow})
+		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention, Cache: cache, Refusals: uow, Stats: inbounddb.NewStats(pool)})
 }
 
 func provideInboundGateway(uow *inbounddb.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc, cache *inbound.SourceCache,
@@ -88,8 +89,9 @@ func provideInboundGateway(uow *inbounddb.UnitOfWork, reg *verifier.Registry, un
 		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(), Refused: refusals.Add})
 }
 
-func provideInboundProcessor(uow *inbounddb.UnitOfWork, router *inbound.Router) *inbound.Processor {
-	return inbound.NewProcessor(inbound.ProcessorDeps{Inbox: uow.States(), Router: router, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy()})
+func provideInboundProcessor(inbox *inbounddb.UnitOfWork, router *inbound.Router, pool *pgxpool.Pool, rec uow.Recorder) *inbound.Processor {
+	return inbound.NewProcessor(inbound.ProcessorDeps{Inbox: inbox.States(), Router: router, Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(),
+		DeadLetters: inbounddb.NewDeadLetters(pool, rec)})
 }
 
 func provideInboundProcessWorker(proc *inbound.Processor, logger *zap.Logger) *riverjob.InboundProcessWorker {

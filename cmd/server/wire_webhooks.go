@@ -69,7 +69,7 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, ins *riverjo
 func provideWebhookService(uow *uow.UnitOfWork[webhook.Tx], seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, cfg config.Config,
 	health *webhookdb.HealthReader, pool *pgxpool.Pool) *webhook.Service {
 	return webhook.NewService(webhook.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
-		Health: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool)})
+		Health: health, Stats: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool)})
 }
 
 // provideWebhookHealth reads the endpoints' recent outcomes for the list,
@@ -151,11 +151,12 @@ func provideWebhookDeliverWorker(d *delivery.Deliverer, cfg config.Config, logge
 
 // provideWebhookStore opens the delivery store, which closes the pool of
 // its own at shutdown.
-func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter) (*webhookdb.Store, func(), error) {
+func provideWebhookStore(pool *pgxpool.Pool, ins *riverjob.Inserter, rec uow.Recorder) (*webhookdb.Store, func(), error) {
 	s, err := webhookdb.NewStore(pool, ins)
 	if err != nil {
 		return nil, nil, err
 	}
+	s.RecordHealthWith(rec)
 	return s, s.Close, nil
 }
 

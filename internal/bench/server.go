@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -107,10 +108,13 @@ func (o ServerOptions) environ() []string {
 // Server is one running `standmeet serve` child process.
 type Server struct {
 	// URL is http://127.0.0.1:<port>, the port the process chose.
-	URL  string
-	opts ServerOptions
-	cmd  *exec.Cmd
-	done chan struct{}
+	URL string
+	// metricsURL is the process's own /metrics listener
+	// (STANDMEET_METRICS_ADDR), on a loopback port chosen here.
+	metricsURL string
+	opts       ServerOptions
+	cmd        *exec.Cmd
+	done       chan struct{}
 	// exit is how the process ended (cmd.Wait), set before done closes.
 	exit error
 	log  io.Closer
@@ -149,6 +153,15 @@ func (s *Server) signal(sig os.Signal) error {
 // and returns once /readyz answers 200 (or within 60 s, an error). The
 // process is killed if this process dies first (Pdeathsig).
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	metricsAddr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{"STANDMEET_METRICS_ADDR": metricsAddr}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	opts.Env = env
 	cmd := exec.Command(opts.Binary, "serve")
 	cmd.Env = opts.environ()
 	// Its own process group: a Ctrl-C meant for the bench (or a signal to
@@ -172,7 +185,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		logw.Close()
 		return nil, fmt.Errorf("start %s serve: %w", opts.Binary, err)
 	}
-	s := &Server{opts: opts, cmd: cmd, done: make(chan struct{}), log: logw}
+	s := &Server{opts: opts, cmd: cmd, done: make(chan struct{}), log: logw, metricsURL: "http://" + opts.Env["STANDMEET_METRICS_ADDR"]}
 	addr := make(chan string, 1)
 	var tail tailBuffer
 	go func() {
@@ -349,10 +362,23 @@ func procStatusBytes(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
 }
 
+// freeLoopbackAddr returns a loopback host:port free a moment ago.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	return addr, nil
+}
+
 // Metric returns the value of an unlabelled sample (such as go_goroutines)
-// from the server's /metrics.
+// from the server's /metrics, read on its own listener.
 func (s *Server) Metric(ctx context.Context, name string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.metricsURL+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}

@@ -114,6 +114,10 @@ const (
 	EventOwnerRecoveryRequested     = "owner.recovery_requested"
 	EventOwnerOperatorChanged       = "owner.operator_changed"
 	EventIPBanAdded                 = "ip_ban.added"
+	EventWebhookEndpointFailing     = "webhook.endpoint.failing"
+	EventWebhookEndpointRecovered   = "webhook.endpoint.recovered"
+	EventWebhookEndpointDisabled    = "webhook.endpoint.disabled"
+	EventInboundMessageDeadLettered = "inbound.message.dead_lettered"
 )
 
 // catalog is built once; entries hold only strings and values, so the

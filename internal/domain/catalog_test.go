@@ -50,7 +50,7 @@ func TestCatalogDeclaresTheWebhookTypes(t *testing.T) {
 		require.NotEmpty(t, et.Description, et.Name)
 		require.Equal(t, strings.ToLower(et.Name), et.Name)
 	}
-	require.Len(t, counted(webhookNames()), 39)
+	require.Len(t, counted(webhookNames()), 43)
 }
 
 func TestExposureDefaultsToInternal(t *testing.T) {
@@ -68,7 +68,7 @@ func TestLookupAndExpand(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, []string{"code.issued", "code.redeemed", "code.revoked"}, ExpandGlobs([]string{"code.*"}))
 	require.Len(t, ExpandGlobs([]string{"*"}), len(EventTypes()))
-	require.Len(t, counted(ExpandGlobs([]string{"*"}, Webhook)), 39)
+	require.Len(t, counted(ExpandGlobs([]string{"*"}, Webhook)), 43)
 	require.Empty(t, ExpandGlobs([]string{"nothing.*"}))
 }
 
@@ -95,7 +95,7 @@ func TestEveryTypeDeclaresProducerSchemaAndAValidExample(t *testing.T) {
 		require.Equal(t, et.Name, body["type"])
 		require.Equal(t, et.Publishable(), et.Producer.Kind == ProducedExternally)
 	}
-	require.Equal(t, map[ProducerKind]int{ProducedByTrigger: 1, ProducedByUseCase: 20, ProducedExternally: 18}, kinds)
+	require.Equal(t, map[ProducerKind]int{ProducedByTrigger: 1, ProducedByUseCase: 24, ProducedExternally: 18}, kinds)
 }
 
 func TestThinnessNoPersonalDataOrFreeTextInSchemas(t *testing.T) {
@@ -166,4 +166,15 @@ func FuzzValidateJSON(f *testing.F) {
 			require.NoError(t, json.Unmarshal([]byte(doc), &m))
 		}
 	})
+}
+
+func TestOperationalTypesAreWebhookExposedAndThin(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{EventWebhookEndpointFailing, EventWebhookEndpointRecovered, EventWebhookEndpointDisabled, EventInboundMessageDeadLettered} {
+		et, ok := LookupEventType(name)
+		require.True(t, ok, name)
+		require.Equal(t, Webhook, et.Exposure, name)
+		require.Equal(t, ProducedByUseCase, et.Producer.Kind, name)
+		require.NotContains(t, et.DataSchema, "url", "%s carries no endpoint URL", name)
+	}
 }

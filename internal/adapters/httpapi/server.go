@@ -51,7 +51,8 @@ type Deps struct {
 	// recovery (e.g. the IP-ban check).
 	Middleware []echo.MiddlewareFunc
 	Mounters   []Mounter
-	// Metrics serves /metrics; nil = not served.
+	// Metrics serves /metrics to the operator only (IsOperator): 401
+	// without credentials, 403 for another owner; nil = not served.
 	Metrics http.Handler
 	// Tasks serves River's UI under /admin/tasks; nil = not served. It
 	// cannot scope by owner, so only the operator reaches it (IsOperator);
@@ -124,7 +125,7 @@ func New(d Deps) *Server {
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/readyz", s.readyz)
 	if d.Metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(d.Metrics))
+		e.GET("/metrics", s.operatorOnly(d.Metrics))
 	}
 	if d.Tasks != nil {
 		s.mountTasks(e, d.Tasks)

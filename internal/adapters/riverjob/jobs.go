@@ -25,7 +25,7 @@ type Job struct {
 	Queue       string          `json:"queue"`
 	State       string          `json:"state"`
 	Attempt     int             `json:"attempt"`
-	MaxAttempts int             `json:"max_attempts"`
+	MaxAttempts int             `json:"max_attempts" doc:"the attempt bound that applies: for a delivery, min(its endpoint's max_attempts, River's bound)"`
 	Args        json.RawMessage `json:"args"`
 	Errors      []JobError      `json:"errors"`
 	CreatedAt   time.Time       `json:"created_at"`
@@ -73,7 +73,7 @@ func getJob(ctx context.Context, client *river.Client[pgx.Tx], pool *pgxpool.Poo
 	if err != nil {
 		return Job{}, fmt.Errorf("get job %d: %w", id, err)
 	}
-	owned, err := ownsJobArgs(ctx, pool, ownerID, row.EncodedArgs)
+	owned, bound, err := ownsJobArgs(ctx, pool, ownerID, row.EncodedArgs)
 	if err != nil {
 		return Job{}, err
 	}
@@ -86,6 +86,9 @@ func getJob(ctx context.Context, client *river.Client[pgx.Tx], pool *pgxpool.Poo
 		CreatedAt: row.CreatedAt.UTC(), ScheduledAt: row.ScheduledAt.UTC(),
 		AttemptedAt: utcPtr(row.AttemptedAt), FinalizedAt: utcPtr(row.FinalizedAt),
 		Errors: make([]JobError, 0, len(row.Errors)),
+	}
+	if bound > 0 && bound < j.MaxAttempts {
+		j.MaxAttempts = bound
 	}
 	for _, e := range row.Errors {
 		j.Errors = append(j.Errors, JobError{At: e.At.UTC(), Attempt: e.Attempt, Error: e.Error})
@@ -103,26 +106,28 @@ type ownedArgs struct {
 
 // ownsJobArgs reports whether every id the args name belongs to ownerID,
 // and there is at least one. Args naming none (housekeeping jobs) belong to
-// no owner.
-func ownsJobArgs(ctx context.Context, pool *pgxpool.Pool, ownerID uuid.UUID, args []byte) (bool, error) {
+// no owner. bound is the max_attempts of the endpoint the args name (0
+// without one): a delivery ends at the endpoint's bound when it is below
+// River's.
+func ownsJobArgs(ctx context.Context, pool *pgxpool.Pool, ownerID uuid.UUID, args []byte) (ok bool, bound int, err error) {
 	var a ownedArgs
 	if err := json.Unmarshal(args, &a); err != nil {
 		// Args of a kind that names none of these ids in this shape.
-		return false, nil
+		return false, 0, nil
 	}
 	if a.EndpointID == nil && a.EventID == nil && a.MessageID == nil {
-		return false, nil
+		return false, 0, nil
 	}
-	var ok bool
-	err := pool.QueryRow(ctx, `SELECT
+	err = pool.QueryRow(ctx, `SELECT
     ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $2 AND owner_id = $1))
 AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM events WHERE id = $3 AND owner_id = $1))
-AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM inbound_messages WHERE id = $4 AND owner_id = $1))`,
-		ownerID, a.EndpointID, a.EventID, a.MessageID).Scan(&ok)
+AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM inbound_messages WHERE id = $4 AND owner_id = $1)),
+  COALESCE((SELECT max_attempts FROM webhook_endpoints WHERE id = $2 AND owner_id = $1), 0)`,
+		ownerID, a.EndpointID, a.EventID, a.MessageID).Scan(&ok, &bound)
 	if err != nil {
-		return false, fmt.Errorf("job owner: %w", err)
+		return false, 0, fmt.Errorf("job owner: %w", err)
 	}
-	return ok, nil
+	return ok, bound, nil
 }
 
 func utcPtr(t *time.Time) *time.Time {

@@ -103,6 +103,8 @@ type sourceListData struct {
 }
 
 type sourceShowData struct {
+	// Charts are the source's health chart; nil without its op.
+	Charts      *healthCharts
 	Source      source
 	ReceiveURL  string
 	Messages    []message
@@ -252,6 +254,9 @@ func (h *Handler) inboundShow(c echo.Context, s *Session) error {
 	}
 	if msgs.NextCursor != nil {
 		d.MoreMsgs = "/admin/inbound/" + id.String() + "?cursor=" + url.QueryEscape(*msgs.NextCursor)
+	}
+	if d.Charts, err = h.sourceCharts(c, s, id); err != nil {
+		return h.fail(c, s, err)
 	}
 	return h.render(c, http.StatusOK, "inbound_source", view{Title: src.Name, Section: "inbound", Session: s, Notice: notice(c), Data: d})
 }

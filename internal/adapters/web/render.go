@@ -17,6 +17,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 var errNoAuth = domain.Unauthorized("UNAUTHORIZED", "sign-in is not available on this server")
@@ -98,6 +99,9 @@ type view struct {
 	Notice string
 	Error  *httpapi.ErrorDetail
 	Data   any
+	// Banner are the endpoints the banner of every page names: disabled
+	// by the server, or failing for an hour.
+	Banner []webhook.Attention
 }
 
 type navItem struct {
@@ -106,6 +110,9 @@ type navItem struct {
 
 func (h *Handler) nav() []navItem {
 	var items []navItem
+	if h.has("webhooks.stats") || h.has("inbound_sources.stats") {
+		items = append(items, navItem{"overview", "Overview", "/admin"})
+	}
 	if h.has("webhooks.list") {
 		items = append(items, navItem{"webhooks", "Webhooks", "/admin/webhooks"})
 	}
@@ -134,6 +141,7 @@ func (h *Handler) render(c echo.Context, status int, name string, v view) error 
 	}
 	if v.Session != nil {
 		v.Nav = h.nav()
+		v.Banner = h.banner(c, v.Session)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {

@@ -11,7 +11,10 @@
 // same gate as REST and MCP. Sign-in, sessions and CSRF tokens come from the
 // owner domain through the functions in Auth.
 //
-// Routes, under /admin: login and logout; Integrations → Webhooks (list,
+// Routes, under /admin: login and logout; the overview at /admin itself
+// (the landing page: what needs the owner and the health charts; a banner
+// on every page names the endpoints disabled or failing for an hour);
+// Integrations → Webhooks (list,
 // create with a one-time secret, endpoint page with the delivery log, test,
 // redeliver, enable/disable, rotate, delete), Inbound (sources, create with a
 // one-time secret, message log, dead letters and replay) and Events
@@ -102,6 +105,8 @@ type Handler struct {
 	inbound *inboundOps
 	// events are the event, catalog and job pages' ops.
 	events *eventOps
+	// health are the overview's, the charts' and the banner's ops.
+	health *healthOps
 	auth   Auth
 	logger *zap.Logger
 	pages  *pages
@@ -147,8 +152,12 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	health, err := healthOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, health: health, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }
@@ -158,8 +167,8 @@ var _ httpapi.Mounter = (*Handler)(nil)
 // Mount registers the UI's routes.
 func (h *Handler) Mount(e *echo.Echo) {
 	g := e.Group("/admin", h.headers)
-	g.GET("", h.home)
-	g.GET("/", h.home)
+	g.GET("", h.page(h.overview))
+	g.GET("/", h.page(h.overview))
 	g.GET("/static/*", h.static)
 	g.GET("/login", h.loginForm)
 	g.POST("/login", h.login)
@@ -216,10 +225,6 @@ func (h *Handler) headers(next echo.HandlerFunc) echo.HandlerFunc {
 		hd.Set("Cache-Control", "no-store")
 		return next(c)
 	}
-}
-
-func (h *Handler) home(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
 }
 
 // sessionOf returns the request's session.

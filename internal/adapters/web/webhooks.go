@@ -87,6 +87,7 @@ type delivery struct {
 	WaitingFor  string
 	Attempt     int
 	MaxAttempts int
+	Summary     string
 	StatusCode  *int
 	LatencyMS   *int
 	Response    *string
@@ -100,7 +101,7 @@ type delivery struct {
 // deliveryOf is the page's view of a delivery.
 func deliveryOf(d webhook.Delivery) delivery {
 	return delivery{JobID: d.JobID, EventID: d.EventID.String(), EventType: d.EventType, State: d.State, Status: d.Status,
-		WaitingFor: d.WaitingFor, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, StatusCode: d.StatusCode, LatencyMS: d.LatencyMS,
+		WaitingFor: d.WaitingFor, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, Summary: d.Summary, StatusCode: d.StatusCode, LatencyMS: d.LatencyMS,
 		Response: d.Response, LastError: d.LastError, AttemptedAt: d.AttemptedAt, CreatedAt: d.CreatedAt, ScheduledAt: d.ScheduledAt,
 		TaskURL: d.TaskURL}
 }
@@ -117,6 +118,8 @@ func (d delivery) StatusLabel() string {
 		return "waiting (in queue)"
 	case d.Status == "cancelled":
 		return "cancelled (4xx, 410 or not deliverable)"
+	case d.Status == "failed" && d.Summary != "":
+		return d.Summary
 	case d.Status == "":
 		return d.State
 	}
@@ -334,7 +337,9 @@ func (f webhookFilter) SortLink(key string) string {
 }
 
 type webhookShowData struct {
-	Endpoint   endpoint
+	Endpoint endpoint
+	// Charts are the endpoint's health charts; nil without their op.
+	Charts     *healthCharts
 	Deliveries []delivery
 	Next       string
 	Newer      string
@@ -531,6 +536,9 @@ func (h *Handler) webhookShow(c echo.Context, s *Session) error {
 	}
 	// Only the newest page refreshes: an older page's rows stay put.
 	d.Refresh = d.Refresh && p.PrevCursor == nil
+	if d.Charts, err = h.endpointCharts(c, s, id); err != nil {
+		return h.fail(c, s, err)
+	}
 	return h.render(c, http.StatusOK, "webhook", view{Title: e.URL, Section: "webhooks", Session: s, Notice: notice(c), Data: d})
 }
 

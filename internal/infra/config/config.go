@@ -79,6 +79,12 @@ type Config struct {
 	// serves Go's profiler (/debug/pprof/) for measuring the server under
 	// load. Empty (the default) serves nothing.
 	DebugAddr string
+	// MetricsAddr is STANDMEET_METRICS_ADDR: when set, a host:port of its
+	// own that serves /metrics to anyone who reaches it (a private network
+	// Prometheus scrapes), and the public listener serves no /metrics.
+	// Empty (the default): the public listener serves /metrics to an
+	// operator's credentials only.
+	MetricsAddr string
 }
 
 // RiverJobTimeout is River's default job timeout, which the server keeps
@@ -240,6 +246,15 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 			return c, &Error{"STANDMEET_DEBUG_ADDR", fmt.Sprintf("want a loopback host:port such as 127.0.0.1:6060, got %q", v)}
 		}
 		c.DebugAddr = v
+	}
+	if v := strings.TrimSpace(getenv("STANDMEET_METRICS_ADDR")); v != "" {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return c, &Error{"STANDMEET_METRICS_ADDR", fmt.Sprintf("want host:port such as 10.0.0.5:9090, got %q", v)}
+		}
+		if v == c.Addr {
+			return c, &Error{"STANDMEET_METRICS_ADDR", "must differ from STANDMEET_ADDR: the public listener never serves /metrics without credentials"}
+		}
+		c.MetricsAddr = v
 	}
 	if v := getenv("STANDMEET_WEBHOOK_BACKOFF_SCALE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)

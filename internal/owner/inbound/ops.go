@@ -22,6 +22,18 @@ func (s *Service) Ops() op.Set {
 			return s.CreateSource(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
+			Name: "inbound_sources.stats", Summary: "Inbound charts of every source over a window: messages accepted, requests refused and dead letters per bucket, and the sources with dead letters waiting",
+			Description: "window: hour (5-minute buckets), day (hourly, the default) or week (6-hour buckets). Errors: INVALID_WINDOW.",
+		}, func(ctx context.Context, c op.Caller, in StatsInput) (Stats, error) {
+			return s.Stats(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
+			Name: "inbound_sources.source_stats", Summary: "One inbound source's charts over a window, as inbound_sources.stats",
+			Description: "Errors: INVALID_WINDOW; NOT_FOUND for a source that is not yours.",
+		}, func(ctx context.Context, c op.Caller, in SourceStatsInput) (Stats, error) {
+			return s.SourceStats(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
 			Name: "inbound_sources.get", Summary: "Get an inbound webhook source",
 		}, func(ctx context.Context, c op.Caller, in SourceIDInput) (SourceView, error) {
 			return s.GetSource(ctx, c.OwnerID, in.ID)

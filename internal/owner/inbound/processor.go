@@ -62,6 +62,9 @@ type ProcessorDeps struct {
 	Router *Router
 	Clock  domain.Clock
 	Policy RetryPolicy
+	// DeadLetters, when set, makes a message a dead letter and records
+	// inbound.message.dead_lettered in one transaction.
+	DeadLetters DeadLetterUnit
 }
 
 // Processor runs the handlers of one inbox message and mirrors the result on
@@ -144,7 +147,7 @@ func (p *Processor) Process(ctx context.Context, id uuid.UUID, job Job) (Outcome
 	lastJobRun := job.MaxAttempts > 0 && job.Attempt >= job.MaxAttempts
 	if d.DeadLetter || lastJobRun {
 		out.Kind = OutcomeDead
-		err = p.d.Inbox.MarkDead(fctx, id, errorText(failure.Err), now)
+		err = p.markDead(fctx, m, errorText(failure.Err), now)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("mark inbound message %s dead: %w", id, err)
 		}

@@ -52,6 +52,8 @@ type ServiceDeps struct {
 	Cache *SourceCache
 	// Refusals keeps the requests the gateway refused; nil lists none.
 	Refusals RefusalStore
+	// Stats reads the inbound charts; nil reads none (empty charts).
+	Stats StatsReader
 }
 
 // DefaultInboxRetention is ServiceDeps.Retention when none is given.

@@ -246,7 +246,12 @@ type Delivery struct {
 	// scheduled job is then a retry, not a wait).
 	FailedBefore bool `json:"-"`
 	Attempt      int  `json:"attempt"`
-	MaxAttempts  int  `json:"max_attempts"`
+	// MaxAttempts is the bound that applies: the endpoint's max_attempts
+	// when below River's bound of the job.
+	MaxAttempts int `json:"max_attempts" doc:"the attempt bound that applies: min(the endpoint's max_attempts, 18)"`
+	// Summary reads a failed delivery as "failed after n of n attempts";
+	// empty otherwise.
+	Summary string `json:"summary,omitempty" doc:"a failed delivery: failed after n of n attempts"`
 	// LastError is the latest attempt's error (null once delivered: an
 	// earlier error stays in the delivery's attempts).
 	LastError   *string    `json:"last_error"`

@@ -28,7 +28,8 @@ const (
 	// StatusRetrying: an attempt failed and another is scheduled (River:
 	// retryable, or scheduled after a failed attempt).
 	StatusRetrying = "retrying"
-	// StatusFailed: every attempt failed (River: discarded).
+	// StatusFailed: every attempt failed (River: discarded, or cancelled
+	// at the endpoint's last attempt).
 	StatusFailed = "failed"
 	// StatusCancelled: given up without retrying — a 4xx or 410, a
 	// blocked address, the endpoint disabled, the event out of scope or
@@ -252,6 +253,14 @@ func deliveryQuery(in DeliveriesInput) (DeliveryQuery, error) {
 func finishDelivery(d *Delivery) {
 	d.TaskURL = TaskURL(d.JobID)
 	d.Status = StatusOf(d.State, d.FailedBefore)
+	if d.State == "cancelled" && d.MaxAttempts > 0 && d.Attempt >= d.MaxAttempts {
+		// The worker ends a delivery at the endpoint's last attempt
+		// itself, through River's cancel: nobody cancelled it.
+		d.Status = StatusFailed
+	}
+	if d.Status == StatusFailed {
+		d.Summary = fmt.Sprintf("failed after %d of %d attempts", d.Attempt, d.MaxAttempts)
+	}
 	if d.Status == StatusWaiting {
 		d.WaitingFor = map[string]string{"available": "queue", "pending": "window", "scheduled": "schedule"}[d.State]
 	}

@@ -101,6 +101,24 @@ func (s *Service) Ops() op.Set {
 		}),
 		s.eventFanoutOp(),
 		op.New(op.Meta{
+			Name: "webhooks.stats", Summary: "Delivery charts of every endpoint over a window: attempts by outcome and latency p50/p99 per bucket",
+			Description: "window: hour (5-minute buckets), day (hourly, the default) or week (6-hour buckets); every bucket is listed, " +
+				"oldest first. Errors: INVALID_WINDOW.",
+		}, func(ctx context.Context, c op.Caller, in WindowInput) (Stats, error) {
+			return s.Stats(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
+			Name: "webhooks.endpoint_stats", Summary: "One endpoint's delivery charts over a window, as webhooks.stats",
+			Description: "Errors: INVALID_WINDOW; NOT_FOUND for an endpoint that is not yours.",
+		}, func(ctx context.Context, c op.Caller, in EndpointWindowInput) (Stats, error) {
+			return s.EndpointStats(ctx, c.OwnerID, in)
+		}),
+		op.New(op.Meta{
+			Name: "webhooks.attention", Summary: "The endpoints that need you: disabled by the server, or failing (alarm: disabled, or failing for an hour)",
+		}, func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[Attention], error) {
+			return s.Attention(ctx, c.OwnerID)
+		}),
+		op.New(op.Meta{
 			Name: "webhooks.event_types", Summary: "The event types an endpoint can subscribe to",
 		}, func(context.Context, op.Caller, op.Empty) (op.List[EventTypeView], error) {
 			return s.EventTypes(), nil

@@ -30,6 +30,7 @@ type Service struct {
 	newSecret      func() (string, error)
 	maxEndpoints   int
 	health         HealthReader
+	statsReader    StatsReader
 	egress         EgressCheckFunc
 	fanouts        FanoutReader
 }
@@ -46,6 +47,9 @@ type Deps struct {
 	NewSecret func() (string, error)
 	// MaxEndpoints is the soft limit per owner (DefaultMaxEndpoints).
 	MaxEndpoints int
+	// Stats reads the delivery charts and the endpoints needing
+	// attention; nil reads none (empty charts).
+	Stats StatsReader
 	// Health reads the endpoints' recent outcomes for list and get; nil
 	// leaves their health null.
 	Health HealthReader
@@ -70,7 +74,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, egress: d.Egress, fanouts: d.Fanouts,
+		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, statsReader: d.Stats, egress: d.Egress, fanouts: d.Fanouts,
 	}
 }
 
@@ -612,7 +616,7 @@ func (s *Service) EventDeliveries(ctx context.Context, ownerID, eventID uuid.UUI
 		return op.List[EventDelivery]{}, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
 	}
 	for i := range rows {
-		rows[i].TaskURL = TaskURL(rows[i].JobID)
+		finishDelivery(&rows[i].Delivery)
 	}
 	if rows == nil {
 		rows = []EventDelivery{}

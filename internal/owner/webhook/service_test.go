@@ -342,6 +342,9 @@ func TestOpsAreTheContracts(t *testing.T) {
 		"webhooks.event_types",
 		"webhooks.event_deliveries",
 		"webhooks.event_fanout",
+		"webhooks.stats",
+		"webhooks.endpoint_stats",
+		"webhooks.attention",
 	}
 	ops := setupService(t).svc.Ops()
 	var got []string

@@ -45,6 +45,9 @@ type Store struct {
 	// promoted, when set (by tests), is called before a promotion makes
 	// its i-th delivery available; an error fails the promotion there.
 	promoted func(i int) error
+	// healthRec records the events of the health changes of the finishing
+	// statements (RecordHealthWith); nil records none.
+	healthRec uow.Recorder
 }
 
 var (
@@ -648,6 +651,7 @@ const finishMany = `WITH i AS (
 ), cleared AS (
   UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = i.now
   FROM i WHERE i.settle = 1 AND e.id = i.endpoint_id AND e.failing_since IS NOT NULL
+  RETURNING i.ord
 ), failed AS (
   UPDATE webhook_endpoints e SET
     failing_since = COALESCE(e.failing_since, i.now),
@@ -676,9 +680,11 @@ SELECT r.ord, COALESCE(f.disabled, false),
   CASE WHEN r.chain THEN COALESCE(GREATEST(ch.running + ch.n - r.k, 0), 0) ELSE 0 END,
   CASE WHEN r.chain THEN COALESCE(ch.pending, 0) ELSE 0 END,
   COALESCE(kp.wanted, false),
-  (SELECT count(*) FROM notified)
+  (SELECT count(*) FROM notified),
+  CASE WHEN cl.ord IS NOT NULL THEN 'recovered' WHEN f.disabled THEN 'disabled' WHEN f.ord IS NOT NULL THEN 'failing' ELSE '' END
 FROM ranked r
 LEFT JOIN failed f ON f.ord = r.ord
+LEFT JOIN cleared cl ON cl.ord = r.ord
 LEFT JOIN kept kp ON kp.ord = r.ord
 LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 
@@ -772,23 +778,30 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 	}
 	out := make([]delivery.Settled, n)
 	err := pgerr.Retry(3, func() error {
-		rows, err := s.statements.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
-			responses, errs, locations, ats, nows, records, releases, slots,
-			tokens, settles, disableAfter, reasons, chains, kept, stamps, sigs)
-		if err != nil {
-			return err
-		}
-		var (
-			ord              int64
-			disabled, wanted bool
-			running, pending int32
-			notified         int64
-		)
-		_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &wanted, &notified}, func() error {
-			out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0, Wanted: wanted}
-			return nil
+		return s.finishSettling(ctx, fs, func(q pgxQuerier) ([]healthChange, error) {
+			rows, err := q.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
+				responses, errs, locations, ats, nows, records, releases, slots,
+				tokens, settles, disableAfter, reasons, chains, kept, stamps, sigs)
+			if err != nil {
+				return nil, err
+			}
+			var (
+				ord              int64
+				disabled, wanted bool
+				running, pending int32
+				notified         int64
+				change           string
+				changes          []healthChange
+			)
+			_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &wanted, &notified, &change}, func() error {
+				out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0, Wanted: wanted}
+				if change != "" {
+					changes = append(changes, healthChange{i: int(ord - 1), kind: change})
+				}
+				return nil
+			})
+			return changes, err
 		})
-		return err
 	})
 	if err != nil {
 		return nil, err

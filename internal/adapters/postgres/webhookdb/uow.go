@@ -66,7 +66,7 @@ const jobState = `(CASE WHEN j.state = 'available' AND j.scheduled_at > now() TH
 // deliveryColumns are the columns of a delivery-log row over river_job j,
 // events ev and the latest attempt a, in scanDelivery's order.
 const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), ` + jobState + `,
-  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, j.max_attempts,
+  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, ` + effectiveMaxAttempts + `,
   COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
   j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
   COALESCE((j.metadata->>'snoozes')::int, 0)`
@@ -89,8 +89,8 @@ var statusStates = map[string]string{
 	webhook.StatusSending:   `j.state = 'running'`,
 	webhook.StatusWaiting:   `(` + jobState + ` IN ('available', 'pending') OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) = 0))`,
 	webhook.StatusRetrying:  `(j.state = 'retryable' OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) > 0))`,
-	webhook.StatusFailed:    `j.state = 'discarded'`,
-	webhook.StatusCancelled: `j.state = 'cancelled'`,
+	webhook.StatusFailed:    `(j.state = 'discarded' OR ` + endedByBound + `)`,
+	webhook.StatusCancelled: `(j.state = 'cancelled' AND NOT ` + endedByBound + `)`,
 }
 
 func (s *deliveryStore) List(ctx context.Context, endpointID uuid.UUID, q webhook.DeliveryQuery) ([]webhook.Delivery, error) {

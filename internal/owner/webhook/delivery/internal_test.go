@@ -138,3 +138,15 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	require.False(t, again)
 	h.took(id, false, 1)
 }
+
+func TestAnOperationalEventIsNeverWantedByTheEndpointItIsAbout(t *testing.T) {
+	t.Parallel()
+	failing, alert := Endpoint{ID: uuid.New(), EventTypes: []string{"*"}}, Endpoint{ID: uuid.New(), EventTypes: []string{"webhook.endpoint.*"}}
+	for _, typ := range []string{domain.EventWebhookEndpointFailing, domain.EventWebhookEndpointRecovered, domain.EventWebhookEndpointDisabled} {
+		ev := Event{Type: typ, Data: json.RawMessage(`{"endpoint_id":"` + failing.ID.String() + `"}`)}
+		require.False(t, wants(failing, ev), typ)
+		require.True(t, wants(alert, ev), typ)
+	}
+	other := Event{Type: domain.EventAPIKeyIssued, Data: json.RawMessage(`{"endpoint_id":"` + failing.ID.String() + `"}`)}
+	require.True(t, wants(failing, other), "only the operational types are kept from their endpoint")
+}

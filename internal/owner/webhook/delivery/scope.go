@@ -24,7 +24,8 @@ type testData struct {
 }
 
 // wants reports whether ep subscribes to ev's type. A webhook.test event is
-// wanted by the endpoint it names and only by it, whatever its globs.
+// wanted by the endpoint it names and only by it, whatever its globs; an
+// operational event about an endpoint is never wanted by that endpoint.
 func wants(ep Endpoint, ev Event) bool {
 	if ev.Type == domain.EventWebhookTest {
 		var td testData
@@ -33,7 +34,7 @@ func wants(ep Endpoint, ev Event) bool {
 		}
 		return td.EndpointID == ep.ID
 	}
-	return domain.MatchAnyGlob(ep.EventTypes, ev.Type)
+	return domain.MatchAnyGlob(ep.EventTypes, ev.Type) && !aboutItself(ep, ev)
 }
 
 // inScope reports whether ev is in ep's scope (see scope).

@@ -742,25 +742,26 @@ func (d *Deliverer) request(ep Endpoint, ev Event, now time.Time) (PostRequest, 
 	h.Set("User-Agent", d.userAgent)
 	h.Set(standardwebhooks.HeaderID, msgID)
 	h.Set(standardwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.SignAll(keys, msgID, now, body))
+	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.SignKeys(keys, msgID, now, body))
 	return PostRequest{URL: ep.URL, Header: h, Body: body}, nil
 }
 
 // keys unseals the endpoint's signing keys: the current secret, then the
 // previous one while its rotation grace lasts (both signatures are sent).
-func (d *Deliverer) keys(ep Endpoint, now time.Time) ([][]byte, error) {
+// A "whsec_" secret signs v1 (HMAC), a "whsk_" one v1a (ed25519).
+func (d *Deliverer) keys(ep Endpoint, now time.Time) ([]standardwebhooks.Key, error) {
 	if d.unseal == nil {
 		return nil, errors.New("no unseal function")
 	}
 	ad := ep.ID[:]
-	open := func(sealed []byte) ([]byte, error) {
+	open := func(sealed []byte) (standardwebhooks.Key, error) {
 		plain, err := d.unseal(sealed, ad)
 		if err != nil {
-			return nil, fmt.Errorf("unseal secret of endpoint %s: %w", ep.ID, err)
+			return standardwebhooks.Key{}, fmt.Errorf("unseal secret of endpoint %s: %w", ep.ID, err)
 		}
-		key, err := standardwebhooks.ParseSecret(string(plain))
+		key, err := standardwebhooks.ParseKey(string(plain))
 		if err != nil {
-			return nil, fmt.Errorf("secret of endpoint %s: %w", ep.ID, err)
+			return standardwebhooks.Key{}, fmt.Errorf("secret of endpoint %s: %w", ep.ID, err)
 		}
 		return key, nil
 	}
@@ -768,7 +769,7 @@ func (d *Deliverer) keys(ep Endpoint, now time.Time) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := [][]byte{cur}
+	keys := []standardwebhooks.Key{cur}
 	if len(ep.PrevSecretSealed) > 0 && ep.PrevSecretUntil != nil && now.Before(*ep.PrevSecretUntil) {
 		prev, err := open(ep.PrevSecretSealed)
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/filter"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 )
 
@@ -29,6 +30,7 @@ type Fanouter struct {
 	admits   EmbedAdmitsFunc
 	clock    domain.Clock
 	cooldown time.Duration
+	filters  filters
 }
 
 // FanoutDeps are the Fanouter's ports.
@@ -57,7 +59,8 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 }
 
 // Fanout delivers event eventID to every endpoint of its owner that wants
-// it: enabled, subscribed to its type by a glob, and in scope. It inserts
+// it: enabled, subscribed to its type by a glob, in scope, and passing the
+// endpoint's payload filter (a test event skips the filter). It inserts
 // one webhook.deliver per such endpoint in one transaction, unique by
 // (endpoint, event), so running it twice queues nothing new; the same
 // transaction records the event's Summary: which of the owner's other
@@ -87,6 +90,7 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 	var ds []Delivery
 	sum := Summary{EventID: ev.ID}
 	test := ev.Type == domain.EventWebhookTest
+	thin := &filter.Event{Type: ev.Type, Subject: ev.Subject, Data: ev.Data}
 	for _, ep := range eps {
 		if !wants(ep, ev) {
 			if !test {
@@ -106,6 +110,10 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		}
 		if reason != "" {
 			sum.Add(reason, ep.ID)
+			continue
+		}
+		if !test && !f.filters.passes(ep, thin) {
+			sum.Add(ReasonFilteredOut, ep.ID)
 			continue
 		}
 		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}

@@ -56,7 +56,7 @@ type Endpoint struct {
 	SecretSealed     []byte
 	PrevSecretSealed []byte
 	PrevSecretUntil  *time.Time
-	// Signing is SigningHMAC (the secrets are "whsec_…") or SigningEd25519
+	// Signing is "" for SigningHMAC (the secrets are "whsec_…") or SigningEd25519
 	// (they are "whsk_…" private keys; PublicKey and PrevPublicKey are
 	// their "whpk_…" public keys, kept in the clear to be shown).
 	Signing       string
@@ -65,7 +65,7 @@ type Endpoint struct {
 	// Filter is the payload filter as compact JSON text (nil: none).
 	Filter    json.RawMessage
 	CreatedAt time.Time
-	UpdatedAt        time.Time
+	UpdatedAt time.Time
 	// DeletedAt is when the owner deleted the endpoint. A deleted endpoint
 	// is disabled for good (it gets no delivery) and changes no more; it
 	// and its delivery log stay readable until the retention purges them.

@@ -72,8 +72,8 @@ type UpdateInput struct {
 	MaxInFlight *int              `json:"max_in_flight,omitempty"`
 	// TimeoutSeconds and MaxAttempts apply to attempts that start after
 	// the change.
-	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
-	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
+	TimeoutSeconds *int            `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
+	MaxAttempts    *int            `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
 	Filter         json.RawMessage `json:"filter,omitempty" doc:"replaces the payload filter; null or {} removes it"`
 
 	rawHeaders json.RawMessage

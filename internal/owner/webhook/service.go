@@ -353,7 +353,10 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		Headers: headers, MaxInFlight: maxInFlight, TimeoutSeconds: timeout, MaxAttempts: attempts,
 		Enabled:      in.Enabled == nil || *in.Enabled,
 		SecretSealed: sealed, CreatedAt: now, UpdatedAt: now,
-		Signing: signing, PublicKey: public, Filter: flt,
+		PublicKey: public, Filter: flt,
+	}
+	if signing == SigningEd25519 {
+		e.Signing = signing
 	}
 	if !e.Enabled {
 		r := ReasonDisabledByOwner

@@ -28,7 +28,7 @@ func notFound() error {
 
 const endpointColumns = `id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
 enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at,
-timeout_seconds, max_attempts, deleted_at, signing, coalesce(public_key, ''), coalesce(prev_public_key, ''), filter`
+timeout_seconds, max_attempts, deleted_at, coalesce(nullif(signing, 'hmac-sha256'), ''), coalesce(public_key, ''), coalesce(prev_public_key, ''), filter`
 
 func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 	var (

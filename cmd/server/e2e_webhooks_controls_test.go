@@ -211,6 +211,19 @@ func TestWebhookEd25519SignaturesVerifyInGoAndNodeAcrossARotation(t *testing.T) 
 	require.Len(t, strings.Split(second.Header.Get("webhook-signature"), " "), 2, "both signatures in the header")
 	require.Equal(t, 1, v1aVerifiers(t, node, rot.PublicKey, second), "the new key verifies")
 	require.Equal(t, 1, v1aVerifiers(t, node, ep.PublicKey, second), "the old key verifies")
+
+	// The endpoint page shows both public keys and the v1a snippets.
+	c := ownerClient(t, "127.0.0.1")
+	status, body = ts.ownerDo(t, c, http.MethodPost, "/api/auth/login", `{"email":"`+o.Email+`","password":"`+o.Password+`"}`, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	status, page := ts.ownerDo(t, c, http.MethodGet, "/admin/webhooks/"+ep.ID.String(), "", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, page, `<code id="endpoint-public-key" class="break">`+rot.PublicKey+`</code>`)
+	require.Contains(t, page, `<code id="endpoint-previous-public-key" class="break">`+ep.PublicKey+`</code>`)
+	for _, snippet := range []string{"ed25519.Verify(", "crypto.verify(null, msg, key", "Ed25519PublicKey.from_public_bytes"} {
+		require.Contains(t, page, snippet)
+	}
+	require.NotContains(t, page, "whsk_")
 }
 
 // fmtMustDo sends a bodiless request and returns the answer's body,

@@ -46,6 +46,10 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 	if err != nil {
 		return h.fail(c, s, err)
 	}
+	if res.PublicKey != "" {
+		// ed25519: the page shows the new public key beside the previous one.
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String())
+	}
 	d := rotatedData{Name: e.URL, Secret: res.Secret, Continue: "/admin/webhooks/" + id.String(), GraceUntil: time.Now().Add(grace)}
 	if res.RotationGraceUntil != nil {
 		d.GraceUntil = *res.RotationGraceUntil

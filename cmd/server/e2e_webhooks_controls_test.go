@@ -218,8 +218,8 @@ func TestWebhookEd25519SignaturesVerifyInGoAndNodeAcrossARotation(t *testing.T) 
 	require.Equal(t, http.StatusOK, status, body)
 	status, page := ts.ownerDo(t, c, http.MethodGet, "/admin/webhooks/"+ep.ID.String(), "", nil)
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, page, `<code id="endpoint-public-key" class="break">`+rot.PublicKey+`</code>`)
-	require.Contains(t, page, `<code id="endpoint-previous-public-key" class="break">`+ep.PublicKey+`</code>`)
+	require.Contains(t, page, `<code id="endpoint-public-key" class="break">`+htmlText(rot.PublicKey)+`</code>`)
+	require.Contains(t, page, `<code id="endpoint-previous-public-key" class="break">`+htmlText(ep.PublicKey)+`</code>`)
 	for _, snippet := range []string{"ed25519.Verify(", "crypto.verify(null, msg, key", "Ed25519PublicKey.from_public_bytes"} {
 		require.Contains(t, page, snippet)
 	}
@@ -234,3 +234,7 @@ func fmtMustDo(t *testing.T, ts *testServer, want int, method, path, key string)
 	require.Equal(t, want, status, body)
 	return body
 }
+
+// htmlText is s as html/template writes it in text: base64's '+' becomes
+// "&#43;".
+func htmlText(s string) string { return strings.ReplaceAll(s, "+", "&#43;") }

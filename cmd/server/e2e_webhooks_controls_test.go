@@ -76,9 +76,7 @@ func TestWebhookFilterDeliversTheDeleteAndFiltersOutTheCreate(t *testing.T) {
 	require.Equal(t, deleted.String(), got.ID)
 
 	// The create's event page says so.
-	c := ownerClient(t, "127.0.0.1")
-	status, body = ts.ownerDo(t, c, http.MethodPost, "/api/auth/login", `{"email":"`+o.Email+`","password":"`+o.Password+`"}`, nil)
-	require.Equal(t, http.StatusOK, status, body)
+	c := signedIn(t, ts, o)
 	status, page := ts.ownerDo(t, c, http.MethodGet, "/admin/events/"+created.String(), "", nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, page, `data-endpoint="`+id+`" data-reason="filtered_out"`)
@@ -197,7 +195,7 @@ func TestWebhookEd25519SignaturesVerifyInGoAndNodeAcrossARotation(t *testing.T) 
 		Secret    *string `json:"secret"`
 		PublicKey string  `json:"public_key"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(fmtMustDo(t, ts, http.StatusOK, http.MethodPost, "/api/admin/webhooks/"+ep.ID.String()+"/rotate-secret", o.Key)), &rot))
+	require.NoError(t, json.Unmarshal([]byte(bodyOf(t, ts, http.StatusOK, http.MethodPost, "/api/admin/webhooks/"+ep.ID.String()+"/rotate-secret", o.Key)), &rot))
 	require.Nil(t, rot.Secret)
 	require.True(t, strings.HasPrefix(rot.PublicKey, "whpk_"))
 	require.NotEqual(t, ep.PublicKey, rot.PublicKey)
@@ -213,9 +211,7 @@ func TestWebhookEd25519SignaturesVerifyInGoAndNodeAcrossARotation(t *testing.T) 
 	require.Equal(t, 1, v1aVerifiers(t, node, ep.PublicKey, second), "the old key verifies")
 
 	// The endpoint page shows both public keys and the v1a snippets.
-	c := ownerClient(t, "127.0.0.1")
-	status, body = ts.ownerDo(t, c, http.MethodPost, "/api/auth/login", `{"email":"`+o.Email+`","password":"`+o.Password+`"}`, nil)
-	require.Equal(t, http.StatusOK, status, body)
+	c := signedIn(t, ts, o)
 	status, page := ts.ownerDo(t, c, http.MethodGet, "/admin/webhooks/"+ep.ID.String(), "", nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, page, `<code id="endpoint-public-key" class="break">`+htmlText(rot.PublicKey)+`</code>`)
@@ -226,9 +222,9 @@ func TestWebhookEd25519SignaturesVerifyInGoAndNodeAcrossARotation(t *testing.T) 
 	require.NotContains(t, page, "whsk_")
 }
 
-// fmtMustDo sends a bodiless request and returns the answer's body,
+// bodyOf sends a bodiless request and returns the answer's body,
 // requiring status want.
-func fmtMustDo(t *testing.T, ts *testServer, want int, method, path, key string) string {
+func bodyOf(t *testing.T, ts *testServer, want int, method, path, key string) string {
 	t.Helper()
 	status, body := ts.do(t, method, path, key, "")
 	require.Equal(t, want, status, body)
@@ -238,3 +234,12 @@ func fmtMustDo(t *testing.T, ts *testServer, want int, method, path, key string)
 // htmlText is s as html/template writes it in text: base64's '+' becomes
 // "&#43;".
 func htmlText(s string) string { return strings.ReplaceAll(s, "+", "&#43;") }
+
+// signedIn signs o in on a cookie client and returns it.
+func signedIn(t *testing.T, ts *testServer, o testOwner) *http.Client {
+	t.Helper()
+	c := ownerClient(t, "127.0.0.1")
+	status, body := ts.ownerDo(t, c, http.MethodPost, "/api/auth/login", `{"email":"`+o.Email+`","password":"`+o.Password+`"}`, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	return c
+}

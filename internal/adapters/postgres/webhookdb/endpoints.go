@@ -7,6 +7,7 @@
 package webhookdb
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,15 @@ func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 		return e, err
 	}
 	e.MaxInFlight, e.TimeoutSeconds, e.MaxAttempts = int(mif), int(timeout), int(tries)
+	if len(e.Filter) > 0 {
+		// jsonb writes spaces after ':' and ','; the domain keeps filters
+		// compact.
+		var b bytes.Buffer
+		if err := json.Compact(&b, e.Filter); err != nil {
+			return e, fmt.Errorf("decode filter of endpoint %s: %w", e.ID, err)
+		}
+		e.Filter = b.Bytes()
+	}
 	if err := json.Unmarshal(headers, &e.Headers); err != nil {
 		return e, fmt.Errorf("decode headers of endpoint %s: %w", e.ID, err)
 	}

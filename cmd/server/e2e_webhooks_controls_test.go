@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -242,4 +243,56 @@ func signedIn(t *testing.T, ts *testServer, o testOwner) *http.Client {
 	status, body := ts.ownerDo(t, c, http.MethodPost, "/api/auth/login", `{"email":"`+o.Email+`","password":"`+o.Password+`"}`, nil)
 	require.Equal(t, http.StatusOK, status, body)
 	return c
+}
+
+func TestWebhookFormsSetTheFilterAndTheSigning(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	u := signIn(t, ts, o)
+
+	status, body, _ := u.get(t, "/admin/webhooks/new")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `name="filter"`)
+	require.Contains(t, body, `<option value="ed25519"`)
+
+	form := func(filter string) url.Values {
+		return url.Values{"url": {"https://hooks.example.com/form"}, "event_types": {"corpus.note.changed"}, "enabled": {"1"},
+			"signing": {"ed25519"}, "filter": {filter}}
+	}
+	status, body, _ = u.post(t, "/admin/webhooks", form(`{"data.opp":"deleted"}`))
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "data.opp")
+	var n int
+	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_endpoints WHERE owner_id = $1`, o.ID).Scan(&n))
+	require.Zero(t, n)
+
+	status, _, loc := u.post(t, "/admin/webhooks", form(`{"data.op":{"$eq":"deleted"}}`))
+	require.Equal(t, http.StatusSeeOther, status, "an ed25519 endpoint has no secret to show once")
+	id := strings.TrimPrefix(loc, "/admin/webhooks/")
+	ep := getEndpointRaw(t, ts, o.Key, id)
+	require.JSONEq(t, `"ed25519"`, string(ep["signing"]))
+	require.JSONEq(t, `{"data.op":{"$eq":"deleted"}}`, string(ep["filter"]))
+	var public string
+	require.NoError(t, json.Unmarshal(ep["public_key"], &public))
+	status, body, _ = u.get(t, loc)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, htmlText(public))
+	require.Contains(t, body, `id="endpoint-filter"><code class="break">{&#34;data.op&#34;`)
+
+	// The edit form shows the filter, refuses a bad one and removes it when emptied.
+	status, body, _ = u.get(t, loc+"/edit")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `{&#34;data.op&#34;:{&#34;$eq&#34;:&#34;deleted&#34;}}</textarea>`)
+	edit := url.Values{"url": {"https://hooks.example.com/form"}, "event_types": {"corpus.note.changed"}, "enabled": {"1"},
+		"max_in_flight": {"1"}, "timeout_seconds": {"10"}, "max_attempts": {"18"}}
+	edit.Set("filter", `{"data.op":{"$regex":"x"}}`)
+	status, body, _ = u.post(t, loc+"/edit", edit)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "$regex")
+	require.JSONEq(t, `{"data.op":{"$eq":"deleted"}}`, string(getEndpointRaw(t, ts, o.Key, id)["filter"]))
+	edit.Set("filter", "")
+	status, body, _ = u.post(t, loc+"/edit", edit)
+	require.Equal(t, http.StatusSeeOther, status, body)
+	require.Equal(t, "null", string(getEndpointRaw(t, ts, o.Key, id)["filter"]))
 }

@@ -15,7 +15,7 @@
 // event catalog, the REST route table, the Wire root and the op list, then
 // regenerates wire_gen.go (make generate). Everything it writes builds and
 // passes the tests as it is; the domain's own rules are written by hand
-// afterwards (README, "Extending").
+// afterwards (docs/extending.md).
 //
 // It refuses, changing nothing, when a name is taken: a package, a table, a
 // route, an event type, or a file it would write.
@@ -113,7 +113,7 @@ func main() {
 		}
 		fmt.Println("edited  cmd/server/wire_gen.go (make generate)")
 	}
-	fmt.Println("next: README.md, \"Extending\" — the domain's own rules are written by hand from here")
+	fmt.Println("next: docs/extending.md — the domain's own rules are written by hand from here")
 }
 
 // Generate regenerates cmd/server/wire_gen.go with the Makefile's Wire.
@@ -330,7 +330,7 @@ var edits = []edit{
 			object(req("{{.Name}}_id", uuidOf("the {{.Name}}"))),
 			"{{.Name}}/{{.ExampleID}}", map[string]any{"{{.Name}}_id": "{{.ExampleID}}"}},
 `)},
-	{"README.md", insertBefore("a new domain's row goes above this line", "| `{{.Plural}}.*` | none yet: REST and MCP cover them; a page goes in `internal/adapters/web` |\n")},
+	{"docs/contract.md", insertBefore("a new domain's row goes above this line", "| `{{.Plural}}.*` | none yet: REST and MCP cover them; a page goes in `internal/adapters/web` |\n")},
 	{"cmd/server/wire.go", insertBefore("a new domain's set goes above this line", "\t\t{{.Title}}Set, // wire_{{.Name}}.go\n")},
 	{"internal/adapters/httpapi/routes.go", insertBefore("new routes go above this line", "\t\t{\"POST\", \"{{.Path}}\", \"{{.Op}}\", http.StatusCreated},\n")},
 	{"cmd/server/collect.go", chain(

@@ -92,9 +92,9 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 		"migrations/" + res.migration(t) + "_parcel.sql",
 	}, res.Created)
 	require.Equal(t, []string{
-		"README.md",
 		"cmd/server/collect.go",
 		"cmd/server/wire.go",
+		"docs/contract.md",
 		"internal/adapters/httpapi/routes.go",
 		"internal/domain/catalog_data.go",
 		"migrations/schema.sql",

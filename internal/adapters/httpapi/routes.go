@@ -28,7 +28,7 @@ func (r Route) SuccessStatus() int {
 }
 
 // Routes is the REST route of every op the server declares, one line per op,
-// in the order of the contract's table (PRODUCT.md) and then by domain. The
+// in the order of the contract's table (docs/contract.md) and then by domain. The
 // server does not start when an op has no line here or a line names no op
 // (Bind). A generator adds a line just above the marker that ends the table.
 func Routes() []Route {

@@ -71,7 +71,7 @@ func TestBindFailsNamingTheMismatch(t *testing.T) {
 }
 
 // TestRoutesHoldTheContract: the route table is consistent (every line
-// binds when each names an op) and holds the contract's table (PRODUCT.md)
+// binds when each names an op) and holds the contract's table (docs/contract.md)
 // line for line.
 func TestRoutesHoldTheContract(t *testing.T) {
 	t.Parallel()

@@ -13,7 +13,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 )
 
-func TestRetryScheduleIsSeed002s(t *testing.T) {
+func TestRetryScheduleSpansFiveDaysInEighteenAttempts(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		attempt int

@@ -295,4 +295,15 @@ func TestWebhookFormsSetTheFilterAndTheSigning(t *testing.T) {
 	status, body, _ = u.post(t, loc+"/edit", edit)
 	require.Equal(t, http.StatusSeeOther, status, body)
 	require.Equal(t, "null", string(getEndpointRaw(t, ts, o.Key, id)["filter"]))
+
+	// Rotating from the page asks first, then shows the new key beside the old.
+	status, body, _ = u.post(t, loc+"/rotate", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "ed25519 key pair")
+	status, _, back := u.post(t, loc+"/rotate", url.Values{"confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, loc, back)
+	status, body, _ = u.get(t, loc)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<code id="endpoint-previous-public-key" class="break">`+htmlText(public)+`</code>`)
 }

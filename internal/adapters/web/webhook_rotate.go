@@ -32,10 +32,14 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 	}
 	grace := webhook.SecretGrace
 	if !confirmed(c) {
+		first := "A new signing secret is generated and shown once."
+		if e.Ed25519() {
+			first = "A new ed25519 key pair is generated; the endpoint page shows its public key (the private key never leaves this instance)."
+		}
 		return h.confirm(c, s, "webhooks", confirmData{
 			Heading: "Rotate the signing secret?", Action: "/admin/webhooks/" + id.String() + "/rotate", Button: "Rotate secret", Back: "/admin/webhooks/" + id.String(),
 			Lines: []string{
-				"A new signing secret is generated and shown once.",
+				first,
 				"The current secret stays valid for " + hours(grace) + " (until about " + time.Now().Add(grace).UTC().Format("2006-01-02 15:04 UTC") + "): " +
 					"every delivery meanwhile carries two signatures, one per secret, so the receiver keeps verifying while it switches. After that only the new secret signs.",
 				"Rotating again within those " + hours(grace) + " drops the oldest secret at once.",

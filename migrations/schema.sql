@@ -1143,3 +1143,15 @@ CREATE INDEX inbound_refusals_source_refused_idx ON inbound_refusals (source_id,
 DROP INDEX webhook_attempts_endpoint_outcome_idx;
 CREATE INDEX webhook_attempts_endpoint_outcome_idx ON webhook_attempts (endpoint_id, outcome, attempted_at) INCLUDE (latency_ms);
 -- ==== end health chart indexes ====
+-- ==== webhook endpoint filter and signing (0230) ====
+-- filter: the payload filter over the thin event (NULL: every event of the
+-- subscribed types). signing: secret_enc holds "whsec_…" (hmac-sha256, v1)
+-- or "whsk_…" (ed25519, v1a) whose "whpk_…" public key is kept in the
+-- clear, with the previous one during a rotation's grace.
+ALTER TABLE webhook_endpoints
+    ADD COLUMN filter jsonb CHECK (filter IS NULL OR jsonb_typeof(filter) = 'object'),
+    ADD COLUMN signing text NOT NULL DEFAULT 'hmac-sha256' CHECK (signing IN ('hmac-sha256', 'ed25519')),
+    ADD COLUMN public_key text,
+    ADD COLUMN prev_public_key text,
+    ADD CONSTRAINT webhook_endpoints_public_key CHECK ((signing = 'ed25519') = (public_key IS NOT NULL));
+-- ==== end webhook endpoint filter and signing ====

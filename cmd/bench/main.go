@@ -23,7 +23,7 @@ func main() {
 	binary := flag.String("server", "", "the standmeet binary to run as child processes (empty: go build ./cmd/server into a temporary directory)")
 	logs := flag.String("logs", filepath.Join(os.TempDir(), "standmeet-bench-logs"), "directory for the server processes' logs")
 	budget := flag.Duration("budget", 12*time.Minute, "skip steps that would end past this much time (0: no bound)")
-	only := flag.String("only", "", "comma-separated steps to run (relay, ceilings, w1, w2, reasons, w3, w4, memory, endpoints, replicas); empty: all")
+	only := flag.String("only", "", "comma-separated steps to run (relay, ceilings, w1, w2, reasons, filters, w3, w4, memory, endpoints, replicas); empty: all")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

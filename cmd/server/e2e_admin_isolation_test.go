@@ -212,6 +212,7 @@ func adminUIIsolationRows() map[string]uiRow {
 		now := fx.endpointStateOfA(t, strings.Split(strings.TrimPrefix(target.Path, "/admin/webhooks/"), "/")[0])
 		require.Equal(t, "a-endpoint", now["description"])
 		require.Equal(t, true, now["enabled"])
+		require.Nil(t, now["filter"])
 	}
 	// delivery is one of A's attempted deliveries, its job snapshotted so
 	// deliveryUnchanged can tell B moved nothing.
@@ -382,7 +383,8 @@ func adminUIIsolationRows() map[string]uiRow {
 		"GET /admin/webhooks/:id/edit":       {Target: endpoint("/edit"), WantB: http.StatusNotFound},
 		"POST /admin/webhooks/:id/edit": {Target: func(t *testing.T, fx *isolationFixture) uiTarget {
 			tg := endpoint("/edit")(t, fx)
-			tg.Form = url.Values{"url": {"http://127.0.0.1:9/taken"}, "description": {"taken over"}, "event_types": {"code.issued"}}
+			tg.Form = url.Values{"url": {"http://127.0.0.1:9/taken"}, "description": {"taken over"}, "event_types": {"code.issued"},
+				"filter": {`{"type":"code.issued"}`}}
 			return tg
 		}, WantB: http.StatusNotFound, After: endpointUnchanged},
 		"POST /admin/webhooks/:id/delete":                 {Target: endpoint("/delete"), WantB: http.StatusNotFound, After: endpointUnchanged},

@@ -50,6 +50,23 @@ func unchangedForA(t *testing.T, fx *isolationFixture, target isolationTarget) {
 	now := fx.endpointStateOfA(t, endpointIDOf(target.Path))
 	require.Equal(t, "a-endpoint", now["description"])
 	require.Equal(t, true, now["enabled"])
+	require.Nil(t, now["filter"])
+}
+
+// signedFilteredEndpointOfA creates an ed25519 endpoint of A's with a
+// payload filter and returns its id and public key.
+func (fx *isolationFixture) signedFilteredEndpointOfA(t *testing.T) (id, publicKey string) {
+	t.Helper()
+	status, body := fx.ts.do(t, http.MethodPost, "/api/admin/webhooks", fx.A.Key, `{"url":"http://127.0.0.1:9/isolation",`+
+		`"event_types":["code.*"],"description":"a-endpoint","signing":"ed25519","filter":{"subject":"a-filter-value"}}`)
+	require.Equal(t, http.StatusCreated, status, body)
+	var out struct {
+		ID        string `json:"id"`
+		PublicKey string `json:"public_key"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	require.NotEmpty(t, out.PublicKey, body)
+	return out.ID, out.PublicKey
 }
 
 // webhooksIsolationRows covers the outbound webhook endpoints
@@ -98,14 +115,15 @@ func webhooksIsolationRows() map[string]isolationRow {
 		},
 		"GET /api/admin/webhooks/:id": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				id := fx.endpointOfA(t)
-				return isolationTarget{Path: "/api/admin/webhooks/" + id, Hidden: []string{id, "a-endpoint"}}
+				id, public := fx.signedFilteredEndpointOfA(t)
+				return isolationTarget{Path: "/api/admin/webhooks/" + id, Hidden: []string{id, "a-endpoint", public, "a-filter-value"}}
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
 		"PATCH /api/admin/webhooks/:id": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
-				return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t), Body: `{"description":"changed","enabled":false}`}
+				return isolationTarget{Path: "/api/admin/webhooks/" + fx.endpointOfA(t),
+					Body: `{"description":"changed","enabled":false,"filter":{"type":"code.issued"}}`}
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK, After: unchangedForA,
 		},

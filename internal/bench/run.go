@@ -151,6 +151,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"w1", time.Minute, b.runW1},
 		{"w2", 80 * time.Second, b.runW2},
 		{"reasons", 45 * time.Second, b.runReasons},
+		{"filters", 60 * time.Second, b.runFilters},
 		{"w3", 40 * time.Second, b.runW3},
 		{"w4", 100 * time.Second, b.runW4},
 		{"publish", 30 * time.Second, b.runPublish},

@@ -32,10 +32,14 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 	}
 	grace := webhook.SecretGrace
 	if !confirmed(c) {
+		first := "A new signing secret is generated and shown once."
+		if e.Ed25519() {
+			first = "A new ed25519 key pair is generated; the endpoint page shows its public key (the private key never leaves this instance)."
+		}
 		return h.confirm(c, s, "webhooks", confirmData{
 			Heading: "Rotate the signing secret?", Action: "/admin/webhooks/" + id.String() + "/rotate", Button: "Rotate secret", Back: "/admin/webhooks/" + id.String(),
 			Lines: []string{
-				"A new signing secret is generated and shown once.",
+				first,
 				"The current secret stays valid for " + hours(grace) + " (until about " + time.Now().Add(grace).UTC().Format("2006-01-02 15:04 UTC") + "): " +
 					"every delivery meanwhile carries two signatures, one per secret, so the receiver keeps verifying while it switches. After that only the new secret signs.",
 				"Rotating again within those " + hours(grace) + " drops the oldest secret at once.",
@@ -45,6 +49,10 @@ func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
 	res, err := h.webhooks.rotate.Call(c.Request().Context(), s.Caller, webhook.IDInput{ID: id})
 	if err != nil {
 		return h.fail(c, s, err)
+	}
+	if res.PublicKey != "" {
+		// ed25519: the page shows the new public key beside the previous one.
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String())
 	}
 	d := rotatedData{Name: e.URL, Secret: res.Secret, Continue: "/admin/webhooks/" + id.String(), GraceUntil: time.Now().Add(grace)}
 	if res.RotationGraceUntil != nil {

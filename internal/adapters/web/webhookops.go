@@ -59,7 +59,11 @@ func endpointOf(v webhook.View) endpoint {
 	e := endpoint{ID: v.ID, URL: v.URL, Description: v.Description, EventTypes: v.EventTypes, EmbedID: v.EmbedID, Headers: v.Headers,
 		MaxInFlight: v.MaxInFlight, TimeoutSeconds: v.TimeoutSeconds, MaxAttempts: v.MaxAttempts, Enabled: v.Enabled, State: v.State,
 		DisabledReason: v.DisabledReason, FailingSince: v.FailingSince, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
-		DeletedAt: v.DeletedAt, RotationGraceUntil: v.RotationGraceUntil}
+		DeletedAt: v.DeletedAt, RotationGraceUntil: v.RotationGraceUntil,
+		Signing: v.Signing, PublicKey: v.PublicKey, PreviousPublicKey: v.PreviousPublicKey}
+	if len(v.Filter) > 0 && string(v.Filter) != "null" {
+		e.Filter = string(v.Filter)
+	}
 	if v.Health != nil {
 		hl := health(*v.Health)
 		e.Health = &hl

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -42,7 +43,17 @@ type endpoint struct {
 	RotationGraceUntil *time.Time
 	// Secret is only in the answer of webhooks.create.
 	Secret string
+	// Signing is hmac-sha256 or ed25519; PublicKey and PreviousPublicKey
+	// are an ed25519 endpoint's keys (the previous one during a rotation).
+	Signing           string
+	PublicKey         *string
+	PreviousPublicKey *string
+	// Filter is the payload filter as JSON text, "" without one.
+	Filter string
 }
+
+// Ed25519 reports whether the endpoint signs v1a with an ed25519 key.
+func (e endpoint) Ed25519() bool { return e.Signing == webhook.SigningEd25519 }
 
 // health is an endpoint's recent outcomes as webhooks.list returns them.
 type health struct {
@@ -244,6 +255,9 @@ type webhookForm struct {
 	MaxInFlight, TimeoutSeconds, MaxAttempts string
 	// ClearHeaders (edit only) removes every custom header.
 	ClearHeaders bool
+	// Signing (create only) and Filter (JSON text; empty: none) are the
+	// endpoint's controls.
+	Signing, Filter string
 }
 
 // settings reads the delivery settings typed in f into the op's fields
@@ -283,6 +297,8 @@ func readWebhookForm(c echo.Context) webhookForm {
 		TimeoutSeconds: strings.TrimSpace(c.FormValue("timeout_seconds")),
 		MaxAttempts:    strings.TrimSpace(c.FormValue("max_attempts")),
 		ClearHeaders:   c.FormValue("clear_headers") != "",
+		Signing:        strings.TrimSpace(c.FormValue("signing")),
+		Filter:         strings.TrimSpace(c.FormValue("filter")),
 	}
 	if params, err := c.FormParams(); err == nil {
 		f.EventTypes = params["event_types"]
@@ -441,7 +457,10 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 	if h.webhooks == nil {
 		return h.fail(c, s, notDeclared("webhooks.create"))
 	}
-	in := webhook.CreateInput{URL: f.URL, Description: f.Description, EventTypes: types, Enabled: &f.Enabled}
+	in := webhook.CreateInput{URL: f.URL, Description: f.Description, EventTypes: types, Enabled: &f.Enabled, Signing: f.Signing}
+	if f.Filter != "" {
+		in.Filter = json.RawMessage(f.Filter)
+	}
 	if len(headers) > 0 {
 		in.Headers = headers
 	}
@@ -458,6 +477,10 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 	created, err := h.webhooks.create.Call(c.Request().Context(), s.Caller, in)
 	if err != nil {
 		return again(err)
+	}
+	if created.Secret == "" {
+		// ed25519: nothing secret to show once; the page shows the public key.
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+created.ID.String())
 	}
 	// The secret is in this answer only: it is neither stored in the session
 	// nor passed through a redirect, so a reload (which the page's script
@@ -719,6 +742,7 @@ func editForm(e endpoint) webhookForm {
 		}
 	}
 	f.Globs = strings.Join(globs, " ")
+	f.Filter = e.Filter
 	if e.EmbedID != nil {
 		f.EmbedID = e.EmbedID.String()
 	}
@@ -761,7 +785,10 @@ func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
 	}
 	types := append([]string(nil), f.EventTypes...)
 	types = append(types, splitList(f.Globs)...)
-	in := webhook.UpdateInput{ID: id, URL: &f.URL, Description: &f.Description, EventTypes: types}
+	in := webhook.UpdateInput{ID: id, URL: &f.URL, Description: &f.Description, EventTypes: types, Filter: json.RawMessage("null")}
+	if f.Filter != "" {
+		in.Filter = json.RawMessage(f.Filter)
+	}
 	headers, err := parseHeaders(f.Headers)
 	if err != nil {
 		return again(err)

@@ -2,7 +2,9 @@
 // Webhooks specification v1 defines them: HMAC-SHA256 over
 // "<webhook-id>.<webhook-timestamp>.<raw body>", sent as
 // `webhook-signature: v1,<base64>`, with the key being the base64-decoded part
-// of a `whsec_` secret.
+// of a `whsec_` secret; and its asymmetric v1a: ed25519 over the same
+// bytes, sent as `v1a,<base64>`, with a `whsk_` private key whose `whpk_`
+// public key is all a receiver holds (see Key).
 //
 // Signing is byte-for-byte what the reference libraries produce, so any
 // receiver using them verifies StandMeet's deliveries. Verification is

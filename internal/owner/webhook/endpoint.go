@@ -10,6 +10,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -55,8 +56,16 @@ type Endpoint struct {
 	SecretSealed     []byte
 	PrevSecretSealed []byte
 	PrevSecretUntil  *time.Time
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// Signing is "" for SigningHMAC (the secrets are "whsec_…") or SigningEd25519
+	// (they are "whsk_…" private keys; PublicKey and PrevPublicKey are
+	// their "whpk_…" public keys, kept in the clear to be shown).
+	Signing       string
+	PublicKey     string
+	PrevPublicKey string
+	// Filter is the payload filter as compact JSON text (nil: none).
+	Filter    json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// DeletedAt is when the owner deleted the endpoint. A deleted endpoint
 	// is disabled for good (it gets no delivery) and changes no more; it
 	// and its delivery log stay readable until the retention purges them.
@@ -125,13 +134,15 @@ func (e *Endpoint) SetEnabled(on bool) {
 	}
 }
 
-// RotateSecret makes sealed the signing secret at now; the current one
-// stays valid for SecretGrace, until the time it returns, and the one
-// before it is dropped.
-func (e *Endpoint) RotateSecret(sealed []byte, now time.Time) time.Time {
+// RotateSecret makes sealed the signing secret at now (public its public
+// key, "" for an HMAC secret); the current one stays valid for
+// SecretGrace, until the time it returns, and the one before it is
+// dropped.
+func (e *Endpoint) RotateSecret(sealed []byte, public string, now time.Time) time.Time {
 	until := now.Add(SecretGrace)
 	e.PrevSecretSealed, e.PrevSecretUntil = e.SecretSealed, &until
 	e.SecretSealed = sealed
+	e.PrevPublicKey, e.PublicKey = e.PublicKey, public
 	e.UpdatedAt = now
 	return until
 }
@@ -189,6 +200,15 @@ type View struct {
 	// stops signing (deliveries carry both signatures until then); null
 	// when the endpoint was never rotated.
 	RotationGraceUntil *time.Time `json:"rotation_grace_until"`
+	// Signing is hmac-sha256 or ed25519.
+	Signing string `json:"signing"`
+	// PublicKey is an ed25519 endpoint's "whpk_…" key, which receivers
+	// verify v1a signatures with; PreviousPublicKey the one before a
+	// rotation while its grace lasts. Null for hmac-sha256.
+	PublicKey         *string `json:"public_key"`
+	PreviousPublicKey *string `json:"previous_public_key"`
+	// Filter is the payload filter, null when the endpoint has none.
+	Filter json.RawMessage `json:"filter"`
 	// Health is the endpoint's recent delivery outcomes (null where the
 	// op does not read them).
 	Health *Health `json:"health"`
@@ -198,13 +218,36 @@ type View struct {
 // HeaderMask.
 func ViewOf(e Endpoint) View {
 	h := maskHeaders(e.Headers)
-	return View{
+	v := View{
 		ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, EmbedID: e.EmbedID,
 		Headers: h, MaxInFlight: e.MaxInFlight, TimeoutSeconds: e.TimeoutSeconds, MaxAttempts: e.MaxAttempts,
 		Enabled: e.Enabled, State: e.State(), DisabledReason: e.DisabledReason,
 		FailingSince: e.FailingSince, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, DeletedAt: e.DeletedAt,
 		RotationGraceUntil: previousUntil(e),
+		Signing:            e.signing(), PublicKey: nonEmpty(e.PublicKey), Filter: e.Filter,
 	}
+	if v.RotationGraceUntil != nil {
+		v.PreviousPublicKey = nonEmpty(e.PrevPublicKey)
+	}
+	if v.Filter == nil {
+		v.Filter = json.RawMessage("null")
+	}
+	return v
+}
+
+// signing is e's scheme, SigningHMAC when unset.
+func (e Endpoint) signing() string {
+	if e.Signing == "" {
+		return SigningHMAC
+	}
+	return e.Signing
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // previousUntil is when e's previous secret stops signing, nil without one.
@@ -218,8 +261,10 @@ func previousUntil(e Endpoint) *time.Time {
 // WithSecret is a view plus its signing secret, returned by create once.
 type WithSecret struct {
 	View
-	// Secret is "whsec_" + base64 of 32 random bytes; shown this once.
-	Secret string `json:"secret"`
+	// Secret is "whsec_" + base64 of 32 random bytes, shown this once;
+	// absent for ed25519, whose private key never leaves the instance
+	// (receivers verify with PublicKey).
+	Secret string `json:"secret,omitempty"`
 }
 
 // Delivery is one webhook.deliver job of an endpoint, as the delivery log

@@ -22,6 +22,7 @@ const (
 	ReasonOutOfScope    = "out_of_scope"
 	ReasonDisabled      = "endpoint_disabled"
 	ReasonCoolingDown   = "cooling_down"
+	ReasonFilteredOut   = "filtered_out"
 )
 
 // FanoutReasonText says a reason in an owner's words.
@@ -39,6 +40,8 @@ func FanoutReasonText(reason string, until *time.Time) string {
 		return "out of scope"
 	case ReasonDisabled:
 		return "endpoint disabled"
+	case ReasonFilteredOut:
+		return "filtered out: the endpoint's payload filter refused the event"
 	case ReasonCoolingDown:
 		if until != nil {
 			return "endpoint failing: delivery waits out the cooldown until " + until.UTC().Format(time.RFC3339)
@@ -91,7 +94,8 @@ type FanoutReason struct {
 	EndpointState string    `json:"endpoint_state"`
 	// Reason is the code (not_subscribed, out_of_scope_raw,
 	// out_of_scope_unpublished, out_of_scope_embed, out_of_scope,
-	// endpoint_disabled, cooling_down), Text says it in words.
+	// endpoint_disabled, filtered_out, cooling_down), Text says it in
+	// words.
 	Reason string `json:"reason"`
 	Text   string `json:"text"`
 	// Delivered is true for cooling_down: a delivery was queued, to start
@@ -143,7 +147,7 @@ func (s *Service) eventFanoutOp() op.Descriptor {
 	return op.New(op.Meta{
 		Name: "webhooks.event_fanout", Summary: "Which endpoints got no delivery of one event, or got it late, and why",
 		Description: "Reasons: not_subscribed, out_of_scope_raw, out_of_scope_unpublished, out_of_scope_embed, out_of_scope, " +
-			"endpoint_disabled, cooling_down (delivered, starting at until). Deleted endpoints are not listed. " +
+			"endpoint_disabled, filtered_out (the endpoint's payload filter refused the event), cooling_down (delivered, starting at until). Deleted endpoints are not listed. " +
 			"recorded is false when every endpoint got its delivery at once, or the fan-out has not run yet. " +
 			"NOT_FOUND when the event is not yours or was pruned by the retention.",
 	}, func(ctx context.Context, c op.Caller, in EventIDInput) (EventFanout, error) {

@@ -26,6 +26,9 @@ type CreateInput struct {
 	// TimeoutSeconds and MaxAttempts default to their caps.
 	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10, default 10"`
 	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery before it fails, 1..18 (the first of the retry schedule), default 18"`
+	// Signing and Filter are the endpoint's controls.
+	Signing string          `json:"signing,omitempty" doc:"hmac-sha256 (default: v1 signatures with a shared whsec_ secret) or ed25519 (v1a signatures; receivers verify with the whpk_ public_key); fixed at creation"`
+	Filter  json.RawMessage `json:"filter,omitempty" doc:"payload filter over type, subject and data.<path>: a JSON object of field paths to a value or operators ($eq $neq $in $nin $exists $gt $gte $lt $lte $glob), combined with $and / $or; data fields must exist in a subscribed type's schema"`
 
 	// rawHeaders is the headers field as sent, kept so a malformed one is
 	// reported as INVALID_HEADERS rather than as a JSON type error.
@@ -69,8 +72,9 @@ type UpdateInput struct {
 	MaxInFlight *int              `json:"max_in_flight,omitempty"`
 	// TimeoutSeconds and MaxAttempts apply to attempts that start after
 	// the change.
-	TimeoutSeconds *int `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
-	MaxAttempts    *int `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
+	TimeoutSeconds *int            `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
+	MaxAttempts    *int            `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
+	Filter         json.RawMessage `json:"filter,omitempty" doc:"replaces the payload filter; null or {} removes it"`
 
 	rawHeaders json.RawMessage
 	// embedSet records that embed_id was present in the body (null
@@ -175,9 +179,12 @@ type EventIDInput struct {
 	ID uuid.UUID `json:"id" path:"id" doc:"event id"`
 }
 
-// SecretOutput is a new secret, shown once.
+// SecretOutput is a new secret, shown once, or an ed25519 endpoint's new
+// public key.
 type SecretOutput struct {
-	Secret string `json:"secret"`
+	Secret string `json:"secret,omitempty"`
+	// PublicKey is an ed25519 endpoint's new "whpk_…" key.
+	PublicKey string `json:"public_key,omitempty"`
 	// RotationGraceUntil is when the secret this one replaces stops
 	// signing (set by a rotation).
 	RotationGraceUntil *time.Time `json:"rotation_grace_until,omitempty"`

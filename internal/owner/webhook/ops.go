@@ -26,7 +26,8 @@ func (s *Service) Ops() op.Set {
 		op.New(op.Meta{
 			Name: "webhooks.create", Summary: "Create a webhook endpoint; its signing secret is shown this once",
 			Description: "Validation errors: INVALID_URL, INVALID_EVENT_TYPES, INVALID_HEADERS, INVALID_DESCRIPTION, " +
-				"INVALID_MAX_IN_FLIGHT, INVALID_TIMEOUT, INVALID_MAX_ATTEMPTS, UNKNOWN_EMBED; ENDPOINT_LIMIT (409) past the per-owner limit.",
+				"INVALID_MAX_IN_FLIGHT, INVALID_TIMEOUT, INVALID_MAX_ATTEMPTS, UNKNOWN_EMBED, INVALID_SIGNING, INVALID_FILTER (field names the path at fault); " +
+				"ENDPOINT_LIMIT (409) past the per-owner limit. signing ed25519: no secret is returned; receivers verify v1a signatures with public_key.",
 		}, func(ctx context.Context, c op.Caller, in CreateInput) (WithSecret, error) {
 			return s.Create(ctx, c.OwnerID, in)
 		}),
@@ -43,6 +44,8 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.rotate_secret", Summary: "Give an endpoint a new signing secret, shown once; the old one stays valid 24 h",
+			Description: "An ed25519 endpoint gets a new key pair: public_key is returned instead of secret, and the previous public key " +
+				"keeps verifying (both sign) during the grace.",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (SecretOutput, error) {
 			return s.RotateSecret(ctx, c.OwnerID, in.ID)
 		}),

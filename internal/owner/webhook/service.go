@@ -28,6 +28,7 @@ type Service struct {
 	embedBelongsTo EmbedBelongsToFunc
 	clock          domain.Clock
 	newSecret      func() (string, error)
+	newSigningKey  func() (secret, public string, err error)
 	maxEndpoints   int
 	health         HealthReader
 	statsReader    StatsReader
@@ -45,6 +46,8 @@ type Deps struct {
 	Clock domain.Clock
 	// NewSecret defaults to standardwebhooks.NewSecret.
 	NewSecret func() (string, error)
+	// NewSigningKey defaults to standardwebhooks.NewSigningKey.
+	NewSigningKey func() (secret, public string, err error)
 	// MaxEndpoints is the soft limit per owner (DefaultMaxEndpoints).
 	MaxEndpoints int
 	// Stats reads the delivery charts and the endpoints needing
@@ -69,12 +72,15 @@ func NewService(d Deps) *Service {
 	if d.NewSecret == nil {
 		d.NewSecret = standardwebhooks.NewSecret
 	}
+	if d.NewSigningKey == nil {
+		d.NewSigningKey = standardwebhooks.NewSigningKey
+	}
 	if d.MaxEndpoints <= 0 {
 		d.MaxEndpoints = DefaultMaxEndpoints
 	}
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
-		newSecret: d.NewSecret, maxEndpoints: d.MaxEndpoints, health: d.Health, statsReader: d.Stats, egress: d.Egress, fanouts: d.Fanouts,
+		newSecret: d.NewSecret, newSigningKey: d.NewSigningKey, maxEndpoints: d.MaxEndpoints, health: d.Health, statsReader: d.Stats, egress: d.Egress, fanouts: d.Fanouts,
 	}
 }
 
@@ -259,20 +265,25 @@ func (s *Service) checkEmbed(ctx context.Context, ownerID uuid.UUID, embedID *uu
 	return nil
 }
 
-// newSealedSecret generates a secret and seals it for endpoint id.
-func (s *Service) newSealedSecret(id uuid.UUID) (secret string, sealed []byte, err error) {
-	secret, err = s.newSecret()
+// newSealedSecret generates a secret of the signing scheme and seals it
+// for endpoint id; public is an ed25519 key's public key ("" for HMAC).
+func (s *Service) newSealedSecret(id uuid.UUID, signing string) (secret, public string, sealed []byte, err error) {
+	if signing == SigningEd25519 {
+		secret, public, err = s.newSigningKey()
+	} else {
+		secret, err = s.newSecret()
+	}
 	if err != nil {
-		return "", nil, fmt.Errorf("generate secret: %w", err)
+		return "", "", nil, fmt.Errorf("generate secret: %w", err)
 	}
 	if s.seal == nil {
-		return "", nil, fmt.Errorf("seal secret: no seal function")
+		return "", "", nil, fmt.Errorf("seal secret: no seal function")
 	}
 	sealed, err = s.seal([]byte(secret), id[:])
 	if err != nil {
-		return "", nil, fmt.Errorf("seal secret: %w", err)
+		return "", "", nil, fmt.Errorf("seal secret: %w", err)
 	}
-	return secret, sealed, nil
+	return secret, public, sealed, nil
 }
 
 // Create validates and stores a new endpoint with a fresh secret, which it
@@ -318,6 +329,14 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		}
 		attempts = *in.MaxAttempts
 	}
+	signing, err := ValidateSigning(in.Signing)
+	if err != nil {
+		return WithSecret{}, err
+	}
+	flt, err := ValidateFilter(in.Filter, types)
+	if err != nil {
+		return WithSecret{}, err
+	}
 	if err := s.checkEmbed(ctx, ownerID, in.EmbedID); err != nil {
 		return WithSecret{}, err
 	}
@@ -325,7 +344,7 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, fmt.Errorf("new endpoint id: %w", err)
 	}
-	secret, sealed, err := s.newSealedSecret(id)
+	secret, public, sealed, err := s.newSealedSecret(id, signing)
 	if err != nil {
 		return WithSecret{}, err
 	}
@@ -338,6 +357,10 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		Headers: headers, MaxInFlight: maxInFlight, TimeoutSeconds: timeout, MaxAttempts: attempts,
 		Enabled:      in.Enabled == nil || *in.Enabled,
 		SecretSealed: sealed, CreatedAt: now, UpdatedAt: now,
+		PublicKey: public, Filter: flt,
+	}
+	if signing == SigningEd25519 {
+		e.Signing = signing
 	}
 	if !e.Enabled {
 		r := ReasonDisabledByOwner
@@ -355,6 +378,11 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	})
 	if err != nil {
 		return WithSecret{}, fmt.Errorf("create endpoint: %w", err)
+	}
+	if signing == SigningEd25519 {
+		// The private key never leaves the instance: receivers hold the
+		// public key.
+		secret = ""
 	}
 	return WithSecret{View: ViewOf(e), Secret: secret}, nil
 }
@@ -430,6 +458,19 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			if types != nil {
 				ep.EventTypes = types
 			}
+			if in.Filter != nil || types != nil && ep.Filter != nil {
+				// A new filter is checked against the types it will
+				// filter; new types against the filter they keep.
+				raw := ep.Filter
+				if in.Filter != nil {
+					raw = in.Filter
+				}
+				f, err := ValidateFilter(raw, ep.EventTypes)
+				if err != nil {
+					return err
+				}
+				ep.Filter = f
+			}
 			if headers != nil {
 				var err error
 				if ep.Headers, err = s.sealHeaders(ep.ID, headers, ep.Headers); err != nil {
@@ -481,23 +522,35 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 // previous secret stays valid for SecretGrace: deliveries meanwhile carry
 // both signatures, so the receiver can switch at its own pace. Rotating
 // again within the grace drops the oldest secret.
+//
+// An ed25519 endpoint gets a new key pair: the output carries its public
+// key, never the private one.
 func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (SecretOutput, error) {
-	secret, sealed, err := s.newSealedSecret(id)
-	if err != nil {
-		return SecretOutput{}, err
-	}
-	var until time.Time
-	err = s.uow.Do(ctx, func(tx Tx) error {
+	var (
+		until          time.Time
+		secret, public string
+	)
+	err := s.uow.Do(ctx, func(tx Tx) error {
 		return tx.Endpoints().Update(ctx, ownerID, id, func(e *Endpoint) error {
 			if err := e.Live(); err != nil {
 				return err
 			}
-			until = e.RotateSecret(sealed, s.clock.Now())
+			var (
+				sealed []byte
+				err    error
+			)
+			if secret, public, sealed, err = s.newSealedSecret(id, e.signing()); err != nil {
+				return err
+			}
+			until = e.RotateSecret(sealed, public, s.clock.Now())
 			return nil
 		})
 	})
 	if err != nil {
 		return SecretOutput{}, fmt.Errorf("rotate secret of endpoint %s: %w", id, err)
+	}
+	if public != "" {
+		return SecretOutput{PublicKey: public, RotationGraceUntil: &until}, nil
 	}
 	return SecretOutput{Secret: secret, RotationGraceUntil: &until}, nil
 }

@@ -138,7 +138,7 @@ func (s *Store) readEvents(ctx context.Context, ids []uuid.UUID) ([]*delivery.Ev
 // Endpoints lists the owner's endpoints that are not deleted, enabled or
 // not, without secrets.
 func (s *Store) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since
+	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since, filter
 FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list enabled endpoints: %w", err)
@@ -150,7 +150,7 @@ FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 			e   delivery.Endpoint
 			mif int16
 		)
-		if err := rows.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince); err != nil {
+		if err := rows.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince, &e.Filter); err != nil {
 			return nil, fmt.Errorf("list enabled endpoints: %w", err)
 		}
 		e.MaxInFlight = int(mif)

@@ -7,6 +7,7 @@
 package webhookdb
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,7 @@ func notFound() error {
 
 const endpointColumns = `id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
 enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at,
-timeout_seconds, max_attempts, deleted_at`
+timeout_seconds, max_attempts, deleted_at, coalesce(nullif(signing, 'hmac-sha256'), ''), coalesce(public_key, ''), coalesce(prev_public_key, ''), filter`
 
 func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 	var (
@@ -40,11 +41,20 @@ func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 	)
 	err := row.Scan(&e.ID, &e.OwnerID, &e.URL, &e.Description, &e.EventTypes, &e.EmbedID, &headers, &mif,
 		&e.Enabled, &e.DisabledReason, &e.FailingSince, &e.SecretSealed, &e.PrevSecretSealed, &e.PrevSecretUntil,
-		&e.CreatedAt, &e.UpdatedAt, &timeout, &tries, &e.DeletedAt)
+		&e.CreatedAt, &e.UpdatedAt, &timeout, &tries, &e.DeletedAt, &e.Signing, &e.PublicKey, &e.PrevPublicKey, &e.Filter)
 	if err != nil {
 		return e, err
 	}
 	e.MaxInFlight, e.TimeoutSeconds, e.MaxAttempts = int(mif), int(timeout), int(tries)
+	if len(e.Filter) > 0 {
+		// jsonb writes spaces after ':' and ','; the domain keeps filters
+		// compact.
+		var b bytes.Buffer
+		if err := json.Compact(&b, e.Filter); err != nil {
+			return e, fmt.Errorf("decode filter of endpoint %s: %w", e.ID, err)
+		}
+		e.Filter = b.Bytes()
+	}
 	if err := json.Unmarshal(headers, &e.Headers); err != nil {
 		return e, fmt.Errorf("decode headers of endpoint %s: %w", e.ID, err)
 	}
@@ -170,14 +180,15 @@ func (s *endpointStore) Insert(ctx context.Context, e webhook.Endpoint) error {
 	_, err = s.tx.Exec(ctx, `WITH e AS (
   INSERT INTO webhook_endpoints (id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
     enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at,
-    timeout_seconds, max_attempts)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19)
+    timeout_seconds, max_attempts, signing, public_key, prev_public_key, filter)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19, $20, $21, $22, $23)
   RETURNING id)
 INSERT INTO webhook_endpoint_leases (endpoint_id, slot)
 SELECT e.id, s FROM e, generate_series(0, $17::int - 1) AS s`,
 		e.ID, e.OwnerID, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
 		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
-		e.CreatedAt, e.UpdatedAt, maxSlots, e.TimeoutSeconds, e.MaxAttempts)
+		e.CreatedAt, e.UpdatedAt, maxSlots, e.TimeoutSeconds, e.MaxAttempts, signingOf(e), textOrNull(e.PublicKey),
+		textOrNull(e.PrevPublicKey), filterOrNull(e.Filter))
 	if err != nil {
 		return fmt.Errorf("insert endpoint: %w", err)
 	}
@@ -201,11 +212,12 @@ func (s *endpointStore) Update(ctx context.Context, ownerID, id uuid.UUID, fn fu
 	tag, err := s.tx.Exec(ctx, `UPDATE webhook_endpoints SET
   url = $3, description = $4, event_types = $5, embed_id = $6, headers = $7, max_in_flight = $8,
   enabled = $9, disabled_reason = $10, failing_since = $11, secret_enc = $12, prev_secret_enc = $13,
-  prev_secret_until = $14, updated_at = $15, timeout_seconds = $16, max_attempts = $17
+  prev_secret_until = $14, updated_at = $15, timeout_seconds = $16, max_attempts = $17,
+  public_key = $18, prev_public_key = $19, filter = $20
 WHERE owner_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		ownerID, id, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
 		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
-		e.UpdatedAt, e.TimeoutSeconds, e.MaxAttempts)
+		e.UpdatedAt, e.TimeoutSeconds, e.MaxAttempts, textOrNull(e.PublicKey), textOrNull(e.PrevPublicKey), filterOrNull(e.Filter))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", id, err)
 	}
@@ -240,4 +252,29 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// signingOf is e's signing scheme, hmac-sha256 when unset.
+func signingOf(e webhook.Endpoint) string {
+	if e.Signing == "" {
+		return webhook.SigningHMAC
+	}
+	return e.Signing
+}
+
+// textOrNull stores "" as NULL.
+func textOrNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// filterOrNull stores an absent filter as NULL, a filter as jsonb text.
+func filterOrNull(f json.RawMessage) *string {
+	if len(f) == 0 {
+		return nil
+	}
+	s := string(f)
+	return &s
 }

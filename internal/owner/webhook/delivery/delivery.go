@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/filter"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 )
 
@@ -29,6 +30,7 @@ type Fanouter struct {
 	admits   EmbedAdmitsFunc
 	clock    domain.Clock
 	cooldown time.Duration
+	filters  filters
 }
 
 // FanoutDeps are the Fanouter's ports.
@@ -57,7 +59,8 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 }
 
 // Fanout delivers event eventID to every endpoint of its owner that wants
-// it: enabled, subscribed to its type by a glob, and in scope. It inserts
+// it: enabled, subscribed to its type by a glob, in scope, and passing the
+// endpoint's payload filter (a test event skips the filter). It inserts
 // one webhook.deliver per such endpoint in one transaction, unique by
 // (endpoint, event), so running it twice queues nothing new; the same
 // transaction records the event's Summary: which of the owner's other
@@ -87,6 +90,7 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 	var ds []Delivery
 	sum := Summary{EventID: ev.ID}
 	test := ev.Type == domain.EventWebhookTest
+	thin := &filter.Event{Type: ev.Type, Subject: ev.Subject, Data: ev.Data}
 	for _, ep := range eps {
 		if !wants(ep, ev) {
 			if !test {
@@ -106,6 +110,10 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 		}
 		if reason != "" {
 			sum.Add(reason, ep.ID)
+			continue
+		}
+		if !test && !f.filters.passes(ep, thin) {
+			sum.Add(ReasonFilteredOut, ep.ID)
 			continue
 		}
 		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
@@ -742,25 +750,26 @@ func (d *Deliverer) request(ep Endpoint, ev Event, now time.Time) (PostRequest, 
 	h.Set("User-Agent", d.userAgent)
 	h.Set(standardwebhooks.HeaderID, msgID)
 	h.Set(standardwebhooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.SignAll(keys, msgID, now, body))
+	h.Set(standardwebhooks.HeaderSignature, standardwebhooks.SignKeys(keys, msgID, now, body))
 	return PostRequest{URL: ep.URL, Header: h, Body: body}, nil
 }
 
 // keys unseals the endpoint's signing keys: the current secret, then the
 // previous one while its rotation grace lasts (both signatures are sent).
-func (d *Deliverer) keys(ep Endpoint, now time.Time) ([][]byte, error) {
+// A "whsec_" secret signs v1 (HMAC), a "whsk_" one v1a (ed25519).
+func (d *Deliverer) keys(ep Endpoint, now time.Time) ([]standardwebhooks.Key, error) {
 	if d.unseal == nil {
 		return nil, errors.New("no unseal function")
 	}
 	ad := ep.ID[:]
-	open := func(sealed []byte) ([]byte, error) {
+	open := func(sealed []byte) (standardwebhooks.Key, error) {
 		plain, err := d.unseal(sealed, ad)
 		if err != nil {
-			return nil, fmt.Errorf("unseal secret of endpoint %s: %w", ep.ID, err)
+			return standardwebhooks.Key{}, fmt.Errorf("unseal secret of endpoint %s: %w", ep.ID, err)
 		}
-		key, err := standardwebhooks.ParseSecret(string(plain))
+		key, err := standardwebhooks.ParseKey(string(plain))
 		if err != nil {
-			return nil, fmt.Errorf("secret of endpoint %s: %w", ep.ID, err)
+			return standardwebhooks.Key{}, fmt.Errorf("secret of endpoint %s: %w", ep.ID, err)
 		}
 		return key, nil
 	}
@@ -768,7 +777,7 @@ func (d *Deliverer) keys(ep Endpoint, now time.Time) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := [][]byte{cur}
+	keys := []standardwebhooks.Key{cur}
 	if len(ep.PrevSecretSealed) > 0 && ep.PrevSecretUntil != nil && now.Before(*ep.PrevSecretUntil) {
 		prev, err := open(ep.PrevSecretSealed)
 		if err != nil {

@@ -72,6 +72,9 @@ type Endpoint struct {
 	SecretSealed     []byte
 	PrevSecretSealed []byte
 	PrevSecretUntil  *time.Time
+	// Filter is the endpoint's payload filter as stored (JSON text; empty:
+	// none), evaluated by the fan-out on the thin event.
+	Filter json.RawMessage
 }
 
 // Timeout is the endpoint's POST deadline: TimeoutSeconds, else (unset or
@@ -131,6 +134,8 @@ const (
 	// queued to start at the end of the cooldown (Summary.Until) rather
 	// than now. It did get a delivery.
 	ReasonCoolingDown Reason = "cooling_down"
+	// ReasonFilteredOut: the endpoint's payload filter refused the event.
+	ReasonFilteredOut Reason = "filtered_out"
 	// ReasonChain: the delivery waits (River's pending state) behind the
 	// endpoint's ChainWindow deliveries in flight.
 	ReasonChain Reason = "chain_full"

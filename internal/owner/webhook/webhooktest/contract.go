@@ -3,6 +3,7 @@ package webhooktest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"sort"
@@ -190,6 +191,27 @@ var endpointCases = []struct {
 		got, err := get(h, owner, e.ID)
 		require.NoError(t, err)
 		require.Equal(t, norm(want), got)
+	}},
+	{"signing keys and the filter are kept", func(t *testing.T, h Harness) {
+		owner := h.NewOwner(t)
+		e := endpointOf(owner, "https://a.example/h", "corpus.*")
+		e.Signing, e.PublicKey = webhook.SigningEd25519, "whpk_current"
+		e.Filter = json.RawMessage(`{"data.op":{"$in":["created","deleted"]}}`)
+		insert(t, h, e)
+		got, err := get(h, owner, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, norm(e), got)
+		want := e
+		require.NoError(t, update(h, owner, e.ID, func(x *webhook.Endpoint) error {
+			x.RotateSecret([]byte("next"), "whpk_next", t0.Add(time.Hour))
+			x.Filter = nil
+			want = *x
+			return nil
+		}))
+		got, err = get(h, owner, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, norm(want), got)
+		require.Equal(t, "whpk_current", got.PrevPublicKey)
 	}},
 	{"update returns fn's error as is and writes nothing", func(t *testing.T, h Harness) {
 		owner := h.NewOwner(t)

@@ -102,11 +102,20 @@ func (h *Handler) accessPage(c echo.Context, s *Session, status int, name, title
 	return h.render(c, status, name, v)
 }
 
-func (h *Handler) accessOrFail(c echo.Context, s *Session) (*accessOps, error) {
+func (h *Handler) accessOrFail(_ echo.Context, _ *Session) (*accessOps, error) {
 	if h.access == nil {
 		return nil, notDeclared("roles.list")
 	}
 	return h.access, nil
+}
+
+// accessRouteID is the route's id on an Access page of a server that has
+// them.
+func (h *Handler) accessRouteID(c echo.Context) (uuid.UUID, error) {
+	if h.access == nil {
+		return uuid.Nil, notDeclared("roles.list")
+	}
+	return routeID(c)
 }
 
 // lines splits a textarea into its trimmed, non-empty lines.
@@ -195,10 +204,7 @@ func (h *Handler) roleShow(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) roleRender(c echo.Context, s *Session, status int, f *roleForm, failure error) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -228,10 +234,7 @@ func codesOfRole(codes []access.CodeView, roleID uuid.UUID) []access.CodeView {
 }
 
 func (h *Handler) roleUpdate(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -251,10 +254,7 @@ func (h *Handler) roleUpdate(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) roleDelete(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -389,10 +389,7 @@ func (h *Handler) codeShow(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) codeRender(c echo.Context, s *Session, status int, check *access.CheckView, uri string, published bool, failure error) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -421,10 +418,7 @@ func (h *Handler) codeRender(c echo.Context, s *Session, status int, check *acce
 }
 
 func (h *Handler) codeCheck(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -441,10 +435,7 @@ func (h *Handler) codeCheck(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) codeRevoke(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -550,10 +541,7 @@ func (h *Handler) endpointsOfEmbed(c echo.Context, s *Session, id uuid.UUID) ([]
 }
 
 func (h *Handler) embedShow(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -575,10 +563,7 @@ func (h *Handler) embedShow(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) embedDelete(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -638,10 +623,7 @@ func (h *Handler) requestsRender(c echo.Context, s *Session, status int, approve
 }
 
 func (h *Handler) requestApprove(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -661,10 +643,7 @@ func (h *Handler) requestApprove(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) requestReject(c echo.Context, s *Session) error {
-	if _, err := h.accessOrFail(c, s); err != nil {
-		return h.fail(c, s, err)
-	}
-	id, err := routeID(c)
+	id, err := h.accessRouteID(c)
 	if err != nil {
 		return h.fail(c, s, err)
 	}

@@ -121,6 +121,9 @@ func TestOwnerIsolationOnEveryAdminPage(t *testing.T) {
 	ts := startTestServer(t, testServerOptions{Env: map[string]string{"STANDMEET_EGRESS_ALLOW": "127.0.0.1/32"}})
 	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t), B: ts.newOwnerAccount(t)}
 	rows := adminUIIsolationRows()
+	for k, v := range accessUIIsolationRows() {
+		rows[k] = v
+	}
 	routes := adminUIRoutes(ts)
 	require.NotEmpty(t, routes)
 	for k := range rows {

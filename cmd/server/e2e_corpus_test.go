@@ -490,6 +490,13 @@ func accessIsolationRows() map[string]isolationRow {
 			},
 			WantA: http.StatusOK,
 		},
+		"POST /api/admin/codes/:id/check": {
+			// B cannot learn what A's code admits.
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				return isolationTarget{Path: "/api/admin/codes/" + fx.codeOfA(t) + "/check", Body: `{"uri":"wiki://a","published":true}`}
+			},
+			WantB: http.StatusNotFound, WantA: http.StatusOK,
+		},
 		"GET /api/admin/embeds": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
 				return isolationTarget{Path: "/api/admin/embeds", Hidden: []string{fx.embedOfA(t)}}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/standmeet/standmeet/internal/domain/entity"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
@@ -138,6 +139,28 @@ type EmbedInputView struct {
 	Name   string    `json:"name"`
 }
 
+// CheckInputView is the body of codes.check: a corpus entry to test the
+// code against.
+type CheckInputView struct {
+	ID        uuid.UUID `json:"id" path:"id"`
+	URI       string    `json:"uri" doc:"the note's URI (the event's subject), e.g. wiki://software/go"`
+	Published bool      `json:"published,omitempty" doc:"whether the note is in the published slice"`
+}
+
+// CheckView is the answer of codes.check.
+type CheckView struct {
+	Admitted   bool          `json:"admitted"`
+	Reason     VerdictReason `json:"reason" doc:"admitted, code_revoked, code_expired, raw, unpublished, no_role_glob or denied"`
+	Glob       string        `json:"glob,omitempty" doc:"the role glob that admits, or the code's deny glob that refuses"`
+	CodeStatus string        `json:"code_status" doc:"active, expired or revoked"`
+	Explain    string        `json:"explain"`
+}
+
+// CheckViewOf is the API's view of a verdict.
+func CheckViewOf(v Verdict) CheckView {
+	return CheckView{Admitted: v.Admitted, Reason: v.Reason, Glob: v.Glob, CodeStatus: v.CodeStatus, Explain: v.Explain()}
+}
+
 // ListRequestsInput filters and pages access requests.
 type ListRequestsInput struct {
 	op.PageInput
@@ -195,6 +218,14 @@ func (s *Service) Ops() op.Set {
 			func(ctx context.Context, c op.Caller, in ID) (CodeView, error) {
 				code, err := s.RevokeCode(ctx, c.OwnerID, in.ID)
 				return codeView(code, s.now()), err
+			}),
+		op.New(op.Meta{Name: "codes.check", Summary: "Tell whether a code admits a note now, and why",
+			Description: "Answers from the code's current state and role with the decision embed-scoped webhook endpoints " +
+				"are delivered by: revoked and expired codes admit nothing, raw:// never, a published-only role no unpublished " +
+				"note, then the role's globs minus the code's deny globs. Changes nothing."},
+			func(ctx context.Context, c op.Caller, in CheckInputView) (CheckView, error) {
+				v, err := s.CheckCode(ctx, c.OwnerID, in.ID, entity.CorpusEntry{URI: in.URI, Published: in.Published})
+				return CheckViewOf(v), err
 			}),
 		op.New(op.Meta{Name: "embeds.list", Summary: "List embeds"},
 			func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[EmbedView], error) {

@@ -107,6 +107,7 @@ func Routes() []Route {
 		{"POST", "/api/admin/codes", "codes.issue", http.StatusCreated},
 		{"GET", "/api/admin/codes/{id}", "codes.get", 0},
 		{"POST", "/api/admin/codes/{id}/revoke", "codes.revoke", 0},
+		{"POST", "/api/admin/codes/{id}/check", "codes.check", 0},
 		{"GET", "/api/admin/embeds", "embeds.list", 0},
 		{"POST", "/api/admin/embeds", "embeds.create", http.StatusCreated},
 		{"DELETE", "/api/admin/embeds/{id}", "embeds.delete", 0},

@@ -194,6 +194,9 @@ func (w *linkWriter) finish() {
 
 // moreNotices are the confirmations of the owner's pages (see notice).
 func moreNotices(key string, digits func(string) string) string {
+	if n := accessNotice(key); n != "" {
+		return n
+	}
 	switch key {
 	case "key_revoked":
 		return "API key revoked: requests made with it are refused from now on."

@@ -128,6 +128,9 @@ func (h *Handler) nav() []navItem {
 	if h.has("webhooks.event_types") {
 		items = append(items, navItem{"catalog", "Event catalog", "/admin/event-types"})
 	}
+	if h.has("roles.list") {
+		items = append(items, navItem{"access", "Access", "/admin/access/roles"})
+	}
 	items = append(items, h.ownerNav()...)
 	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
 	return items

@@ -107,6 +107,9 @@ type Handler struct {
 	events *eventOps
 	// health are the overview's, the charts' and the banner's ops.
 	health *healthOps
+	// access are the Access pages' ops; nil when the set has no access
+	// section.
+	access *accessOps
 	auth   Auth
 	logger *zap.Logger
 	pages  *pages
@@ -118,7 +121,7 @@ type Handler struct {
 // the op, when the set declares a section — account (owner.me), notes
 // (notes.list), suppliers (supplier_connections.list), webhooks
 // (webhooks.list), inbound (inbound_sources.list), the event log
-// (events.list), poisoned events (events.poisoned) — without every op its
+// (events.list), poisoned events (events.poisoned), access (roles.list) — without every op its
 // pages call, or any op a page calls with other types.
 func New(d Deps) (*Handler, error) {
 	if d.Logger == nil {
@@ -156,8 +159,12 @@ func New(d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	accessSection, err := accessOpsOf(d.Ops)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
-		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, health: health, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
+		ops: d.Ops, owner: owner, notes: notes, suppliers: suppliers, webhooks: webhooks, inbound: inbound, events: events, health: health, access: accessSection, auth: d.Auth, logger: d.Logger.Named("web"), pages: p,
 		origin: http.NewCrossOriginProtection(),
 	}, nil
 }
@@ -208,6 +215,7 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.POST("/events/:id/release", h.form(h.eventRelease))
 
 	g.GET("/jobs/:id", h.page(h.jobShow))
+	h.mountAccessPages(g)
 	h.mountOwnerPages(e, g)
 }
 

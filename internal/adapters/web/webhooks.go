@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/standmeet/standmeet/internal/access"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
@@ -310,6 +311,9 @@ type webhookNewData struct {
 	Form   webhookForm
 	Groups []eventTypeGroup
 	CSRF   string
+	// Embeds are the scopes the form offers beside standalone; nil when
+	// this server has no access pages (the embed id is typed then).
+	Embeds []access.EmbedView
 }
 
 type webhookListData struct {
@@ -438,7 +442,7 @@ func (h *Handler) webhookNew(c echo.Context, s *Session) error {
 		return h.fail(c, s, notDeclared("webhooks.create"))
 	}
 	return h.render(c, http.StatusOK, "webhook_new", view{Title: "New webhook endpoint", Section: "webhooks", Session: s,
-		Data: webhookNewData{Form: webhookForm{Enabled: true}, Groups: eventTypeGroups(), CSRF: s.CSRFToken}})
+		Data: webhookNewData{Form: webhookForm{Enabled: true}, Groups: eventTypeGroups(), CSRF: s.CSRFToken, Embeds: h.scopeChoices(c, s)}})
 }
 
 func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
@@ -446,7 +450,7 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 	again := func(err error) error {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "webhook_new", view{Title: "New webhook endpoint", Section: "webhooks", Session: s, Error: detail,
-			Data: webhookNewData{Form: f, Groups: eventTypeGroups(), CSRF: s.CSRFToken}})
+			Data: webhookNewData{Form: f, Groups: eventTypeGroups(), CSRF: s.CSRFToken, Embeds: h.scopeChoices(c, s)}})
 	}
 	types := append([]string(nil), f.EventTypes...)
 	types = append(types, splitList(f.Globs)...)
@@ -725,6 +729,9 @@ type webhookEditData struct {
 	Form     webhookForm
 	Groups   []eventTypeGroup
 	CSRF     string
+	// Embeds are the scopes the form offers beside standalone; nil when
+	// this server has no access pages.
+	Embeds []access.EmbedView
 }
 
 // editForm is the edit form filled from e: the types that name a declared
@@ -762,7 +769,7 @@ func (h *Handler) webhookEdit(c echo.Context, s *Session) error {
 		return h.fail(c, s, domain.Conflict("ENDPOINT_DELETED", "the endpoint is deleted; it can no longer be changed"))
 	}
 	return h.render(c, http.StatusOK, "webhook_edit", view{Title: "Edit endpoint", Section: "webhooks", Session: s,
-		Data: webhookEditData{Endpoint: e, Form: editForm(e), Groups: eventTypeGroups(), CSRF: s.CSRFToken}})
+		Data: webhookEditData{Endpoint: e, Form: editForm(e), Groups: eventTypeGroups(), CSRF: s.CSRFToken, Embeds: h.scopeChoices(c, s)}})
 }
 
 // webhookUpdate sends every field of the edit form to webhooks.update; the
@@ -781,7 +788,7 @@ func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
 	again := func(err error) error {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "webhook_edit", view{Title: "Edit endpoint", Section: "webhooks", Session: s, Error: detail,
-			Data: webhookEditData{Endpoint: e, Form: f, Groups: eventTypeGroups(), CSRF: s.CSRFToken}})
+			Data: webhookEditData{Endpoint: e, Form: f, Groups: eventTypeGroups(), CSRF: s.CSRFToken, Embeds: h.scopeChoices(c, s)}})
 	}
 	types := append([]string(nil), f.EventTypes...)
 	types = append(types, splitList(f.Globs)...)

@@ -246,7 +246,7 @@ type run struct {
 // when the run's own context is done.
 const finishTimeout = 5 * time.Second
 
-// Deliver runs one delivery, as the diagram of docs/design/webhooks.md has
+// Deliver runs one delivery, as the diagram of docs/design/delivery.md has
 // it:
 //
 //  0. A run after an attempt that River recorded as an error while the

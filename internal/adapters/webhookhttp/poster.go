@@ -32,7 +32,7 @@ type Options struct {
 	Allow []netip.Prefix
 	// Resolver overrides name resolution (tests).
 	Resolver *net.Resolver
-	// Timeout bounds one exchange; zero means subscriber.HTTPTimeout.
+	// Timeout bounds one exchange; zero means delivery.HTTPTimeout.
 	// Only tests shorten it.
 	Timeout time.Duration
 	// Concurrency is how many deliveries may post at once (the River
@@ -44,8 +44,8 @@ type Options struct {
 
 // New returns a Poster whose client blocks internal egress at dial time
 // (redirects are not followed, so they cannot reach inside either), never
-// retries, bounds an exchange by subscriber.HTTPTimeout and reads at most
-// subscriber.MaxResponseBytes of a body.
+// retries, bounds an exchange by delivery.HTTPTimeout and reads at most
+// delivery.MaxResponseBytes of a body.
 func New(o Options) *Poster {
 	if o.Timeout <= 0 {
 		o.Timeout = delivery.HTTPTimeout
@@ -63,8 +63,8 @@ func New(o Options) *Poster {
 }
 
 // Post sends req within req.Timeout when set. The body is read (up to the cap) before Post returns, so
-// the latency covers the whole answer. Errors wrap subscriber.ErrBlocked
-// for a refused target and subscriber.ErrTimeout for a receiver that did
+// the latency covers the whole answer. Errors wrap delivery.ErrBlocked
+// for a refused target and delivery.ErrTimeout for a receiver that did
 // not answer in time; any other error is a connection failure.
 func (p *Poster) Post(ctx context.Context, req delivery.PostRequest) (delivery.PostResponse, error) {
 	if req.Timeout > 0 {

@@ -48,7 +48,7 @@ func NewSignals(reg prometheus.Registerer, logger *zap.Logger) (*Signals, error)
 	return s, nil
 }
 
-// Observe is a subscriber.ObserveFunc.
+// Observe is a delivery.ObserveFunc.
 func (s *Signals) Observe(job delivery.DeliverJob, res delivery.Result) {
 	a := res.Posted
 	if a == nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
-// HealthReader implements webhooks.HealthReader over the attempt records
+// HealthReader implements webhook.HealthReader over the attempt records
 // (webhook_attempts): the outcome of every run of a delivery.
 type HealthReader struct {
 	pool *pgxpool.Pool

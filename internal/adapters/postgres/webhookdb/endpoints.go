@@ -1,7 +1,7 @@
 // Package webhookdb is the PostgreSQL adapter of outbound webhooks: the
 // owner domain's endpoint store and delivery log (webhooks.UnitOfWork), and
 // the storage of the webhook.fanout and webhook.deliver handlers
-// (subscriber.FanoutStore, subscriber.DeliverStore), including the
+// (delivery.FanoutStore, delivery.DeliverStore), including the
 // in-flight lease and the NOTIFY that wakes waiting deliveries in other
 // replicas.
 package webhookdb
@@ -61,7 +61,7 @@ func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 	return e, nil
 }
 
-// endpointStore implements webhooks.EndpointStore in one transaction.
+// endpointStore implements webhook.EndpointStore in one transaction.
 type endpointStore struct {
 	tx pgx.Tx
 }

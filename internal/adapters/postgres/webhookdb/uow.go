@@ -83,7 +83,7 @@ func scanDelivery(row pgx.Row, d *webhook.Delivery, extra ...any) error {
 }
 
 // statusStates is the condition on river_job j of each delivery status
-// (webhooks.StatusOf in SQL).
+// (webhook.StatusOf in SQL).
 var statusStates = map[string]string{
 	webhook.StatusDelivered: `j.state = 'completed'`,
 	webhook.StatusSending:   `j.state = 'running'`,

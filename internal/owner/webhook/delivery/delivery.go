@@ -246,7 +246,7 @@ type run struct {
 // when the run's own context is done.
 const finishTimeout = 5 * time.Second
 
-// Deliver runs one delivery, as the diagram of docs/design/webhooks.md has
+// Deliver runs one delivery, as the diagram of docs/design/delivery.md has
 // it:
 //
 //  0. A run after an attempt that River recorded as an error while the
@@ -467,6 +467,10 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	defer d.local.end(id)
 	deadline := cl.start.Add(MaxLocalWait)
 	if c, ok, err := d.joinHere(ctx, job, cl, deadline); err != nil || ok {
+		if err == nil && c.Lease == nil {
+			// Gave up a hopeless wait: snooze, keeping the worker free.
+			return c, d.local.snooze(id, cl), nil
+		}
 		return c, 0, err
 	}
 	for {
@@ -497,9 +501,12 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 			// No room in line here.
 			return c, MaxLocalWait, nil
 		}
-		p, err := d.await(ctx, id, w, deadline)
+		p, gaveUp, err := d.await(ctx, id, w, deadline)
 		if err != nil {
 			return Claim{}, 0, err
+		}
+		if gaveUp {
+			return c, d.local.snooze(id, cl), nil
 		}
 		if p == nil {
 			// Polled, timed out, or a holder here released to PostgreSQL:
@@ -520,7 +527,8 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 
 // joinHere is the claim of a delivery whose endpoint's lease a delivery
 // of this process holds or is taking: it reads its event and waits for the
-// lease to be passed here, without asking PostgreSQL for it. ok is false
+// lease to be passed here, without asking PostgreSQL for it. A claim with
+// ok and no lease is a wait given up as hopeless. ok is false
 // when it is to take the lease itself: nobody here holds it, the event is
 // gone (the take reports that), or no lease came by deadline or a holder
 // here released it to PostgreSQL instead.
@@ -545,7 +553,12 @@ func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, cl *claimant, 
 		}
 		return Claim{}, false, nil
 	}
-	p, err := d.await(ctx, id, w, deadline)
+	p, gaveUp, err := d.await(ctx, id, w, deadline)
+	if gaveUp {
+		// The claim without a lease of an endpoint a holder here serves:
+		// the delivery snoozes (see claim).
+		return Claim{Endpoint: Endpoint{ID: id, Enabled: true}, Event: &ev}, true, nil
+	}
 	if err != nil || p == nil {
 		return Claim{}, false, err
 	}
@@ -573,9 +586,10 @@ func busySnooze(ahead, went int, waited time.Duration) time.Duration {
 }
 
 // await waits on w until a holder here passes a lease (returned) or
-// releases it, until it is w's turn to poll, until deadline, or until ctx
-// ends (ctx.Err()). Whenever it returns no lease, w is off the queue.
-func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (*passed, error) {
+// releases it, until it is w's turn to poll, until deadline, until the wait
+// is hopeless (gaveUp), or until ctx ends (ctx.Err()). Whenever it returns
+// no lease, w is off the queue.
+func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, gaveUp bool, err error) {
 	// Ticks twice per LeasePoll; shouldPoll keeps the endpoint's pace.
 	poll := time.NewTicker(LeasePoll / 2)
 	defer poll.Stop()
@@ -588,25 +602,41 @@ func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline
 		// Taken off the queue by a holder: its message is on the way.
 		return <-w.ch
 	}
+	// A wait is hopeless from the start, or becomes so while the lease
+	// goes unserved (see handoff.hopeless): the first in line keeps
+	// waiting, since it is the one the lease goes to next.
+	giveUp := func() (bool, *passed) {
+		ahead := d.local.place(id, w)
+		if ahead <= 0 || !d.local.hopeless(id, ahead, deadline) {
+			return false, nil
+		}
+		return true, leave()
+	}
+	if ok, p := giveUp(); ok {
+		return p, p == nil, nil
+	}
 	for {
 		select {
 		case p := <-w.ch:
-			return p, nil
+			return p, false, nil
 		case <-poll.C:
+			if ok, p := giveUp(); ok {
+				return p, p == nil, nil
+			}
 			if d.local.shouldPoll(id, w, false) {
-				return leave(), nil
+				return leave(), false, nil
 			}
 		case <-w.poke:
 			if d.local.shouldPoll(id, w, true) {
-				return leave(), nil
+				return leave(), false, nil
 			}
 		case <-stop.C:
-			return leave(), nil
+			return leave(), false, nil
 		case <-ctx.Done():
 			if p := leave(); p != nil {
-				return nil, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
+				return nil, false, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
 			}
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 	}
 }

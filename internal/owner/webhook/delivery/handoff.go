@@ -101,6 +101,10 @@ type localQueue struct {
 	claims int
 	line   uint64
 	served uint64
+	// progress is when a slot of id was last taken or passed here (or the
+	// queue began): how long the lease has gone without serving a
+	// delivery here, the pace hopeless judges a wait by.
+	progress time.Time
 	// yield is set when a delivery of another process waits for the lease:
 	// the next holder here releases it to PostgreSQL instead of passing it.
 	yield bool
@@ -165,7 +169,7 @@ func newHandoff() *handoff {
 func (h *handoff) queue(id uuid.UUID) *localQueue {
 	q := h.eps[id]
 	if q == nil {
-		q = &localQueue{}
+		q = &localQueue{progress: time.Now()}
 		h.eps[id] = q
 	}
 	return q
@@ -237,6 +241,35 @@ func (q *localQueue) enqueue(c *claimant) *waiter {
 	return w
 }
 
+// hopeless reports whether a delivery of id with ahead deliveries before it
+// in line here is unlikely to get a slot before deadline: if each of them
+// held a slot as long as the lease has now gone without serving a delivery
+// here, they would take longer than the time left. Such a delivery would
+// hold its worker for nothing, so it snoozes at once instead: a hanging
+// endpoint's waiting deliveries give their workers back within a poll tick
+// of its holder passing that pace, while a fast endpoint's line, served
+// every few milliseconds, keeps waiting.
+func (h *handoff) hopeless(id uuid.UUID, ahead int, deadline time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	slots := time.Duration(max(h.slots[id], 1))
+	idle := time.Since(q.progress)
+	h.tidy(id, q)
+	return time.Duration(ahead+1)*idle/slots > time.Until(deadline)
+}
+
+// place is w's place in id's line here (the deliveries before it); -1 when
+// it is no longer in line.
+func (h *handoff) place(id uuid.UUID, w *waiter) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	i := slices.Index(q.waiters, w)
+	h.tidy(id, q)
+	return i
+}
+
 // join queues a waiter for c's claim of id without asking PostgreSQL when
 // deliveries here hold or are taking every slot of id this process may
 // hold (its max_in_flight as last read here): one of them passes the lease
@@ -304,6 +337,7 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	w := q.waiters[0]
 	q.waiters = q.waiters[1:]
 	q.served++
+	q.progress = time.Now()
 	return w
 }
 
@@ -337,6 +371,7 @@ func (h *handoff) took(id uuid.UUID, got bool, slots int) {
 	if got {
 		q.holders++
 		q.served++
+		q.progress = time.Now()
 		q.pollEvery = 0
 	}
 	h.tidy(id, q)

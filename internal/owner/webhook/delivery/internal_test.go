@@ -150,3 +150,36 @@ func TestAnOperationalEventIsNeverWantedByTheEndpointItIsAbout(t *testing.T) {
 	other := Event{Type: domain.EventAPIKeyIssued, Data: json.RawMessage(`{"endpoint_id":"` + failing.ID.String() + `"}`)}
 	require.True(t, wants(failing, other), "only the operational types are kept from their endpoint")
 }
+
+// TestHopelessWaitIsJudgedByTheLeasesPace: a waiter gives up when the
+// deliveries ahead of it, each held as long as the lease has gone unserved
+// here, would outlast its deadline — a hanging holder frees the line behind
+// it, a lease served every few milliseconds keeps it.
+func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		idle       time.Duration
+		slots      int
+		ahead      int
+		left       time.Duration
+		wantGiveUp bool
+	}{
+		{name: "fast endpoint, long line", idle: 2 * time.Millisecond, slots: 1, ahead: 127, left: 3 * time.Second},
+		{name: "hanging holder, second in line", idle: 2 * time.Second, slots: 1, ahead: 1, left: time.Second, wantGiveUp: true},
+		{name: "a 40 ms endpoint's tail", idle: 40 * time.Millisecond, slots: 1, ahead: 100, left: 3 * time.Second, wantGiveUp: true},
+		{name: "a 40 ms endpoint's head", idle: 40 * time.Millisecond, slots: 1, ahead: 10, left: 3 * time.Second},
+		{name: "more slots serve the line faster", idle: 100 * time.Millisecond, slots: 8, ahead: 100, left: 3 * time.Second},
+		{name: "one slot, the same line", idle: 100 * time.Millisecond, slots: 1, ahead: 100, left: 3 * time.Second, wantGiveUp: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHandoff()
+			id := uuid.New()
+			h.took(id, true, c.slots)
+			h.queue(id).progress = time.Now().Add(-c.idle)
+			require.Equal(t, c.wantGiveUp, h.hopeless(id, c.ahead, time.Now().Add(c.left)))
+		})
+	}
+}

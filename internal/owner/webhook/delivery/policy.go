@@ -84,7 +84,7 @@ func TotalRetryWindow() time.Duration {
 }
 
 // verdict is how one POST ended, by the delivery diagram of
-// docs/design/webhooks.md.
+// docs/design/delivery.md.
 type verdict struct {
 	outcome Outcome
 	// snooze is the wait of OutcomeSnoozed.

@@ -1,0 +1,126 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/testdb"
+)
+
+// isolationHealthy, isolationSick: ten healthy endpoints (receivers that
+// take 40 ms) beside five that hang until the sender's timeout and five that
+// answer 500, all subscribed to every note.
+const (
+	isolationHealthy = 10
+	isolationSick    = 5
+	isolationRate    = 20 // notes a second
+	isolationLatency = 40 * time.Millisecond
+	isolationTimeout = 2 // seconds, the hanging endpoints' timeout
+)
+
+// isolationRun writes notes at isolationRate for dur on a fleet of replicas
+// and returns the healthy endpoints' commit-to-receipt latencies, with the
+// sick endpoints registered or not.
+func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	f := startFleet(t, testdb.NewURL(t), replicas, nil)
+	a := f.owner(t)
+	healthy := a.endpoints(t, "healthy", isolationHealthy, func(w http.ResponseWriter, _ *http.Request, _ int64) {
+		time.Sleep(isolationLatency)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	if sick {
+		hanging := a.endpoints(t, "hanging", isolationSick, func(_ http.ResponseWriter, r *http.Request, _ int64) {
+			<-r.Context().Done()
+		})
+		for _, ep := range hanging {
+			require.NoError(t, a.Do(ctx, http.MethodPatch, "/api/admin/webhooks/"+ep.ServerID, map[string]any{"timeout_seconds": isolationTimeout}, nil))
+		}
+		a.endpoints(t, "failing", isolationSick, func(w http.ResponseWriter, _ *http.Request, _ int64) {
+			w.WriteHeader(http.StatusInternalServerError)
+		})
+	}
+
+	var (
+		mu      sync.Mutex
+		commits = map[string]time.Time{}
+	)
+	tick := time.NewTicker(time.Second / isolationRate)
+	defer tick.Stop()
+	var wg sync.WaitGroup
+	end := time.Now().Add(dur)
+	for i := 0; time.Now().Before(end); i++ {
+		<-tick.C
+		wg.Go(func() {
+			slug := fmt.Sprintf("iso-%d", i)
+			n, at, err := a.CreateNote(ctx, slug, slug)
+			if err != nil {
+				t.Errorf("write note %s: %v", slug, err)
+				return
+			}
+			mu.Lock()
+			commits[n.URI] = at
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.False(t, t.Failed())
+
+	var lat []time.Duration
+	require.Eventually(t, func() bool {
+		lat = lat[:0]
+		for _, ep := range healthy {
+			got := 0
+			for _, ar := range ep.Arrivals() {
+				at, ok := commits[ar.Subject]
+				if !ok || !ar.Valid || ar.Status/100 != 2 {
+					continue
+				}
+				got++
+				lat = append(lat, ar.At.Sub(at))
+			}
+			if got < len(commits) {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 200*time.Millisecond, "the healthy endpoints did not receive every note")
+	return lat
+}
+
+func percentile(lat []time.Duration, p float64) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+// TestFaultSickEndpointsDoNotDelayHealthyOnes: while five endpoints hang
+// until their timeout and five answer 500, ten healthy endpoints fed 20
+// notes a second keep their commit-to-receipt p99 within 1.5 times (plus
+// 50 ms) that of the same run without the sick endpoints, on one process
+// and on three. A delivery that waits for its endpoint's lease gives its
+// River worker back once its wait is hopeless, so the sick endpoints'
+// waiting deliveries cannot fill the workers the healthy ones need.
+func TestFaultSickEndpointsDoNotDelayHealthyOnes(t *testing.T) {
+	skipUnlessFull(t, "two 20-second runs per replica count, compared by their p99")
+	for _, replicas := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d replicas", replicas), func(t *testing.T) {
+			dur := 20 * time.Second
+			alone := isolationRun(t, replicas, false, dur)
+			beside := isolationRun(t, replicas, true, dur)
+			p99Alone, p99Beside := percentile(alone, 0.99), percentile(beside, 0.99)
+			t.Logf("%d replicas: healthy p50/p99 alone %v/%v, beside the sick endpoints %v/%v (%d and %d receipts)", replicas,
+				percentile(alone, 0.5), p99Alone, percentile(beside, 0.5), p99Beside, len(alone), len(beside))
+			bound := p99Alone*3/2 + 50*time.Millisecond
+			require.LessOrEqual(t, p99Beside, bound, "the sick endpoints delayed the healthy ones")
+		})
+	}
+}

@@ -68,8 +68,8 @@ type Endpoint struct {
 	// every replica (0: no limit); RateLimitBurst how many may start at once
 	// after a quiet spell.
 	RateLimitPerSecond, RateLimitBurst int
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	CreatedAt                          time.Time
+	UpdatedAt                          time.Time
 	// DeletedAt is when the owner deleted the endpoint. A deleted endpoint
 	// is disabled for good (it gets no delivery) and changes no more; it
 	// and its delivery log stay readable until the retention purges them.

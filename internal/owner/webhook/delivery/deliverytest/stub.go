@@ -20,14 +20,14 @@ import (
 // AttemptOutcomeFunc finds no attempt recorded, any other nil Func panics
 // when called.
 type Stub struct {
-	EventFunc      func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
-	EndpointsFunc  func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)
-	EnqueueFunc    func(ctx context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error)
-	TakeLeaseFunc  func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error)
-	FinishFunc     func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
-	RenewLeaseFunc func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
+	EventFunc       func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
+	EndpointsFunc   func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)
+	EnqueueFunc     func(ctx context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error)
+	TakeLeaseFunc   func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error)
+	FinishFunc      func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
+	RenewLeaseFunc  func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
 	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
-	PromoteFunc    func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	PromoteFunc     func(ctx context.Context, endpointID uuid.UUID) (int, error)
 	// AttemptOutcomeFunc answers AttemptOutcome.
 	AttemptOutcomeFunc func(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error)
 

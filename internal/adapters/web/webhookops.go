@@ -60,7 +60,8 @@ func endpointOf(v webhook.View) endpoint {
 		MaxInFlight: v.MaxInFlight, TimeoutSeconds: v.TimeoutSeconds, MaxAttempts: v.MaxAttempts, Enabled: v.Enabled, State: v.State,
 		DisabledReason: v.DisabledReason, FailingSince: v.FailingSince, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		DeletedAt: v.DeletedAt, RotationGraceUntil: v.RotationGraceUntil,
-		Signing: v.Signing, PublicKey: v.PublicKey, PreviousPublicKey: v.PreviousPublicKey}
+		Signing: v.Signing, PublicKey: v.PublicKey, PreviousPublicKey: v.PreviousPublicKey,
+		RateLimitPerSecond: v.RateLimitPerSecond, RateLimitBurst: v.RateLimitBurst}
 	if len(v.Filter) > 0 && string(v.Filter) != "null" {
 		e.Filter = string(v.Filter)
 	}

@@ -31,7 +31,10 @@ type endpoint struct {
 	MaxInFlight    int
 	TimeoutSeconds int
 	MaxAttempts    int
-	Enabled        bool
+	// RateLimitPerSecond and RateLimitBurst are the rate limit, nil
+	// without one.
+	RateLimitPerSecond, RateLimitBurst *int
+	Enabled                            bool
 	// State is "enabled", "failing", "disabled" or "deleted".
 	State          string
 	DisabledReason *string
@@ -254,6 +257,8 @@ type webhookForm struct {
 	Enabled     bool
 	// The delivery settings, as typed (empty: the default).
 	MaxInFlight, TimeoutSeconds, MaxAttempts string
+	// RateLimit and RateBurst are the rate limit as typed (empty: none).
+	RateLimit, RateBurst string
 	// ClearHeaders (edit only) removes every custom header.
 	ClearHeaders bool
 	// Signing (create only) and Filter (JSON text; empty: none) are the
@@ -264,7 +269,7 @@ type webhookForm struct {
 // settings reads the delivery settings typed in f into the op's fields
 // (nil: not typed, the default or the value as it is); a value that is not
 // a whole number is refused with the field's code.
-func (f webhookForm) settings(maxInFlight, timeoutSeconds, maxAttempts **int) error {
+func (f webhookForm) settings(maxInFlight, timeoutSeconds, maxAttempts, rate, burst **int) error {
 	for _, s := range []struct {
 		field, value, code string
 		dst                **int
@@ -272,6 +277,8 @@ func (f webhookForm) settings(maxInFlight, timeoutSeconds, maxAttempts **int) er
 		{"max_in_flight", f.MaxInFlight, "INVALID_MAX_IN_FLIGHT", maxInFlight},
 		{"timeout_seconds", f.TimeoutSeconds, "INVALID_TIMEOUT", timeoutSeconds},
 		{"max_attempts", f.MaxAttempts, "INVALID_MAX_ATTEMPTS", maxAttempts},
+		{"rate_limit_per_second", f.RateLimit, "INVALID_RATE_LIMIT", rate},
+		{"rate_limit_burst", f.RateBurst, "INVALID_RATE_LIMIT", burst},
 	} {
 		if s.value == "" {
 			continue
@@ -297,6 +304,8 @@ func readWebhookForm(c echo.Context) webhookForm {
 		MaxInFlight:    strings.TrimSpace(c.FormValue("max_in_flight")),
 		TimeoutSeconds: strings.TrimSpace(c.FormValue("timeout_seconds")),
 		MaxAttempts:    strings.TrimSpace(c.FormValue("max_attempts")),
+		RateLimit:      strings.TrimSpace(c.FormValue("rate_limit_per_second")),
+		RateBurst:      strings.TrimSpace(c.FormValue("rate_limit_burst")),
 		ClearHeaders:   c.FormValue("clear_headers") != "",
 		Signing:        strings.TrimSpace(c.FormValue("signing")),
 		Filter:         strings.TrimSpace(c.FormValue("filter")),
@@ -468,7 +477,7 @@ func (h *Handler) webhookCreate(c echo.Context, s *Session) error {
 	if len(headers) > 0 {
 		in.Headers = headers
 	}
-	if err := f.settings(&in.MaxInFlight, &in.TimeoutSeconds, &in.MaxAttempts); err != nil {
+	if err := f.settings(&in.MaxInFlight, &in.TimeoutSeconds, &in.MaxAttempts, &in.RateLimitPerSecond, &in.RateLimitBurst); err != nil {
 		return again(err)
 	}
 	if f.EmbedID != "" {
@@ -740,6 +749,9 @@ type webhookEditData struct {
 func editForm(e endpoint) webhookForm {
 	f := webhookForm{URL: e.URL, Description: e.Description, Enabled: e.Enabled,
 		MaxInFlight: strconv.Itoa(e.MaxInFlight), TimeoutSeconds: strconv.Itoa(e.TimeoutSeconds), MaxAttempts: strconv.Itoa(e.MaxAttempts)}
+	if e.RateLimitPerSecond != nil && e.RateLimitBurst != nil {
+		f.RateLimit, f.RateBurst = strconv.Itoa(*e.RateLimitPerSecond), strconv.Itoa(*e.RateLimitBurst)
+	}
 	var globs []string
 	for _, t := range e.EventTypes {
 		if et, ok := domain.LookupEventType(t); ok && et.Exposure == domain.Webhook {
@@ -817,8 +829,13 @@ func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
 		}
 		in.EmbedID = &eid
 	}
-	if err := f.settings(&in.MaxInFlight, &in.TimeoutSeconds, &in.MaxAttempts); err != nil {
+	if err := f.settings(&in.MaxInFlight, &in.TimeoutSeconds, &in.MaxAttempts, &in.RateLimitPerSecond, &in.RateLimitBurst); err != nil {
 		return again(err)
+	}
+	if f.RateLimit == "" {
+		// The edit form shows the limit: cleared, it is removed.
+		none := 0
+		in.RateLimitPerSecond, in.RateLimitBurst = &none, nil
 	}
 	if _, err := h.webhooks.update.Call(c.Request().Context(), s.Caller, in); err != nil {
 		return again(err)

@@ -63,9 +63,13 @@ type Endpoint struct {
 	PublicKey     string
 	PrevPublicKey string
 	// Filter is the payload filter as compact JSON text (nil: none).
-	Filter    json.RawMessage
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Filter json.RawMessage
+	// RateLimitPerSecond is how many deliveries may start per second, across
+	// every replica (0: no limit); RateLimitBurst how many may start at once
+	// after a quiet spell.
+	RateLimitPerSecond, RateLimitBurst int
+	CreatedAt                          time.Time
+	UpdatedAt                          time.Time
 	// DeletedAt is when the owner deleted the endpoint. A deleted endpoint
 	// is disabled for good (it gets no delivery) and changes no more; it
 	// and its delivery log stay readable until the retention purges them.
@@ -209,6 +213,10 @@ type View struct {
 	PreviousPublicKey *string `json:"previous_public_key"`
 	// Filter is the payload filter, null when the endpoint has none.
 	Filter json.RawMessage `json:"filter"`
+	// RateLimitPerSecond and RateLimitBurst are the endpoint's rate limit,
+	// null without one.
+	RateLimitPerSecond *int `json:"rate_limit_per_second"`
+	RateLimitBurst     *int `json:"rate_limit_burst"`
 	// Health is the endpoint's recent delivery outcomes (null where the
 	// op does not read them).
 	Health *Health `json:"health"`
@@ -231,6 +239,10 @@ func ViewOf(e Endpoint) View {
 	}
 	if v.Filter == nil {
 		v.Filter = json.RawMessage("null")
+	}
+	if e.RateLimitPerSecond > 0 {
+		rate, burst := e.RateLimitPerSecond, e.RateLimitBurst
+		v.RateLimitPerSecond, v.RateLimitBurst = &rate, &burst
 	}
 	return v
 }

@@ -29,6 +29,10 @@ type CreateInput struct {
 	// Signing and Filter are the endpoint's controls.
 	Signing string          `json:"signing,omitempty" doc:"hmac-sha256 (default: v1 signatures with a shared whsec_ secret) or ed25519 (v1a signatures; receivers verify with the whpk_ public_key); fixed at creation"`
 	Filter  json.RawMessage `json:"filter,omitempty" doc:"payload filter over type, subject and data.<path>: a JSON object of field paths to a value or operators ($eq $neq $in $nin $exists $gt $gte $lt $lte $glob), combined with $and / $or; data fields must exist in a subscribed type's schema"`
+	// RateLimitPerSecond and RateLimitBurst bound how fast deliveries
+	// start, across every replica.
+	RateLimitPerSecond *int `json:"rate_limit_per_second,omitempty" doc:"at most this many deliveries start per second, 1..1000; omit or 0 for no limit. A delivery over it waits without spending an attempt"`
+	RateLimitBurst     *int `json:"rate_limit_burst,omitempty" doc:"how many deliveries may start at once after a quiet spell, 1..1000, default the rate"`
 
 	// rawHeaders is the headers field as sent, kept so a malformed one is
 	// reported as INVALID_HEADERS rather than as a JSON type error.
@@ -75,6 +79,10 @@ type UpdateInput struct {
 	TimeoutSeconds *int            `json:"timeout_seconds,omitempty" doc:"HTTP timeout of one delivery attempt in seconds, 1..10"`
 	MaxAttempts    *int            `json:"max_attempts,omitempty" doc:"attempts per delivery, 1..18"`
 	Filter         json.RawMessage `json:"filter,omitempty" doc:"replaces the payload filter; null or {} removes it"`
+	// RateLimitPerSecond 0 removes the limit; RateLimitBurst applies with
+	// it (default the rate).
+	RateLimitPerSecond *int `json:"rate_limit_per_second,omitempty" doc:"1..1000 deliveries started per second; 0 removes the limit"`
+	RateLimitBurst     *int `json:"rate_limit_burst,omitempty" doc:"1..1000, default the rate"`
 
 	rawHeaders json.RawMessage
 	// embedSet records that embed_id was present in the body (null

@@ -333,6 +333,10 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 	if err != nil {
 		return WithSecret{}, err
 	}
+	rate, burst, err := RateLimit(in.RateLimitPerSecond, in.RateLimitBurst, 0, 0)
+	if err != nil {
+		return WithSecret{}, err
+	}
 	flt, err := ValidateFilter(in.Filter, types)
 	if err != nil {
 		return WithSecret{}, err
@@ -357,7 +361,7 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		Headers: headers, MaxInFlight: maxInFlight, TimeoutSeconds: timeout, MaxAttempts: attempts,
 		Enabled:      in.Enabled == nil || *in.Enabled,
 		SecretSealed: sealed, CreatedAt: now, UpdatedAt: now,
-		PublicKey: public, Filter: flt,
+		PublicKey: public, Filter: flt, RateLimitPerSecond: rate, RateLimitBurst: burst,
 	}
 	if signing == SigningEd25519 {
 		e.Signing = signing
@@ -437,6 +441,9 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			return View{}, err
 		}
 	}
+	if _, _, err := RateLimit(in.RateLimitPerSecond, in.RateLimitBurst, 1, 1); err != nil {
+		return View{}, err
+	}
 	embedChanged, embedID := in.embedChange()
 	if embedChanged {
 		if err := s.checkEmbed(ctx, ownerID, embedID); err != nil {
@@ -486,6 +493,11 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			if in.MaxAttempts != nil {
 				ep.MaxAttempts = *in.MaxAttempts
 			}
+			rate, burst, err := RateLimit(in.RateLimitPerSecond, in.RateLimitBurst, ep.RateLimitPerSecond, ep.RateLimitBurst)
+			if err != nil {
+				return err
+			}
+			ep.RateLimitPerSecond, ep.RateLimitBurst = rate, burst
 			if embedChanged {
 				ep.EmbedID = embedID
 			}

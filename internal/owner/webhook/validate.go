@@ -260,6 +260,42 @@ func ValidateDescription(s string) (string, error) {
 	return s, nil
 }
 
+// MaxRatePerSecond bounds an endpoint's rate limit and its burst.
+const MaxRatePerSecond = 1000
+
+// CodeInvalidRateLimit refuses a rate limit or burst out of range.
+const CodeInvalidRateLimit = "INVALID_RATE_LIMIT"
+
+// RateLimit resolves a create's or an update's rate_limit_per_second and
+// rate_limit_burst against the current ones (0, 0 for none): a rate of 0
+// removes the limit, a burst defaults to the rate, and either out of
+// 1..MaxRatePerSecond is INVALID_RATE_LIMIT naming its field.
+func RateLimit(rate, burst *int, curRate, curBurst int) (int, int, error) {
+	r, b := curRate, curBurst
+	if rate != nil {
+		if *rate < 0 || *rate > MaxRatePerSecond {
+			return 0, 0, domain.Validation(CodeInvalidRateLimit, fmt.Sprintf("rate_limit_per_second must be 1..%d, or 0 for no limit", MaxRatePerSecond)).WithField("rate_limit_per_second")
+		}
+		r = *rate
+		if burst == nil && (b == 0 || curRate == 0) {
+			b = r
+		}
+	}
+	if burst != nil {
+		if *burst < 1 || *burst > MaxRatePerSecond {
+			return 0, 0, domain.Validation(CodeInvalidRateLimit, fmt.Sprintf("rate_limit_burst must be 1..%d", MaxRatePerSecond)).WithField("rate_limit_burst")
+		}
+		if r == 0 {
+			return 0, 0, domain.Validation(CodeInvalidRateLimit, "rate_limit_burst needs rate_limit_per_second").WithField("rate_limit_burst")
+		}
+		b = *burst
+	}
+	if r == 0 {
+		return 0, 0, nil
+	}
+	return r, b, nil
+}
+
 // ValidateMaxInFlight checks max_in_flight: 1..MaxInFlightCap.
 func ValidateMaxInFlight(n int) error {
 	if n < 1 || n > MaxInFlightCap {

@@ -195,3 +195,42 @@ func FuzzParseHeaders(f *testing.F) {
 		}
 	})
 }
+
+func TestRateLimitResolvesAgainstTheCurrentLimit(t *testing.T) {
+	t.Parallel()
+	n := func(v int) *int { return &v }
+	cases := []struct {
+		name                string
+		rate, burst         *int
+		curRate, curBurst   int
+		wantRate, wantBurst int
+		wantField           string
+	}{
+		{name: "none", wantRate: 0, wantBurst: 0},
+		{name: "a rate, burst defaults to it", rate: n(5), wantRate: 5, wantBurst: 5},
+		{name: "a rate and a burst", rate: n(5), burst: n(1), wantRate: 5, wantBurst: 1},
+		{name: "0 removes the limit", rate: n(0), curRate: 5, curBurst: 2},
+		{name: "a new burst keeps the rate", burst: n(3), curRate: 5, curBurst: 2, wantRate: 5, wantBurst: 3},
+		{name: "a new rate keeps the burst", rate: n(10), curRate: 5, curBurst: 2, wantRate: 10, wantBurst: 2},
+		{name: "absent keeps both", curRate: 5, curBurst: 2, wantRate: 5, wantBurst: 2},
+		{name: "rate over the cap", rate: n(1001), wantField: "rate_limit_per_second"},
+		{name: "negative rate", rate: n(-1), wantField: "rate_limit_per_second"},
+		{name: "burst 0", rate: n(5), burst: n(0), wantField: "rate_limit_burst"},
+		{name: "burst without a rate", burst: n(3), wantField: "rate_limit_burst"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r, b, err := RateLimit(c.rate, c.burst, c.curRate, c.curBurst)
+			if c.wantField != "" {
+				de := domain.AsError(err)
+				require.NotNil(t, de, "%v", err)
+				require.Equal(t, CodeInvalidRateLimit, de.Code)
+				require.Equal(t, c.wantField, de.Field)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, []int{c.wantRate, c.wantBurst}, []int{r, b})
+		})
+	}
+}

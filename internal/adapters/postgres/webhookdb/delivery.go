@@ -417,7 +417,8 @@ func (s *Store) promoteShort(ctx context.Context, ids []uuid.UUID) error {
 // deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
 // scanDeliverEndpoint reads, in its order.
 const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
-  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts`
+  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts,
+  coalesce(e.rate_limit_per_second, 0) AS rate_limit_per_second, coalesce(e.rate_limit_burst, 0) AS rate_limit_burst`
 
 // scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
 // row's remaining columns into extra.
@@ -431,13 +432,15 @@ func scanDeliverEndpointAfter(row pgx.Row, before []any, ep *delivery.Endpoint, 
 	var (
 		headers                []byte
 		mif, timeout, attempts int16
+		rate, burst            int32
 	)
 	dest := append(append(before, &ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
-		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts), extra...)
+		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts, &rate, &burst), extra...)
 	if err := row.Scan(dest...); err != nil {
 		return err
 	}
 	ep.MaxInFlight, ep.TimeoutSeconds, ep.MaxAttempts = int(mif), int(timeout), int(attempts)
+	ep.RatePerSecond, ep.RateBurst = int(rate), int(burst)
 	if err := json.Unmarshal(headers, &ep.Headers); err != nil {
 		return fmt.Errorf("decode headers of endpoint %s: %w", ep.ID, err)
 	}
@@ -1230,4 +1233,36 @@ func (l *LeaseListener) listenOnce(ctx context.Context) error {
 			l.wake(epID)
 		}
 	}
+}
+
+// reserveRate is the generic cell rate algorithm on the endpoint's rate_tat
+// (the theoretical arrival time), in one statement: the row lock orders the
+// starts of every replica, and a start whose wait would exceed the bound
+// ($4) changes nothing. $2 is the emission interval, $3 the burst's
+// tolerance ((burst - 1) intervals), in seconds.
+const reserveRate = `WITH cur AS (
+  SELECT id, greatest(coalesce(rate_tat, now()), now()) AS tat
+  FROM webhook_endpoints WHERE id = $1 FOR UPDATE
+), upd AS (
+  UPDATE webhook_endpoints w SET rate_tat = cur.tat + make_interval(secs => $2)
+  FROM cur WHERE w.id = cur.id AND extract(epoch FROM cur.tat - now()) - $3 <= $4
+  RETURNING w.id
+)
+SELECT greatest(extract(epoch FROM cur.tat - now()) - $3, 0)::float8, EXISTS (SELECT 1 FROM upd) FROM cur`
+
+// ReserveRate implements delivery.DeliverStore.
+func (s *Store) ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error) {
+	interval := 1 / float64(perSecond)
+	var (
+		wait     float64
+		reserved bool
+	)
+	err := s.pool.QueryRow(ctx, reserveRate, endpointID, interval, float64(burst-1)*interval, maxWait.Seconds()).Scan(&wait, &reserved)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, fmt.Errorf("endpoint %s: %w", endpointID, delivery.ErrGone)
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("reserve a start under the rate limit of endpoint %s: %w", endpointID, err)
+	}
+	return time.Duration(wait * float64(time.Second)), reserved, nil
 }

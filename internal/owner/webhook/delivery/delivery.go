@@ -401,6 +401,11 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		res.Warn = release(Finish{Attempt: d.attempt(job, OutcomeDiscarded, res.Err.Error())})
 		return res
 	}
+	if ep.RatePerSecond > 0 {
+		if res, waited := d.underRate(ctx, r, ep, lease, &released, release); !waited {
+			return res
+		}
+	}
 	now := d.clock.Now()
 	req, err := d.request(ep, ev, now)
 	req.Timeout = ep.Timeout()
@@ -816,4 +821,37 @@ func (d *Deliverer) keys(ep Endpoint, now time.Time) ([]standardwebhooks.Key, er
 		keys = append(keys, prev)
 	}
 	return keys, nil
+}
+
+// underRate holds a lease-holding run to its endpoint's rate limit before
+// it posts. A start that fits within MaxRateWait is reserved and the run
+// waits for its moment holding the lease (so at most max_in_flight runs of
+// the endpoint wait so); one that does not fit gives the lease back and
+// snoozes until a start fits, spending no attempt and keeping its place in
+// the chain. waited is false when the run ends here with res.
+func (d *Deliverer) underRate(ctx context.Context, r *run, ep Endpoint, lease *Lease, released *bool, release func(Finish) error) (res Result, waited bool) {
+	wait, reserved, err := d.store.ReserveRate(ctx, ep.ID, ep.RatePerSecond, max(ep.RateBurst, 1), MaxRateWait)
+	if err != nil {
+		res := retryable(fmt.Errorf("rate limit of endpoint %s: %w", ep.ID, err))
+		res.Warn = release(Finish{})
+		return res, false
+	}
+	if !reserved {
+		*released = true
+		d.local.snoozes.Add(1)
+		return Result{Outcome: OutcomeSnoozed, Snooze: max(wait, BusySnooze), Warn: d.drop(ctx, ep.ID, *lease)}, false
+	}
+	if wait <= 0 {
+		return Result{}, true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return Result{}, true
+	case <-ctx.Done():
+		res := retryable(fmt.Errorf("delivery interrupted: %w", ctx.Err()))
+		res.Warn = release(Finish{})
+		return res, false
+	}
 }

@@ -35,6 +35,11 @@ const (
 	// LeaseTTL, and a change to the endpoint reaches its deliveries within
 	// it.
 	LeaseRefresh = time.Second
+	// MaxRateWait is the longest a run holding a lease waits for its
+	// endpoint's rate limit before it posts: no longer than a lease passes
+	// from hand to hand, so a limited endpoint's runs wait in River
+	// (snoozed), not in workers.
+	MaxRateWait = LeaseRefresh
 	// MaxResponseBytes is the most of a response body that is read.
 	MaxResponseBytes = 64 << 10
 	// ResponseExcerptBytes is the most of it kept in the delivery log.

@@ -75,6 +75,9 @@ type Endpoint struct {
 	// Filter is the endpoint's payload filter as stored (JSON text; empty:
 	// none), evaluated by the fan-out on the thin event.
 	Filter json.RawMessage
+	// RatePerSecond is how many deliveries may start per second across
+	// every replica (0: no limit), RateBurst how many at once.
+	RatePerSecond, RateBurst int
 }
 
 // Timeout is the endpoint's POST deadline: TimeoutSeconds, else (unset or
@@ -340,6 +343,13 @@ type DeliverStore interface {
 	// AttemptOutcome returns the outcome Finish recorded for attempt of
 	// job; ok is false when none was recorded.
 	AttemptOutcome(ctx context.Context, jobID int64, attempt int) (o Outcome, ok bool, err error)
+	// ReserveRate reserves a start of a delivery to the endpoint under its
+	// rate limit (perSecond, burst; the generic cell rate algorithm over
+	// one timestamp of the endpoint's, shared by every replica) and says
+	// how long to wait before starting. When that wait would exceed
+	// maxWait nothing is reserved (reserved false) and wait is how long
+	// until a start fits. ErrGone when the endpoint was deleted.
+	ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (wait time.Duration, reserved bool, err error)
 }
 
 // PostRequest is one HTTP POST to a receiver.

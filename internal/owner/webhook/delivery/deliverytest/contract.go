@@ -71,6 +71,33 @@ var contractCases = []struct {
 	name string
 	run  func(t *testing.T, h Harness)
 }{
+	{"a rate limit lets a burst start at once, then one start per interval", func(t *testing.T, h Harness) {
+		ctx := context.Background()
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
+		for i := range 2 {
+			wait, ok, err := h.Store.ReserveRate(ctx, ep, 5, 2, time.Second)
+			require.NoError(t, err)
+			require.True(t, ok, "start %d of the burst", i)
+			require.Less(t, wait, 50*time.Millisecond, "start %d of the burst waits nothing", i)
+		}
+		wait, ok, err := h.Store.ReserveRate(ctx, ep, 5, 2, time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.InDelta(t, 200*time.Millisecond, wait, float64(100*time.Millisecond), "past the burst, one start per 200 ms")
+		wait, ok, err = h.Store.ReserveRate(ctx, ep, 5, 2, 100*time.Millisecond)
+		require.NoError(t, err)
+		require.False(t, ok, "a wait beyond maxWait reserves nothing")
+		require.InDelta(t, 400*time.Millisecond, wait, float64(100*time.Millisecond))
+		wait, ok, err = h.Store.ReserveRate(ctx, ep, 5, 2, time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.InDelta(t, 400*time.Millisecond, wait, float64(100*time.Millisecond), "the refused start took no place")
+		other := h.NewEndpoint(t, h.NewOwner(t), 1)
+		wait, ok, err = h.Store.ReserveRate(ctx, other, 5, 2, 0)
+		require.NoError(t, err)
+		require.True(t, ok, "each endpoint has its own limit")
+		require.Less(t, wait, 50*time.Millisecond)
+	}},
 	{"at most max_in_flight holders, each on its own slot", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 3)
 		ev := h.NewEvent(t, ep)

@@ -36,6 +36,8 @@ type memEndpoint struct {
 	ep       delivery.Endpoint
 	slots    [Slots]slot
 	attempts []delivery.Attempt
+	// tat is the rate limiter's theoretical arrival time.
+	tat time.Time
 }
 
 type slot struct {
@@ -218,6 +220,29 @@ func (m *Memory) TakeLease(_ context.Context, endpointID, eventID, token uuid.UU
 		}
 	}
 	return c, nil
+}
+
+// ReserveRate implements delivery.DeliverStore.
+func (m *Memory) ReserveRate(_ context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.endpoints[endpointID]
+	if e == nil {
+		return 0, false, gone(endpointID)
+	}
+	now := time.Now()
+	interval := time.Second / time.Duration(perSecond)
+	tolerance := time.Duration(burst-1) * interval
+	tat := e.tat
+	if tat.Before(now) {
+		tat = now
+	}
+	wait := max(tat.Sub(now)-tolerance, 0)
+	if wait > maxWait {
+		return wait, false, nil
+	}
+	e.tat = tat.Add(interval)
+	return wait, true, nil
 }
 
 // RenewLease implements delivery.DeliverStore.

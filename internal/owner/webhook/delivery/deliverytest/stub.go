@@ -20,13 +20,14 @@ import (
 // AttemptOutcomeFunc finds no attempt recorded, any other nil Func panics
 // when called.
 type Stub struct {
-	EventFunc      func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
-	EndpointsFunc  func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)
-	EnqueueFunc    func(ctx context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error)
-	TakeLeaseFunc  func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error)
-	FinishFunc     func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
-	RenewLeaseFunc func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
-	PromoteFunc    func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	EventFunc       func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
+	EndpointsFunc   func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)
+	EnqueueFunc     func(ctx context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error)
+	TakeLeaseFunc   func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error)
+	FinishFunc      func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
+	RenewLeaseFunc  func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
+	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
+	PromoteFunc     func(ctx context.Context, endpointID uuid.UUID) (int, error)
 	// AttemptOutcomeFunc answers AttemptOutcome.
 	AttemptOutcomeFunc func(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error)
 
@@ -75,6 +76,15 @@ func (s *Stub) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UU
 // Finish calls FinishFunc.
 func (s *Stub) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
 	return s.FinishFunc(ctx, f)
+}
+
+// ReserveRate calls ReserveRateFunc; without one every start is reserved
+// at once.
+func (s *Stub) ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error) {
+	if s.ReserveRateFunc == nil {
+		return 0, true, nil
+	}
+	return s.ReserveRateFunc(ctx, endpointID, perSecond, burst, maxWait)
 }
 
 // RenewLease calls RenewLeaseFunc.

@@ -1,7 +1,7 @@
 -- 0100_inbound_secret_grace.sql: a rotated inbound secret keeps verifying
 -- for a grace window (the previous secret and when it stops), and
--- secret_rotated_at is NULL for a secret never rotated (it used to repeat
--- created_at).
+-- secret_rotated_at is NULL for a secret never rotated, so it says whether a
+-- rotation happened.
 
 -- events: none (configuration of inbound sources)
 ALTER TABLE inbound_sources ALTER COLUMN secret_rotated_at DROP NOT NULL;

@@ -147,7 +147,7 @@ func entries() []entry {
 			), "wiki://garden/notes", map[string]any{"op": "updated", "note_id": exNote, "genre": "wiki", "parent_id": exParent,
 				"published": true, "was_published": false, "path_changed": false}},
 		{EventWebhookTest, "owner", "A test event sent to one endpoint by webhooks.send_test.",
-			useCase("webhooks.Service.SendTest"),
+			useCase("webhook.Service.SendTest"),
 			object(req("endpoint_id", uuidOf("the endpoint the test goes to")), req("test", map[string]any{"const": true, "description": "always true"})),
 			"webhook:" + exEnd, map[string]any{"endpoint_id": exEnd, "test": true}},
 		{EventAccessRequestCreated, "access", "A visitor asked for access.",

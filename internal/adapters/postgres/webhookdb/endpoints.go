@@ -1,5 +1,5 @@
 // Package webhookdb is the PostgreSQL adapter of outbound webhooks: the
-// owner domain's endpoint store and delivery log (webhooks.UnitOfWork), and
+// owner domain's endpoint store and delivery log (webhook.UnitOfWork), and
 // the storage of the webhook.fanout and webhook.deliver handlers
 // (delivery.FanoutStore, delivery.DeliverStore), including the
 // in-flight lease and the NOTIFY that wakes waiting deliveries in other

@@ -15,7 +15,7 @@ import (
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
-// FanoutReader implements webhooks.FanoutReader over webhook_fanouts.
+// FanoutReader implements webhook.FanoutReader over webhook_fanouts.
 type FanoutReader struct {
 	pool *pgxpool.Pool
 }
@@ -31,7 +31,7 @@ const eventSummary = `SELECT f.reasons, f.recorded_at FROM events ev
 LEFT JOIN webhook_fanouts f ON f.event_id = ev.id
 WHERE ev.id = $1 AND ev.owner_id = $2`
 
-// EventSummary implements webhooks.FanoutReader: the summary, then the
+// EventSummary implements webhook.FanoutReader: the summary, then the
 // owner's endpoints it names, in two statements.
 func (r *FanoutReader) EventSummary(ctx context.Context, ownerID, eventID uuid.UUID) (*webhook.Summary, map[uuid.UUID]webhook.FanoutEndpoint, error) {
 	var (

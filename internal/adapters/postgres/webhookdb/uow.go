@@ -37,7 +37,7 @@ func (t *txn) Deliveries() webhook.DeliveryStore {
 }
 func (t *txn) Recorder() domain.Recorder { return t.rec }
 
-// deliveryStore implements webhooks.DeliveryStore over River's job table.
+// deliveryStore implements webhook.DeliveryStore over River's job table.
 type deliveryStore struct {
 	tx    pgx.Tx
 	river *riverjob.Inserter

@@ -103,9 +103,13 @@ devdb-stop:
 	@scripts/devdb.sh stop
 
 # bench: the figures of README "Performance", each beside a ceiling measured
-# in the same run; the server runs as child processes of bin/standmeet.
+# in the same run; the server runs as child processes of bin/standmeet. The
+# database is a private cluster with PostgreSQL's production durability
+# (DEVDB_DURABLE=1 scripts/devdb.sh); BENCHFLAGS=-fast-db uses the tests'
+# cluster (fsync, synchronous_commit and full_page_writes off) for quick loops.
 bench: build
-	@url="$${DATABASE_URL:-$$(scripts/devdb.sh start)}"; \
+	@if [[ " $(BENCHFLAGS) " == *" -fast-db "* ]]; then start="scripts/devdb.sh start"; else start="env DEVDB_DURABLE=1 scripts/devdb.sh start"; fi; \
+	url="$${DATABASE_URL:-$$($$start)}"; \
 	DATABASE_URL="$$url" $(GO) run ./cmd/bench -server bin/standmeet $(BENCHFLAGS)
 
 # test-faults: the full fault tests (kill -9 of replicas, a PostgreSQL

@@ -5,6 +5,11 @@
 #   scripts/devdb.sh url     print the URL of the running cluster (exit 1 when none)
 #   scripts/devdb.sh stop    stop it
 #
+# With DEVDB_DURABLE=1 the same commands manage a second cluster, with
+# PostgreSQL's production durability (fsync, synchronous_commit and
+# full_page_writes on): the one make bench measures on. The first keeps them
+# off for quick tests.
+#
 # The cluster's location is recorded under .devdb/ in the checkout. As root the
 # data directory lives in a private folder under the system temp directory,
 # owned by the postgres user (initdb refuses root, and postgres may not be able
@@ -13,6 +18,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 state="$root/.devdb"
+durable=""
+if [ "${DEVDB_DURABLE:-}" = 1 ]; then durable=1; state="$root/.devdb/durable"; fi
 mkdir -p "$state"
 # Parallel test packages start the cluster at the same moment: one at a time.
 exec 9>"$state/lock"
@@ -44,7 +51,7 @@ datadir() {
   if [ "$(id -u)" = 0 ]; then
     local h
     h="$(printf '%s' "$root" | sha256sum | cut -c1-12)"
-    echo "${TMPDIR:-/tmp}/standmeet-devdb-$h"
+    echo "${TMPDIR:-/tmp}/standmeet-devdb-$h${durable:+-durable}"
   else
     echo "$state/cluster"
   fi
@@ -79,7 +86,7 @@ start() {
   else
     # Below the kernel's ephemeral range (32768 and up here), where a
     # client connection's local port can take ours at any moment.
-    port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s' "$root" | cksum | cut -d' ' -f1) % 12000 )))"
+    port="$(cat "$state/port" 2>/dev/null || echo $(( 20000 + $(printf '%s%s' "$root" "$durable" | cksum | cut -d' ' -f1) % 12000 )))"
     while ! port_free "$port"; do port=$((port + 1)); done
   fi
   mkdir -p "$dir/sock"; [ "$(id -u)" = 0 ] && chown postgres "$dir/sock"
@@ -96,9 +103,12 @@ start() {
     if [ -f "$libdir/pg_stat_statements.so" ]; then
       preload="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=10000"
     fi
+    # Durable: PostgreSQL's defaults for the three settings.
+    local speed="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    if [ "$durable" = 1 ]; then speed=""; fi
     local tries=0
     until as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
-      "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB $preload" \
+      "-p $port -k $dir/sock -c listen_addresses=127.0.0.1 -c max_connections=500 $speed -c shared_buffers=256MB $preload" \
       >/dev/null 2>&1 9>&-; do
       tries=$((tries + 1))
       if [ "$tries" -ge 5 ] || ! tail -5 "$dir/server.log" | grep -q "could not create any TCP/IP sockets"; then

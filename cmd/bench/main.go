@@ -23,6 +23,7 @@ func main() {
 	binary := flag.String("server", "", "the standmeet binary to run as child processes (empty: go build ./cmd/server into a temporary directory)")
 	logs := flag.String("logs", filepath.Join(os.TempDir(), "standmeet-bench-logs"), "directory for the server processes' logs")
 	budget := flag.Duration("budget", 12*time.Minute, "skip steps that would end past this much time (0: no bound)")
+	fastDB := flag.Bool("fast-db", false, "the database runs without durability (make bench then uses the tests' cluster); without it a database with fsync, synchronous_commit or full_page_writes off is refused")
 	only := flag.String("only", "", "comma-separated steps to run (relay, ceilings, w1, w2, reasons, filters, w3, w4, memory, endpoints, replicas); empty: all")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -37,6 +38,20 @@ func main() {
 	}
 	r := bench.NewReport()
 	fmt.Printf("StandMeet bench on %s\n", r.Machine)
+	durable, err := r.RecordSettings(ctx, adminURL, os.Environ())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if !durable && !*fastDB {
+		fmt.Fprintln(os.Stderr, "bench: the database runs with fsync, synchronous_commit or full_page_writes off; owners run with them on: use make bench's durable cluster, or pass -fast-db")
+		os.Exit(1)
+	}
+	if durable {
+		r.Note("database: durable (fsync, synchronous_commit and full_page_writes on)")
+	} else {
+		r.Note("database: not durable (-fast-db: fsync, synchronous_commit or full_page_writes off)")
+	}
 	steps := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
 		if s = strings.TrimSpace(s); s != "" {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Figure is one measured figure beside its ceiling.
@@ -44,15 +47,19 @@ type Report struct {
 	Extra   map[string]float64
 	Notes   []string
 	Series  []Series
+	// Settings are what the run ran with: the database's durability
+	// settings and the STANDMEET_* settings the servers inherit.
+	Settings map[string]string
 }
 
 // NewReport starts a report.
 func NewReport() *Report {
 	host, _ := os.Hostname()
 	return &Report{
-		Started: time.Now(),
-		Machine: fmt.Sprintf("%s, %d cores%s, %s/%s, %s", host, runtime.NumCPU(), cpuAndMemory(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
-		Extra:   map[string]float64{},
+		Started:  time.Now(),
+		Machine:  fmt.Sprintf("%s, %d cores%s, %s/%s, %s", host, runtime.NumCPU(), cpuAndMemory(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		Extra:    map[string]float64{},
+		Settings: map[string]string{},
 	}
 }
 
@@ -77,6 +84,7 @@ func (r *Report) JSON() map[string]any {
 		"started":    r.Started.UTC().Format(time.RFC3339),
 		"duration_s": time.Since(r.Started).Seconds(),
 		"notes":      r.Notes,
+		"settings":   r.Settings,
 	}
 	for _, f := range r.Figures {
 		out[f.Key] = round(f.Value)
@@ -135,6 +143,18 @@ func (r *Report) Write(dir string) error {
 	}
 	defer f.Close()
 	fmt.Fprintf(f, "Machine: %s. Started %s.\n\n", r.Machine, r.Started.UTC().Format(time.RFC3339))
+	if len(r.Settings) > 0 {
+		keys := make([]string, 0, len(r.Settings))
+		for k := range r.Settings {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(f, "Settings:")
+		for _, k := range keys {
+			fmt.Fprintf(f, " %s=%s", k, r.Settings[k])
+		}
+		fmt.Fprintf(f, ".\n\n")
+	}
 	r.Table(f)
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(f, "\nNotes:")
@@ -169,4 +189,36 @@ func cpuAndMemory() string {
 		}
 	}
 	return out
+}
+
+// RecordSettings reads the database's durability settings (fsync,
+// synchronous_commit, full_page_writes) from adminURL's server and the
+// STANDMEET_* variables of environ into the report, and returns whether the
+// database is durable (all three on).
+func (r *Report) RecordSettings(ctx context.Context, adminURL string, environ []string) (durable bool, err error) {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return false, fmt.Errorf("read the database's settings: %w", err)
+	}
+	defer conn.Close(ctx)
+	durable = true
+	for _, name := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+		var v string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			return false, fmt.Errorf("read %s: %w", name, err)
+		}
+		r.Settings["postgresql."+name] = v
+		durable = durable && v == "on"
+	}
+	var version string
+	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+		return false, fmt.Errorf("read server_version: %w", err)
+	}
+	r.Settings["postgresql.version"] = version
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "STANDMEET_") {
+			r.Settings[k] = v
+		}
+	}
+	return durable, nil
 }

@@ -204,6 +204,7 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Equal(t, string(sent.Body), det.Request.Body, "the log shows the exact body sent")
 	require.Equal(t, evs[0].String(), det.Request.Headers["Webhook-Id"])
 	require.NotContains(t, strings.ToLower(fmt.Sprint(det.Request.Headers)), "whsec_", "never the secret")
+	require.Equal(t, sent.Header.Get("User-Agent"), det.Request.Headers["User-Agent"], "the log shows the User-Agent sent, with the server's version")
 	// The attempt's stored timestamp and signature are exactly those the
 	// receiver got, and its headers are the request's with them.
 	require.NotNil(t, det.Attempts[0].Timestamp)

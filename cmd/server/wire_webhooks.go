@@ -69,7 +69,8 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, ins *riverjo
 func provideWebhookService(uow *uow.UnitOfWork[webhook.Tx], seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, cfg config.Config,
 	health *webhookdb.HealthReader, pool *pgxpool.Pool) *webhook.Service {
 	return webhook.NewService(webhook.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
-		Health: health, Stats: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool)})
+		Health: health, Stats: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool),
+		Version: buildVersion()})
 }
 
 // provideWebhookHealth reads the endpoints' recent outcomes for the list,

@@ -285,7 +285,7 @@ func attemptHeaders(r *SentRequest, a Attempt) map[string]string {
 }
 
 // sentRequest rebuilds what a delivery of ev to e sends.
-func sentRequest(e Endpoint, ev LoggedEvent) (*SentRequest, error) {
+func sentRequest(e Endpoint, ev LoggedEvent, userAgent string) (*SentRequest, error) {
 	data := ev.Data
 	if len(data) == 0 {
 		data = json.RawMessage(`{}`)
@@ -305,7 +305,7 @@ func sentRequest(e Endpoint, ev LoggedEvent) (*SentRequest, error) {
 		h = map[string]string{}
 	}
 	h["Content-Type"] = "application/json"
-	h["User-Agent"] = "StandMeet-Webhooks/<server version>"
+	h["User-Agent"] = userAgent
 	h[standardwebhooks.HeaderID] = ev.ID.String()
 	h[standardwebhooks.HeaderTimestamp] = "(the attempt's time, Unix seconds; each attempt's value is in its headers)"
 	h[standardwebhooks.HeaderSignature] = "(v1,HMAC-SHA256 of id.timestamp.body with the endpoint's secret, and the previous one during a rotation; each attempt's value is in its headers)"
@@ -331,7 +331,7 @@ func (s *Service) Delivery(ctx context.Context, ownerID uuid.UUID, in DeliveryID
 			out.Attempts = []Attempt{}
 		}
 		if ev != nil {
-			if out.Request, err = sentRequest(e, *ev); err != nil {
+			if out.Request, err = sentRequest(e, *ev, s.userAgent); err != nil {
 				return err
 			}
 			for i, a := range out.Attempts {

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -34,6 +35,7 @@ type Service struct {
 	statsReader    StatsReader
 	egress         EgressCheckFunc
 	fanouts        FanoutReader
+	userAgent      string
 }
 
 // Deps are the Service's ports.
@@ -62,6 +64,10 @@ type Deps struct {
 	Egress EgressCheckFunc
 	// Fanouts reads the fan-out summaries (webhooks.event_fanout).
 	Fanouts FanoutReader
+	// Version is the server's version, as the deliveries' User-Agent
+	// (StandMeet-Webhooks/<version>) carries it and the delivery log
+	// shows it; "" shows "dev".
+	Version string
 }
 
 // NewService builds the Service.
@@ -81,6 +87,7 @@ func NewService(d Deps) *Service {
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
 		newSecret: d.NewSecret, newSigningKey: d.NewSigningKey, maxEndpoints: d.MaxEndpoints, health: d.Health, statsReader: d.Stats, egress: d.Egress, fanouts: d.Fanouts,
+		userAgent: "StandMeet-Webhooks/" + cmp.Or(d.Version, "dev"),
 	}
 }
 

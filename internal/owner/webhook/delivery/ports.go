@@ -318,8 +318,10 @@ type DeliverStore interface {
 	// enabled, the event exists and one of the endpoint's first
 	// MaxInFlight slots is free (busy_until passed), takes that slot until
 	// now+ttl with token, in one atomic UPDATE … RETURNING: one round trip,
-	// and no transaction is held afterwards. ErrGone when the endpoint was
-	// deleted. With wait, a taker that finds every slot busy marks them
+	// and no transaction is held afterwards. A deleted endpoint is kept,
+	// disabled for good, until the retention purges it: its claim is that
+	// of a disabled endpoint (no lease); ErrGone when no endpoint has the id
+	// (purged). With wait, a taker that finds every slot busy marks them
 	// wanted, so their holder's process hands them back to PostgreSQL at
 	// its next delivery and its release wakes this process (Wake).
 	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
@@ -334,7 +336,7 @@ type DeliverStore interface {
 	// RenewLease extends a held slot to now+ttl and reads the endpoint as
 	// it is now, in one statement. held is false when the slot is no longer
 	// the token's (it expired and was taken) or the endpoint was disabled
-	// or narrowed below the slot; ErrGone when the endpoint was deleted.
+	// (or deleted) or narrowed below the slot; ErrGone when it was purged.
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
 	// Promote makes the endpoint's oldest pending deliveries available,
 	// through River, until its chain counts ChainWindow, under the
@@ -348,7 +350,7 @@ type DeliverStore interface {
 	// one timestamp of the endpoint's, shared by every replica) and says
 	// how long to wait before starting. When that wait would exceed
 	// maxWait nothing is reserved (reserved false) and wait is how long
-	// until a start fits. ErrGone when the endpoint was deleted.
+	// until a start fits. ErrGone when the endpoint was purged.
 	ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (wait time.Duration, reserved bool, err error)
 }
 

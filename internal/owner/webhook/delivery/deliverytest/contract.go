@@ -290,6 +290,18 @@ var contractCases = []struct {
 		_, err = h.Fanout.Event(context.Background(), uuid.New())
 		require.ErrorIs(t, err, delivery.ErrGone)
 	}},
+	{"a deleted endpoint's claim is a disabled endpoint's, without a lease", func(t *testing.T, h Harness) {
+		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
+		ev := h.NewEvent(t, ep)
+		h.DeleteEndpoint(t, ep)
+		c, err := h.Store.TakeLease(context.Background(), ep, ev, uuid.New(), time.Minute, true)
+		require.NoError(t, err, "a deleted endpoint is not gone until the retention purges it")
+		require.Equal(t, ep, c.Endpoint.ID)
+		require.False(t, c.Endpoint.Enabled)
+		require.Nil(t, c.Lease)
+		_, err = h.Store.TakeLease(context.Background(), uuid.New(), ev, uuid.New(), time.Minute, false)
+		require.ErrorIs(t, err, delivery.ErrGone, "an endpoint no row holds is gone")
+	}},
 	{"the fan-out lists the owner's endpoints, enabled or not, never deleted", func(t *testing.T, h Harness) {
 		owner, other := h.NewOwner(t), h.NewOwner(t)
 		on, off, gone := h.NewEndpoint(t, owner, 3), h.NewEndpoint(t, owner, 1), h.NewEndpoint(t, owner, 1)

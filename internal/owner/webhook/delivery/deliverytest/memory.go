@@ -38,6 +38,9 @@ type memEndpoint struct {
 	attempts []delivery.Attempt
 	// tat is the rate limiter's theoretical arrival time.
 	tat time.Time
+	// deleted: the owner deleted it; it stays, disabled for good, as
+	// PostgreSQL keeps a soft-deleted endpoint until the retention purges it.
+	deleted bool
 }
 
 type slot struct {
@@ -74,7 +77,7 @@ func (m *Memory) Endpoints(_ context.Context, ownerID uuid.UUID) ([]delivery.End
 	defer m.mu.Unlock()
 	var out []delivery.Endpoint
 	for _, e := range m.endpoints {
-		if e.ep.OwnerID == ownerID {
+		if e.ep.OwnerID == ownerID && !e.deleted {
 			out = append(out, e.ep)
 		}
 	}
@@ -132,8 +135,19 @@ func (m *Memory) Endpoint(id uuid.UUID) (delivery.Endpoint, bool) {
 	return e.ep, true
 }
 
-// DeleteEndpoint removes the endpoint with its slots and attempts.
+// DeleteEndpoint deletes the endpoint as its owner does: it is disabled for
+// good, left out of the fan-out's list, and kept until PurgeEndpoint.
 func (m *Memory) DeleteEndpoint(id uuid.UUID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.endpoints[id]; e != nil {
+		e.deleted, e.ep.Enabled = true, false
+	}
+}
+
+// PurgeEndpoint removes the endpoint with its slots and attempts, as the
+// retention does to a deleted one.
+func (m *Memory) PurgeEndpoint(id uuid.UUID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.endpoints, id)

@@ -475,3 +475,43 @@ func TestMetricsFollowTheBacklog(t *testing.T) {
 	}
 	require.EqualValues(t, 1, batches)
 }
+
+// TestRelayClaimsEventsInSeqOrder: each fan-out transaction claims the
+// lowest seqs not yet fanned out, so a backlog leaves in the order its
+// events were recorded, whatever order their rows lie in on disk.
+func TestRelayClaimsEventsInSeqOrder(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared(relayTypes...), nil)
+	var (
+		mu      sync.Mutex
+		batches [][]uuid.UUID
+	)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{Logger: testLogger(t), BatchSize: 10,
+		OnFanOut: func(ids []uuid.UUID) {
+			mu.Lock()
+			defer mu.Unlock()
+			batches = append(batches, append([]uuid.UUID(nil), ids...))
+		}})
+	require.NoError(t, err)
+	owner := uuid.New()
+	var ids []uuid.UUID
+	for range 30 {
+		ids = append(ids, record(t, pool, rec, owner, "a.two"))
+	}
+	// Rewrite every other row so the heap no longer holds them in seq order.
+	_, err = pool.Exec(ctx, `UPDATE events SET relay_retry_at = NULL WHERE seq % 2 = 0`)
+	require.NoError(t, err)
+	for range 3 {
+		n, err := relay.FanOutOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 10, n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, batches, 3)
+	for i, b := range batches {
+		require.ElementsMatch(t, ids[10*i:10*i+10], b, "batch %d claims the next ten seqs", i)
+	}
+}

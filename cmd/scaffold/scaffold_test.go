@@ -135,7 +135,7 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 	run("go vet", "go", "vet", "./...")
 	run("go test (packages)", "go", "test", "-count=1", "./internal/parcel/...", "./internal/adapters/postgres/parceldb",
 		"./internal/domain", "./internal/adapters/httpapi", "./internal/architecture", "./migrations")
-	e2e := []string{"TestParcelCreateStoresAndRecords", "TestOwnerIsolationOnEveryAdminRoute", "TestWebhookEventTypes",
+	e2e := []string{"TestParcelCreateStoresAndRecords", "TestOwnerIsolationOnEveryAdminRoute", "TestWebhookEventTypes", "TestInternalEventsNeverLeaveTheInstance",
 		"TestEveryDeclaredOpIsProjected", "TestOpenAPIDocumentCoversEveryAdminRoute", "TestOpFuzzEveryOp"}
 	out := run("go test (e2e)", "go", "test", "-count=1", "-v", "-run", "^("+strings.Join(e2e, "|")+")$", "./cmd/server")
 	for _, name := range e2e {
@@ -149,8 +149,10 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 			driven++
 		}
 	}
-	// The scaffold's type is one more, driven by its real action.
-	require.Contains(t, out, fmt.Sprintf("%d types (%d driven by real actions", exposed+1, driven+1), "the new event type reached the webhook")
+	// The scaffold's type is Internal: the webhook types are the catalog's
+	// as before, and the new type, driven by its real action, stays inside.
+	require.Contains(t, out, fmt.Sprintf("%d types (%d driven by real actions", exposed, driven), "the webhook types are unchanged")
+	require.Regexp(t, `kept inside: \d+ \(\[[a-z_. ]*\bparcel\.created\b`, out, "the new event type is Internal and never reached the webhook")
 	step("total", started)
 }
 

@@ -18,7 +18,7 @@ import (
 type CreateInput struct {
 	URL         string            `json:"url" doc:"absolute http or https URL of the receiver, without credentials"`
 	Description string            `json:"description,omitempty" doc:"free text, at most 500 bytes"`
-	EventTypes  []string          `json:"event_types" doc:"event types or globs (\"*\", \"corpus.*\"), each matching a webhook event type"`
+	EventTypes  []string          `json:"event_types" text:"glob" doc:"event types or globs (\"*\", \"corpus.*\"), each matching a webhook event type"`
 	EmbedID     *uuid.UUID        `json:"embed_id,omitempty" doc:"scope corpus events to this embed's access code; omit for the published slice"`
 	Headers     map[string]string `json:"headers,omitempty" doc:"custom request headers, name to string value"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"default true"`
@@ -47,8 +47,19 @@ func (in *CreateInput) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*in = CreateInput(shadow.fields)
-	in.Headers, in.rawHeaders = nil, shadow.Headers
+	in.Headers, in.rawHeaders = gateHeaders(shadow.Headers), shadow.Headers
 	return nil
+}
+
+// gateHeaders returns raw headers that are a JSON object of strings as a
+// map, so the input gate (op.Check) sees their names and values as it sees
+// every other text; any other JSON is left to ParseHeaders' INVALID_HEADERS.
+func gateHeaders(raw json.RawMessage) map[string]string {
+	var m map[string]string
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }
 
 func (in CreateInput) headers() (map[string]string, error) {
@@ -65,7 +76,7 @@ type UpdateInput struct {
 	ID          uuid.UUID         `json:"id" path:"id"`
 	URL         *string           `json:"url,omitempty"`
 	Description *string           `json:"description,omitempty"`
-	EventTypes  []string          `json:"event_types,omitempty"`
+	EventTypes  []string          `json:"event_types,omitempty" text:"glob"`
 	EmbedID     *uuid.UUID        `json:"embed_id,omitempty" doc:"an embed id, or null to detach"`
 	Headers     map[string]string `json:"headers,omitempty" doc:"replaces all custom headers; {} removes them"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"true also clears the failure state"`
@@ -97,7 +108,7 @@ func (in *UpdateInput) UnmarshalJSON(b []byte) error {
 	*in = UpdateInput(shadow.fields)
 	in.Headers, in.rawHeaders = nil, nil
 	if h := strings.TrimSpace(string(shadow.Headers)); h != "" && h != "null" {
-		in.rawHeaders = shadow.Headers
+		in.Headers, in.rawHeaders = gateHeaders(shadow.Headers), shadow.Headers
 	}
 	in.EmbedID = nil
 	if shadow.EmbedID != nil {

@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -474,4 +475,54 @@ func TestMetricsFollowTheBacklog(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, 1, batches)
+}
+
+// TestRelayClaimsEventsInSeqOrder: events whose ids run against their seq
+// (ids descending) and whose rows were moved in the heap (an update writes a
+// new row version at its end) are claimed, batch by batch and within each
+// batch, in seq order: neither the id nor the physical order leaks into the
+// claim.
+func TestRelayClaimsEventsInSeqOrder(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	const n, batch = 40, 6
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	// Descending ids: the i-th insert gets seq i+1 and the i-th largest id.
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(b[:], a[:]) })
+	owner := uuid.New()
+	for _, id := range ids {
+		_, err := pool.Exec(ctx, `INSERT INTO events (id, owner_id, type, subject) VALUES ($1, $2, 'a.two', 's')`, id, owner)
+		require.NoError(t, err)
+	}
+	// Move the first half's rows to the end of the heap.
+	_, err := pool.Exec(ctx, `UPDATE events SET subject = 'moved' WHERE seq <= (SELECT min(seq) FROM events) + $1`, n/2-1)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `ANALYZE events`)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var batches [][]uuid.UUID
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{Logger: testLogger(t), BatchSize: batch,
+		OnFanOut: func(got []uuid.UUID) {
+			mu.Lock()
+			defer mu.Unlock()
+			batches = append(batches, got)
+		}})
+	require.NoError(t, err)
+	for i := 0; i < n; i += batch {
+		_, err := relay.FanOutOnce(ctx)
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var claimed []uuid.UUID
+	for i, b := range batches {
+		require.LessOrEqual(t, len(b), batch, "batch %d", i)
+		claimed = append(claimed, b...)
+	}
+	require.Equal(t, ids, claimed, "claimed in seq order, batch after batch")
 }

@@ -342,11 +342,11 @@ func (f webhookFilter) Query() string {
 }
 
 // SortLink is the list's link sorted by key, reversed when it is already
-// sorted by key ascending.
+// sorted by key ascending (the list's default is -created, newest first).
 func (f webhookFilter) SortLink(key string) string {
 	g := f
 	g.Sort = key
-	if f.Sort == key || (key == "created" && f.Sort == "") {
+	if f.Sort == key {
 		g.Sort = "-" + key
 	}
 	return "/admin/webhooks?" + strings.TrimSuffix(g.Query(), "&")

@@ -171,7 +171,7 @@ type ListInput struct {
 	State     string `json:"state,omitempty" query:"state" doc:"enabled, failing, disabled or deleted; default every endpoint not deleted"`
 	EventType string `json:"event_type,omitempty" query:"event_type" doc:"only endpoints subscribed to this webhook event type (through their globs)"`
 	URL       string `json:"url,omitempty" query:"url" doc:"only endpoints whose URL contains this text (case-insensitive)"`
-	Sort      string `json:"sort,omitempty" query:"sort" doc:"created (default, oldest first), -created, url or -url"`
+	Sort      string `json:"sort,omitempty" query:"sort" doc:"-created (default, newest first), created (oldest first), url or -url"`
 }
 
 // DeliveriesInput filters and pages an endpoint's delivery log.

@@ -109,11 +109,15 @@ func endpointQuery(in ListInput) (EndpointQuery, error) {
 		return q, domain.Validation(CodeInvalidURLFilter, fmt.Sprintf("url filter must be at most %d bytes of text", MaxURLLen)).WithField("url")
 	}
 	sort := in.Sort
+	if sort == "" {
+		// Newest first: the endpoint just made is on the first page.
+		sort = "-" + SortCreated
+	}
 	if strings.HasPrefix(sort, "-") {
 		q.Desc, sort = true, sort[1:]
 	}
 	switch sort {
-	case "", SortCreated:
+	case SortCreated:
 		q.Sort = SortCreated
 	case SortURL:
 		q.Sort = SortURL
@@ -162,7 +166,7 @@ func parseEndpointCursor(sort, s string) (EndpointCursor, error) {
 }
 
 // List returns a page of the owner's endpoints that pass in's filters, in
-// its order (oldest first by default), each with its health.
+// its order (newest first by default), each with its health.
 func (s *Service) List(ctx context.Context, ownerID uuid.UUID, in ListInput) (op.Page[View], error) {
 	q, err := endpointQuery(in)
 	if err != nil {

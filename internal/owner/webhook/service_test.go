@@ -527,16 +527,17 @@ func TestListFiltersSortsPagesAndShowsHealth(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []uuid.UUID{c.ID, a.ID, bb.ID}, ids(webhook.ListInput{}))
+	require.Equal(t, []uuid.UUID{bb.ID, a.ID, c.ID}, ids(webhook.ListInput{}), "newest first by default")
 	require.Equal(t, []uuid.UUID{bb.ID, a.ID, c.ID}, ids(webhook.ListInput{Sort: "-created"}))
+	require.Equal(t, []uuid.UUID{c.ID, a.ID, bb.ID}, ids(webhook.ListInput{Sort: "created"}), "oldest first")
 	require.Equal(t, []uuid.UUID{a.ID, bb.ID, c.ID}, ids(webhook.ListInput{Sort: "url"}), "A < b < c: case as stored")
 	require.Equal(t, []uuid.UUID{c.ID, bb.ID, a.ID}, ids(webhook.ListInput{Sort: "-url"}))
 	require.Equal(t, []uuid.UUID{a.ID}, ids(webhook.ListInput{State: webhook.StateEnabled}))
 	require.Equal(t, []uuid.UUID{bb.ID}, ids(webhook.ListInput{State: webhook.StateFailing}))
 	require.Equal(t, []uuid.UUID{c.ID}, ids(webhook.ListInput{State: webhook.StateDisabled}))
-	require.Equal(t, []uuid.UUID{c.ID, bb.ID}, ids(webhook.ListInput{EventType: "booking.created"}))
-	require.Equal(t, []uuid.UUID{a.ID, bb.ID}, ids(webhook.ListInput{EventType: "webhook.test"}))
-	require.Equal(t, []uuid.UUID{c.ID, a.ID}, ids(webhook.ListInput{URL: "/HOOK"}))
+	require.Equal(t, []uuid.UUID{bb.ID, c.ID}, ids(webhook.ListInput{EventType: "booking.created"}))
+	require.Equal(t, []uuid.UUID{bb.ID, a.ID}, ids(webhook.ListInput{EventType: "webhook.test"}))
+	require.Equal(t, []uuid.UUID{a.ID, c.ID}, ids(webhook.ListInput{URL: "/HOOK"}))
 
 	p, err := b.svc.List(ctx, b.owner, webhook.ListInput{Sort: "url", PageInput: op.PageInput{Limit: 2}})
 	require.NoError(t, err)

@@ -1155,3 +1155,11 @@ ALTER TABLE webhook_endpoints
     ADD COLUMN prev_public_key text,
     ADD CONSTRAINT webhook_endpoints_public_key CHECK ((signing = 'ed25519') = (public_key IS NOT NULL));
 -- ==== end webhook endpoint filter and signing ====
+-- ==== webhook endpoint actors (0200) ====
+-- Who created an endpoint and who last changed it: "api_key:<id>",
+-- "session:<id>" or "owner"; NULL for an endpoint created before they
+-- were recorded.
+ALTER TABLE webhook_endpoints
+    ADD COLUMN created_by text CHECK (created_by ~ '^(owner|(api_key|session):[0-9a-f-]{36})$'),
+    ADD COLUMN updated_by text CHECK (updated_by ~ '^(owner|(api_key|session):[0-9a-f-]{36})$');
+-- ==== end webhook endpoint actors ====

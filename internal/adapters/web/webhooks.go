@@ -37,8 +37,11 @@ type endpoint struct {
 	FailingSince   *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
-	DeletedAt      *time.Time
-	Health         *health
+	// CreatedBy and UpdatedBy say who created the endpoint and who last
+	// changed it, in words (actorText).
+	CreatedBy, UpdatedBy string
+	DeletedAt            *time.Time
+	Health               *health
 	// RotationGraceUntil is when the previous secret stops signing.
 	RotationGraceUntil *time.Time
 	// Secret is only in the answer of webhooks.create.

@@ -33,6 +33,17 @@ type CreateInput struct {
 	// rawHeaders is the headers field as sent, kept so a malformed one is
 	// reported as INVALID_HEADERS rather than as a JSON type error.
 	rawHeaders json.RawMessage
+	// by is who creates the endpoint (op.Caller.Actor), set by the op.
+	by string
+}
+
+// actorOr is by, or op.ActorOwner for a call that names no actor (the
+// owner acting directly).
+func actorOr(by string) string {
+	if by == "" {
+		return op.ActorOwner
+	}
+	return by
 }
 
 // UnmarshalJSON decodes strictly (unknown fields refused) and keeps the raw
@@ -91,6 +102,8 @@ type UpdateInput struct {
 	// embedSet records that embed_id was present in the body (null
 	// included).
 	embedSet bool
+	// by is who changes the endpoint (op.Caller.Actor), set by the op.
+	by string
 }
 
 // UnmarshalJSON decodes strictly and records which of the fields whose

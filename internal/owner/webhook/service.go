@@ -361,7 +361,7 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		Headers: headers, MaxInFlight: maxInFlight, TimeoutSeconds: timeout, MaxAttempts: attempts,
 		Enabled:      in.Enabled == nil || *in.Enabled,
 		SecretSealed: sealed, CreatedAt: now, UpdatedAt: now,
-		PublicKey: public, Filter: flt,
+		PublicKey: public, Filter: flt, CreatedBy: actorOr(in.by), UpdatedBy: actorOr(in.by),
 	}
 	if signing == SigningEd25519 {
 		e.Signing = signing
@@ -496,7 +496,7 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			if in.Enabled != nil {
 				ep.SetEnabled(*in.Enabled)
 			}
-			ep.UpdatedAt = s.clock.Now()
+			ep.UpdatedAt, ep.UpdatedBy = s.clock.Now(), actorOr(in.by)
 			e = *ep
 			return nil
 		})
@@ -529,7 +529,7 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 //
 // An ed25519 endpoint gets a new key pair: the output carries its public
 // key, never the private one.
-func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (SecretOutput, error) {
+func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID, by string) (SecretOutput, error) {
 	var (
 		until          time.Time
 		secret, public string
@@ -547,6 +547,7 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (Secr
 				return err
 			}
 			until = e.RotateSecret(sealed, public, s.clock.Now())
+			e.UpdatedBy = actorOr(by)
 			return nil
 		})
 	})

@@ -5,10 +5,13 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 // TestEndpointRecordsWhoCreatedAndChangedIt: an endpoint created with an
@@ -50,4 +53,33 @@ func TestEndpointRecordsWhoCreatedAndChangedIt(t *testing.T) {
 	page = html.UnescapeString(page)
 	require.Contains(t, page, `<span id="endpoint-created-by">API key `+keyID.String()+`</span>`)
 	require.Contains(t, page, `<span id="endpoint-updated-by">signed-in session `+sessionID.String()+`</span>`)
+}
+
+// TestEndpointFormsMarkTheTypesYourServicesPublish: the new and the edit
+// forms mark exactly the external types (those only the owner's own
+// services publish) among their checkboxes.
+func TestEndpointFormsMarkTheTypesYourServicesPublish(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	ep := createEndpoint(t, ts, o.Key, map[string]any{"url": "https://example.com/form", "event_types": []string{"*"}})
+	var external []string
+	for _, et := range domain.WebhookEventTypes() {
+		if et.Publishable() {
+			external = append(external, et.Name)
+		}
+	}
+	require.NotEmpty(t, external)
+	marked := regexp.MustCompile(`data-external="([^"]+)"`)
+	u := signIn(t, ts, o)
+	for _, path := range []string{"/admin/webhooks/new", "/admin/webhooks/" + ep.ID.String() + "/edit"} {
+		status, page, _ := u.get(t, path)
+		require.Equal(t, http.StatusOK, status, path)
+		var got []string
+		for _, m := range marked.FindAllStringSubmatch(page, -1) {
+			got = append(got, m[1])
+		}
+		require.ElementsMatch(t, external, got, "%s marks the types your services publish, and only those", path)
+		require.Contains(t, page, `value="`+external[0]+`"> <code>`+external[0]+`</code> <span class="tag" data-external=`, path)
+	}
 }

@@ -371,6 +371,9 @@ COMMIT; -- River's next migration needs this one committed
 -- END river
 
 -- ==== events (0010-0019) ====
+-- owner_id has no foreign key: the log keeps an owner's events for the
+-- retention window after the owner row is deleted, the deletions its
+-- cascade records among them (see 0010_events.sql).
 -- events: none (the events table itself: a row here is an event, not a fact that emits one)
 CREATE TABLE events (
     id            uuid        PRIMARY KEY DEFAULT gen_random_uuid(),

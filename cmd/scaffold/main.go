@@ -255,6 +255,10 @@ func newDomain(root string, cfg Config) (Domain, error) {
 			return Domain{}, err
 		}
 		if bytes.Contains(b, []byte(c.needle)) {
+			if c.file == "internal/domain/catalog_data.go" {
+				return Domain{}, fmt.Errorf("%s is declared already (%s): choose another name, or, when your services publish it "+
+					"(an external type), take it over by hand as docs/extending.md \"Taking over an external type\" says", c.what, c.file)
+			}
 			return Domain{}, fmt.Errorf("%s is declared already (%s)", c.what, c.file)
 		}
 	}
@@ -335,6 +339,8 @@ var edits = []edit{
 			subject:  "{{.Name}}/{{.ExampleID}}", example: map[string]any{"{{.Name}}_id": "{{.ExampleID}}"}},
 `)},
 	{"docs/contract.md", insertBefore("a new domain's row goes above this line", "| `{{.Plural}}.*` | none yet: REST and MCP cover them; a page goes in `internal/adapters/web` |\n")},
+	{"internal/adapters/openapi/extras.go", insertBefore("a new domain's tag goes above this line",
+		"\t\"{{.Plural}}\": \"The owner's {{.Plural}}: create one; each creation records the event {{.Event}}.\",\n")},
 	{"cmd/server/wire.go", insertBefore("a new domain's set goes above this line", "\t\t{{.Title}}Set, // wire_{{.Name}}.go\n")},
 	{"internal/adapters/httpapi/routes.go", insertBefore("new routes go above this line", "\t\t{\"POST\", \"{{.Path}}\", \"{{.Op}}\", http.StatusCreated},\n")},
 	{"cmd/server/collect.go", chain(

@@ -133,38 +133,17 @@ func TestMCPRefusesInvalidUTF8InArguments(t *testing.T) {
 	t.Parallel()
 	ts := startTestServer(t, testServerOptions{})
 	o := ts.newOwnerAccount(t)
-	body := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"api_keys_issue\",\"arguments\":{\"name\":\"a\xffb\"}}}"
-	req, err := http.NewRequest(http.MethodPost, ts.URL+mcp.Path, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+o.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var rpc struct {
-		Result *sdk.CallToolResult `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &rpc), string(raw))
-	require.Nil(t, rpc.Error, string(raw))
-	require.NotNil(t, rpc.Result, string(raw))
-	d := mcp.ErrorOf(rpc.Result)
-	require.NotNil(t, d, string(raw))
-	require.Equal(t, "INVALID_INPUT", d.Code, string(raw))
+	d := rawToolError(t, ts, o.Key, "{\"name\":\"api_keys_issue\",\"arguments\":{\"name\":\"a\xffb\"}}")
+	require.Equal(t, "INVALID_INPUT", d.Code)
 	require.Equal(t, "name", d.Field)
 	var keys int
 	require.NoError(t, ts.App.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE owner_id = $1`, o.ID).Scan(&keys))
 	require.Equal(t, 1, keys, "no key was issued")
 }
 
-// rawToolError sends one tools/call as raw JSON-RPC (params as given) and
-// returns the contract's error of the tool error it must answer.
+// rawToolError sends one tools/call as raw JSON-RPC (params as given, bytes
+// no JSON encoder writes included) and returns the contract's error of the
+// tool error it must answer: a tool result, never a JSON-RPC error.
 func rawToolError(t *testing.T, ts *testServer, key, params string) *httpapi.ErrorDetail {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
@@ -180,8 +159,10 @@ func rawToolError(t *testing.T, ts *testServer, key, params string) *httpapi.Err
 	require.NoError(t, err)
 	var rpc struct {
 		Result *sdk.CallToolResult `json:"result"`
+		Error  json.RawMessage     `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &rpc), string(raw))
+	require.Nil(t, rpc.Error, string(raw))
 	require.NotNil(t, rpc.Result, string(raw))
 	d := mcp.ErrorOf(rpc.Result)
 	require.NotNil(t, d, string(raw))

@@ -327,26 +327,9 @@ func wantGate(status int, body []byte, field string) string {
 // placeholders swapped) and requires the tool error INVALID_INPUT naming
 // field.
 func callMCPGate(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any, field string) string {
-	params, err := json.Marshal(map[string]any{"name": mcp.ToolName(opName), "arguments": args})
-	if err != nil {
-		return err.Error()
-	}
-	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), swapPlaceholders(params)...), '}')
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.BaseURL+mcp.Path, bytes.NewReader(body))
-	if err != nil {
-		return err.Error()
-	}
-	req.Header.Set("Authorization", "Bearer "+target.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return "transport: " + err.Error()
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "transport: " + err.Error()
+	_, raw, msg := postToolCall(ctx, c, target, opName, args)
+	if msg != "" {
+		return msg
 	}
 	var rpc struct {
 		Result *sdk.CallToolResult `json:"result"`
@@ -359,6 +342,34 @@ func callMCPGate(ctx context.Context, c *http.Client, target fuzzTarget, opName 
 		return fmt.Sprintf("want the tool error INVALID_INPUT naming %q: %s", field, clip(raw))
 	}
 	return ""
+}
+
+// postToolCall sends one tools/call as raw JSON-RPC (the server is
+// stateless), the placeholders swapped for the bytes and escapes they stand
+// for, and returns the HTTP status and body, or what went wrong on the way.
+func postToolCall(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any) (int, []byte, string) {
+	params, err := json.Marshal(map[string]any{"name": mcp.ToolName(opName), "arguments": args})
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), swapPlaceholders(params)...), '}')
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.BaseURL+mcp.Path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+target.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, "transport: " + err.Error()
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, "transport: " + err.Error()
+	}
+	return resp.StatusCode, raw, ""
 }
 
 // hostileCases are the requests of an op that must each be refused: one per
@@ -739,30 +750,12 @@ func callMCP(ctx context.Context, cs *sdk.ClientSession, opName string, args map
 // answer: it must be a tool error with the contract's shape, or a protocol
 // refusal that is not an internal error.
 func callMCPRaw(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any) string {
-	params, err := json.Marshal(map[string]any{"name": mcp.ToolName(opName), "arguments": args})
-	if err != nil {
-		return err.Error()
+	status, raw, msg := postToolCall(ctx, c, target, opName, args)
+	if msg != "" {
+		return msg
 	}
-	params = swapPlaceholders(params)
-	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), params...), '}')
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.BaseURL+mcp.Path, bytes.NewReader(body))
-	if err != nil {
-		return err.Error()
-	}
-	req.Header.Set("Authorization", "Bearer "+target.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return "transport: " + err.Error()
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "transport: " + err.Error()
-	}
-	if resp.StatusCode >= 500 {
-		return "HTTP " + strconv.Itoa(resp.StatusCode) + ": " + clip(raw)
+	if status >= 500 {
+		return "HTTP " + strconv.Itoa(status) + ": " + clip(raw)
 	}
 	var rpc struct {
 		Result *sdk.CallToolResult `json:"result"`
@@ -771,7 +764,7 @@ func callMCPRaw(ctx context.Context, c *http.Client, target fuzzTarget, opName s
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &rpc); err != nil {
-		if resp.StatusCode >= 400 {
+		if status >= 400 {
 			return "" // refused by the transport before the tool ran
 		}
 		return "unreadable answer: " + clip(raw)

@@ -195,70 +195,59 @@ func gateCases(t reflect.Type, s schema.Schema, method string, fields map[string
 		args[name] = v
 		out = append(out, fuzzCase{what: what, args: args, field: field})
 	}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				walk(f.Type)
-				continue
-			}
-			name, ok := schema.FieldName(f)
-			rf := fields[name]
-			if !ok || !f.IsExported() || rf.path || (bodyless && !rf.query) {
-				continue
-			}
-			query := bodyless && rf.query
-			tag := f.Tag.Get("text")
-			single := tag != "multiline"
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			var values []hostile
-			if single {
-				values = append(values, controls...)
-			}
-			if tag == "glob" {
-				values = append(values, hostile{"two stars", "**"}, hostile{"a run of stars", "a.**"}, hostile{"a space before", " a.*"})
-			}
+	for _, f := range flatFields(t) {
+		name, ok := schema.FieldName(f)
+		rf := fields[name]
+		if !ok || !f.IsExported() || rf.path || (bodyless && !rf.query) {
+			continue
+		}
+		query := bodyless && rf.query
+		tag := f.Tag.Get("text")
+		single := tag != "multiline"
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		var values []hostile
+		if single {
+			values = append(values, controls...)
+		}
+		if tag == "glob" {
+			values = append(values, hostile{"two stars", "**"}, hostile{"a run of stars", "a.**"}, hostile{"a space before", " a.*"})
+		}
+		if !query {
+			values = append(values, hostile{"a lone surrogate", "a" + loneSurrogate})
+		}
+		switch {
+		case ft == reflect.TypeFor[json.RawMessage]() || ft == reflect.TypeFor[map[string]json.RawMessage]():
 			if !query {
-				values = append(values, hostile{"a lone surrogate", "a" + loneSurrogate})
+				add(name+"=a lone surrogate in raw JSON", name+".k", name, map[string]any{"k": loneSurrogate})
 			}
-			switch {
-			case ft == reflect.TypeFor[json.RawMessage]() || ft == reflect.TypeFor[map[string]json.RawMessage]():
-				if !query {
-					add(name+"=a lone surrogate in raw JSON", name+".k", name, map[string]any{"k": loneSurrogate})
+		case ft.Kind() == reflect.String:
+			for _, h := range values {
+				add(name+"="+h.what, name, name, h.v)
+			}
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String && !query:
+			for _, h := range values {
+				add(name+"=an element "+h.what, name+"[1]", name, []any{"a.*", h.v})
+			}
+		case ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String && ft.Elem().Kind() == reflect.String && !query:
+			for _, h := range values {
+				add(name+"=a member "+h.what, name+".X-Gate", name, map[string]any{"X-Gate": h.v})
+			}
+			add(name+"=a key with CR LF", name+".X\r\n", name, map[string]any{"X\r\n": "v"})
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !query:
+			for _, g := range stringFields(ft.Elem()) {
+				gname, ok := schema.FieldName(g)
+				if !ok {
+					continue
 				}
-			case ft.Kind() == reflect.String:
-				for _, h := range values {
-					add(name+"="+h.what, name, name, h.v)
-				}
-			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String && !query:
-				for _, h := range values {
-					add(name+"=an element "+h.what, name+"[1]", name, []any{"a.*", h.v})
-				}
-			case ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String && ft.Elem().Kind() == reflect.String && !query:
-				for _, h := range values {
-					add(name+"=a member "+h.what, name+".X-Gate", name, map[string]any{"X-Gate": h.v})
-				}
-				add(name+"=a key with CR LF", name+".X\r\n", name, map[string]any{"X\r\n": "v"})
-			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !query:
-				for _, g := range stringFields(ft.Elem()) {
-					gname, ok := schema.FieldName(g)
-					if !ok {
-						continue
-					}
-					add(name+"=an element's "+gname+" a lone surrogate", name+"[0]."+gname, name, []any{map[string]any{gname: loneSurrogate}})
-					if g.Tag.Get("text") != "multiline" {
-						add(name+"=an element's "+gname+" CR LF", name+"[0]."+gname, name, []any{map[string]any{gname: "a\r\nb"}})
-					}
+				add(name+"=an element's "+gname+" a lone surrogate", name+"[0]."+gname, name, []any{map[string]any{gname: loneSurrogate}})
+				if g.Tag.Get("text") != "multiline" {
+					add(name+"=an element's "+gname+" CR LF", name+"[0]."+gname, name, []any{map[string]any{gname: "a\r\nb"}})
 				}
 			}
 		}
-	}
-	if t.Kind() == reflect.Struct {
-		walk(t)
 	}
 	return out
 }
@@ -267,12 +256,8 @@ func gateCases(t reflect.Type, s schema.Schema, method string, fields map[string
 // structs included.
 func stringFields(t reflect.Type) []reflect.StructField {
 	var out []reflect.StructField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		switch {
-		case f.Anonymous && f.Type.Kind() == reflect.Struct:
-			out = append(out, stringFields(f.Type)...)
-		case f.IsExported() && f.Type.Kind() == reflect.String:
+	for _, f := range flatFields(t) {
+		if f.IsExported() && f.Type.Kind() == reflect.String {
 			out = append(out, f)
 		}
 	}
@@ -619,27 +604,34 @@ type restField struct{ path, query bool }
 
 func fieldsOf(t reflect.Type) map[string]restField {
 	out := map[string]restField{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		if t.Kind() != reflect.Struct {
-			return
+	for _, f := range flatFields(t) {
+		name, ok := schema.FieldName(f)
+		if !ok {
+			continue
 		}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				walk(f.Type)
-				continue
-			}
-			name, ok := schema.FieldName(f)
-			if !ok {
-				continue
-			}
-			_, p := f.Tag.Lookup("path")
-			_, q := f.Tag.Lookup("query")
-			out[name] = restField{path: p, query: q}
-		}
+		_, p := f.Tag.Lookup("path")
+		_, q := f.Tag.Lookup("query")
+		out[name] = restField{path: p, query: q}
 	}
-	walk(t)
+	return out
+}
+
+// flatFields are the fields of the struct t with those of its embedded
+// structs in their place, as encoding/json sees them (none when t is not
+// a struct).
+func flatFields(t reflect.Type) []reflect.StructField {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, flatFields(f.Type)...)
+			continue
+		}
+		out = append(out, f)
+	}
 	return out
 }
 

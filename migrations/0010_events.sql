@@ -1,4 +1,11 @@
 -- 0010_events.sql: the one events table (docs/design/origins.md).
+--
+-- owner_id has no foreign key: events are the instance's log, kept for the
+-- retention window whatever happens to the rows they describe. Deleting an
+-- owner cascades to its notes, whose trigger records each deletion as an
+-- event of that owner in the same statement; a foreign key to owners would
+-- make that deletion fail, whether it refused (the owner's events reference
+-- it) or cascaded (the trigger's events reference the owner being deleted).
 CREATE TABLE events (
     id            uuid        PRIMARY KEY DEFAULT gen_random_uuid(),
     -- seq orders a claim; it is never used as a cursor (a lower seq may commit later).

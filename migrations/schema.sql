@@ -371,6 +371,9 @@ COMMIT; -- River's next migration needs this one committed
 -- END river
 
 -- ==== events (0010-0019) ====
+-- owner_id has no foreign key: the log keeps an owner's events for the
+-- retention window after the owner row is deleted, the deletions its
+-- cascade records among them (see 0010_events.sql).
 -- events: none (the events table itself: a row here is an event, not a fact that emits one)
 CREATE TABLE events (
     id            uuid        PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -713,8 +716,8 @@ $$;
 -- its own. NULL for a NULL or unknown id. Depth is bounded so even a corrupt
 -- cycle cannot loop. PL/pgSQL rather than SQL because PL/pgSQL keeps the
 -- query's plan for the session, while a non-inlinable SQL function is parsed
--- and planned again on every call, which would dominate the row trigger's
--- cost.
+-- and planned again on every call (with the segment rule inlined into it),
+-- which the row trigger would pay on every row it handles.
 CREATE FUNCTION corpus_note_path(note_id uuid) RETURNS text
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
@@ -1155,6 +1158,14 @@ ALTER TABLE webhook_endpoints
     ADD COLUMN prev_public_key text,
     ADD CONSTRAINT webhook_endpoints_public_key CHECK ((signing = 'ed25519') = (public_key IS NOT NULL));
 -- ==== end webhook endpoint filter and signing ====
+-- ==== webhook endpoint actors (0200) ====
+-- Who created an endpoint and who last changed it: "api_key:<id>",
+-- "session:<id>" or "owner"; NULL for an endpoint created before they
+-- were recorded.
+ALTER TABLE webhook_endpoints
+    ADD COLUMN created_by text CHECK (created_by ~ '^(owner|(api_key|session):[0-9a-f-]{36})$'),
+    ADD COLUMN updated_by text CHECK (updated_by ~ '^(owner|(api_key|session):[0-9a-f-]{36})$');
+-- ==== end webhook endpoint actors ====
 -- ==== webhook endpoint rate limit (0235) ====
 -- An endpoint's rate limit: at most rate_limit_per_second deliveries start
 -- per second, rate_limit_burst at once after a quiet spell, across every

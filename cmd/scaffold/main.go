@@ -255,6 +255,10 @@ func newDomain(root string, cfg Config) (Domain, error) {
 			return Domain{}, err
 		}
 		if bytes.Contains(b, []byte(c.needle)) {
+			if c.file == "internal/domain/catalog_data.go" {
+				return Domain{}, fmt.Errorf("%s is declared already (%s): choose another name, or, when your services publish it "+
+					"(an external type), take it over by hand as docs/extending.md \"Taking over an external type\" says", c.what, c.file)
+			}
 			return Domain{}, fmt.Errorf("%s is declared already (%s)", c.what, c.file)
 		}
 	}
@@ -325,12 +329,18 @@ type edit struct {
 // marker line says where each goes; a missing marker is an error, never a
 // guess.
 var edits = []edit{
-	{"internal/domain/catalog_data.go", insertBefore("A new domain's entries go above this line", `		{"{{.Event}}", "{{.Name}}", "A {{.Name}} was created.",
-			useCase("{{.Name}}.Service.Create"),
-			object(req("{{.Name}}_id", uuidOf("the {{.Name}}"))),
-			"{{.Name}}/{{.ExampleID}}", map[string]any{"{{.Name}}_id": "{{.ExampleID}}"}},
+	{"internal/domain/catalog_data.go", insertBefore("A new domain's entries go above this line", `		// Internal: {{.Event}} stays inside the instance. To let it leave as
+		// a webhook, add exposure: Webhook here and move its driver in
+		// cmd/server/e2e_{{.Name}}_test.go from internalEventDrivers to
+		// domainEventDrivers.
+		{name: "{{.Event}}", domain: "{{.Name}}", desc: "A {{.Name}} was created.",
+			producer: useCase("{{.Name}}.Service.Create"),
+			schema:   object(req("{{.Name}}_id", uuidOf("the {{.Name}}"))),
+			subject:  "{{.Name}}/{{.ExampleID}}", example: map[string]any{"{{.Name}}_id": "{{.ExampleID}}"}},
 `)},
 	{"docs/contract.md", insertBefore("a new domain's row goes above this line", "| `{{.Plural}}.*` | none yet: REST and MCP cover them; a page goes in `internal/adapters/web` |\n")},
+	{"internal/adapters/openapi/extras.go", insertBefore("a new domain's tag goes above this line",
+		"\t\"{{.Plural}}\": \"The owner's {{.Plural}}: create one; each creation records the event {{.Event}}.\",\n")},
 	{"cmd/server/wire.go", insertBefore("a new domain's set goes above this line", "\t\t{{.Title}}Set, // wire_{{.Name}}.go\n")},
 	{"internal/adapters/httpapi/routes.go", insertBefore("new routes go above this line", "\t\t{\"POST\", \"{{.Path}}\", \"{{.Op}}\", http.StatusCreated},\n")},
 	{"cmd/server/collect.go", chain(

@@ -125,7 +125,7 @@ func TestEndpointEditDeleteListAndEventsInABrowser(t *testing.T) {
 
 	// The list: filters and order, each endpoint with its health.
 	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")))
-	require.Equal(t, []string{hook, quiet}, b.rowIDs("data-endpoint"), "oldest first")
+	require.Equal(t, []string{quiet, hook}, b.rowIDs("data-endpoint"), "newest first")
 	require.Empty(t, b.unlabelled(), "the filter form labels every field")
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`tr[data-endpoint="`+hook+`"] .rate`))), "100.0% of 1")
 	b.snap("endpoint-list")

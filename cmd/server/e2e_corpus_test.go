@@ -385,6 +385,7 @@ func corpusIsolationRows() map[string]isolationRow {
 				return isolationTarget{Path: "/api/admin/notes", Body: `{"genre":"wiki","title":"b-probe","parent_id":"` + fx.noteOfA(t, "a-parent") + `"}`}
 			},
 			WantB: http.StatusUnprocessableEntity,
+			After: createdForB("corpus_notes", "title", "b-probe", 0),
 		},
 		"GET /api/admin/notes/:id": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
@@ -444,6 +445,7 @@ func accessIsolationRows() map[string]isolationRow {
 				return isolationTarget{Path: "/api/admin/roles", Body: `{"name":"b-role","uri_globs":["*"]}`}
 			},
 			WantB: http.StatusCreated,
+			After: createdForB("access_roles", "name", "b-role", 1),
 		},
 		"PATCH /api/admin/roles/:id": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {

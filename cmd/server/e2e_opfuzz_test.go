@@ -20,6 +20,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/httpapi"
 	"github.com/standmeet/standmeet/internal/adapters/mcp"
+	"github.com/standmeet/standmeet/internal/adapters/openapi/schema"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 )
@@ -172,4 +173,37 @@ func TestOpFuzzHarnessCatchesA500(t *testing.T) {
 	// REST only here: the hostile requests must all be refused now.
 	failures = fuzzOps(context.Background(), fuzzTarget{BaseURL: srv2.URL, Key: "fixture"}, gated, fuzzConfig{Random: 2, Seed: 1})
 	require.Empty(t, failures, strings.Join(failures, "\n"))
+}
+
+// TestOpFuzzGateCasesCoverTheTextRules: the harness's gate cases follow each
+// op's Go input: a glob field gets the non-canonical spellings, a
+// single-line field the control characters, a multi-line field only the
+// lone surrogate, and raw JSON and the elements of a list of objects are
+// reached too.
+func TestOpFuzzGateCasesCoverTheTextRules(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	cases := map[string][]string{}
+	for _, ep := range ts.App.Endpoints {
+		d := ep.Descriptor
+		s := schema.For(d.InputType(), schema.Options{Strict: true})
+		for _, c := range gateCases(d.InputType(), s, ep.Method, fieldsOf(d.InputType())) {
+			cases[d.Meta().Name] = append(cases[d.Meta().Name], c.what+" -> "+c.field)
+		}
+	}
+	for opName, want := range map[string][]string{
+		"webhooks.create": {"event_types=an element two stars -> event_types[1]", "event_types=an element CR LF -> event_types[1]",
+			"description=a lone surrogate -> description", "description=an escape sequence -> description",
+			"headers=a key with CR LF -> headers.X\r\n", "filter=a lone surrogate in raw JSON -> filter.k"},
+		"roles.create":             {"uri_globs=an element a space before -> uri_globs[1]"},
+		"vault.import":             {"notes=an element's title CR LF -> notes[0].title", "notes=an element's body a lone surrogate -> notes[0].body"},
+		"instance.request_upgrade": {"note=a lone surrogate -> note"},
+		"ip_bans.list":             {"cursor=CR LF -> cursor"},
+	} {
+		for _, w := range want {
+			require.Contains(t, cases[opName], w, opName)
+		}
+	}
+	require.NotContains(t, cases["vault.import"], "notes=an element's body CR LF -> notes[0].body", "a multi-line field takes line breaks")
+	require.NotContains(t, cases["instance.request_upgrade"], "note=CR LF -> note", "a multi-line field takes line breaks")
 }

@@ -353,6 +353,21 @@ type isolationRow struct {
 	After func(t *testing.T, fx *isolationFixture, target isolationTarget)
 }
 
+// createdForB is the After check of a route that creates a row of the
+// caller's own: the rows of table whose column is value are wantB of B's
+// and none of A's.
+func createdForB(table, column, value string, wantB int) func(*testing.T, *isolationFixture, isolationTarget) {
+	return func(t *testing.T, fx *isolationFixture, _ isolationTarget) {
+		t.Helper()
+		var a, b int
+		require.NoError(t, fx.ts.App.Pool.QueryRow(context.Background(),
+			`SELECT count(*) FILTER (WHERE owner_id = $2), count(*) FILTER (WHERE owner_id = $3) FROM `+table+` WHERE `+column+` = $1`,
+			value, fx.A.ID, fx.B.ID).Scan(&a, &b))
+		require.Zero(t, a, "B's request stored a row of %s for A", table)
+		require.Equal(t, wantB, b, "B's rows of %s", table)
+	}
+}
+
 // isolationTables lists every part's rows, keyed "METHOD /echo/path/:param"
 // as Echo lists its routes. A part that adds /api/admin routes adds its
 // rows in its own e2e file, as a func returning a map, and lists that func
@@ -433,6 +448,8 @@ func TestOwnerIsolationOnEveryAdminRoute(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			require.True(t, ok, "no row for %s in the owner isolation table: add one (cmd/server/e2e_owner_test.go, isolationTables)", key)
 			target := row.Target(t, fx)
+			require.True(t, len(target.Hidden) > 0 || row.After != nil || row.WantA != 0,
+				"the row for %s checks nothing of A's: give it Hidden (A's ids or names that B's answer must not hold), an After check of A's data, or WantA (A's request after B's)", key)
 			status, body := ts.do(t, method, target.Path, "", target.Body)
 			require.Equal(t, http.StatusUnauthorized, status, "no credentials: %s", body)
 			status, body = ts.do(t, method, target.Path, "smk_"+strings.Repeat("x", 43), target.Body)
@@ -754,6 +771,7 @@ func inboundIsolationRows() map[string]isolationRow {
 				return isolationTarget{Path: "/api/admin/inbound-sources", Body: `{"name":"b-source","verifier":"standard-webhooks"}`}
 			},
 			WantB: http.StatusCreated,
+			After: createdForB("inbound_sources", "name", "b-source", 1),
 		},
 		"GET /api/admin/inbound-sources/:id": {
 			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {

@@ -106,6 +106,7 @@ func webhooksIsolationRows() map[string]isolationRow {
 				return isolationTarget{Path: "/api/admin/webhooks", Body: `{"url":"http://127.0.0.1:9/b","event_types":["code.*"]}`}
 			},
 			WantB: http.StatusCreated,
+			After: createdForB("webhook_endpoints", "url", "http://127.0.0.1:9/b", 1),
 		},
 		"GET /api/admin/webhooks/event-types": {
 			Target: func(*testing.T, *isolationFixture) isolationTarget {

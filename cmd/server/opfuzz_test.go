@@ -38,6 +38,21 @@ import (
 // cannot write one, so the REST sender swaps the placeholder for raw bytes.
 const invalidUTF8 = "\uFFFEinvalid-utf8\uFFFE"
 
+// loneSurrogate stands for a string holding a lone UTF-16 surrogate escape
+// ("\ud800"): a Go string cannot hold one, so the senders swap the
+// placeholder for that escape in the JSON text.
+const loneSurrogate = "\uFFFElone-surrogate\uFFFE"
+
+// swapPlaceholders writes the bytes and escapes the placeholders stand for
+// into the JSON text b.
+func swapPlaceholders(b []byte) []byte {
+	for placeholder, with := range map[string]string{invalidUTF8: "\xff\xfe", loneSurrogate: `\ud800`} {
+		p, _ := json.Marshal(placeholder)
+		b = bytes.ReplaceAll(b, p[1:len(p)-1], []byte(with))
+	}
+	return b
+}
+
 // fuzzTarget is a server the harness sends requests to.
 type fuzzTarget struct {
 	BaseURL string
@@ -73,6 +88,18 @@ func fuzzOps(ctx context.Context, target fuzzTarget, eps httpapi.Endpoints, cfg 
 			var err error
 			if before, err = target.Fingerprint(); err != nil {
 				return append(failures, "fingerprint: "+err.Error())
+			}
+		}
+		for _, c := range gateCases(d.InputType(), s, ep.Method, fields) {
+			if st, body, err := sendREST(ctx, client, target, ep, fields, c.args, false); err != nil {
+				fail("%s REST %s: %v", m.Name, c.what, err)
+			} else if msg := wantGate(st, body, c.field); msg != "" {
+				fail("%s REST %s: %s: %s", m.Name, c.what, msg, clip(body))
+			}
+			if target.MCP != nil {
+				if msg := callMCPGate(ctx, client, target, m.Name, c.args, c.field); msg != "" {
+					fail("%s MCP %s: %s", m.Name, c.what, msg)
+				}
 			}
 		}
 		for _, c := range hostileCases(r, s, ep.Method, fields) {
@@ -136,6 +163,198 @@ type fuzzCase struct {
 	trailing bool
 	restOnly bool
 	mcpOnly  bool
+	// field, for a case of the input gate's text rules, is the field the
+	// 400 INVALID_INPUT must name.
+	field string
+}
+
+// gateCases are the requests the input gate must refuse with 400
+// INVALID_INPUT naming the field, one per rule and text field of the op's
+// input (its Go type says which fields are single-line, multi-line, globs
+// or raw JSON): a control character other than tab in a single-line
+// string or map key, a glob not in its canonical form, a lone surrogate
+// escape in any string of the body. The other arguments are the required
+// ones with plain values, so nothing else is wrong with the request.
+func gateCases(t reflect.Type, s schema.Schema, method string, fields map[string]restField) []fuzzCase {
+	bodyless := method == http.MethodGet || method == http.MethodDelete
+	base := func() map[string]any {
+		out := map[string]any{}
+		props, _ := s["properties"].(schema.Schema)
+		req, _ := s["required"].([]any)
+		for _, x := range req {
+			name := fmt.Sprint(x)
+			ps, _ := props[name].(schema.Schema)
+			out[name] = plainValue(ps)
+		}
+		return out
+	}
+	controls := []hostile{{"CR LF", "a\r\nb"}, {"an escape sequence", "\x1b[2J"}, {"DEL", "a\x7f"}, {"a C1 control", "a\u0085"}}
+	var out []fuzzCase
+	add := func(what, field, name string, v any) {
+		args := base()
+		args[name] = v
+		out = append(out, fuzzCase{what: what, args: args, field: field})
+	}
+	for _, f := range flatFields(t) {
+		name, ok := schema.FieldName(f)
+		rf := fields[name]
+		if !ok || !f.IsExported() || rf.path || (bodyless && !rf.query) {
+			continue
+		}
+		query := bodyless && rf.query
+		tag := f.Tag.Get("text")
+		single := tag != "multiline"
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		var values []hostile
+		if single {
+			values = append(values, controls...)
+		}
+		if tag == "glob" {
+			values = append(values, hostile{"two stars", "**"}, hostile{"a run of stars", "a.**"}, hostile{"a space before", " a.*"})
+		}
+		if !query {
+			values = append(values, hostile{"a lone surrogate", "a" + loneSurrogate})
+		}
+		switch {
+		case ft == reflect.TypeFor[json.RawMessage]() || ft == reflect.TypeFor[map[string]json.RawMessage]():
+			if !query {
+				add(name+"=a lone surrogate in raw JSON", name+".k", name, map[string]any{"k": loneSurrogate})
+			}
+		case ft.Kind() == reflect.String:
+			for _, h := range values {
+				add(name+"="+h.what, name, name, h.v)
+			}
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String && !query:
+			for _, h := range values {
+				add(name+"=an element "+h.what, name+"[1]", name, []any{"a.*", h.v})
+			}
+		case ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String && ft.Elem().Kind() == reflect.String && !query:
+			for _, h := range values {
+				add(name+"=a member "+h.what, name+".X-Gate", name, map[string]any{"X-Gate": h.v})
+			}
+			add(name+"=a key with CR LF", name+".X\r\n", name, map[string]any{"X\r\n": "v"})
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !query:
+			for _, g := range stringFields(ft.Elem()) {
+				gname, ok := schema.FieldName(g)
+				if !ok {
+					continue
+				}
+				add(name+"=an element's "+gname+" a lone surrogate", name+"[0]."+gname, name, []any{map[string]any{gname: loneSurrogate}})
+				if g.Tag.Get("text") != "multiline" {
+					add(name+"=an element's "+gname+" CR LF", name+"[0]."+gname, name, []any{map[string]any{gname: "a\r\nb"}})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stringFields are the string fields of the struct t, those of embedded
+// structs included.
+func stringFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range flatFields(t) {
+		if f.IsExported() && f.Type.Kind() == reflect.String {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// plainValue is a value of the schema's type with nothing hostile or odd
+// about it.
+func plainValue(s schema.Schema) any {
+	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	types := typesOf(s)
+	switch {
+	case s["format"] == "uuid":
+		return "00000000-0000-7000-8000-000000000000"
+	case s["format"] == "date-time":
+		return "2026-12-01T09:30:00Z"
+	case types["string"]:
+		return "plain"
+	case types["integer"], types["number"]:
+		if min, ok := number(s["minimum"]); ok && min > 1 {
+			return min
+		}
+		return 1
+	case types["boolean"]:
+		return false
+	case types["array"]:
+		return []any{}
+	case types["object"]:
+		return map[string]any{}
+	}
+	return nil
+}
+
+// wantGate checks the answer to a gate case: 400 INVALID_INPUT naming field.
+func wantGate(status int, body []byte, field string) string {
+	var e struct {
+		Error struct {
+			Code  string `json:"code"`
+			Field string `json:"field"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e) // an unreadable body fails the checks below
+	if status != http.StatusBadRequest || e.Error.Code != "INVALID_INPUT" || e.Error.Field != field {
+		return fmt.Sprintf("status %d %s field %q, want 400 INVALID_INPUT field %q", status, e.Error.Code, e.Error.Field, field)
+	}
+	return ""
+}
+
+// callMCPGate sends a gate case as a raw JSON-RPC tools/call (the
+// placeholders swapped) and requires the tool error INVALID_INPUT naming
+// field.
+func callMCPGate(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any, field string) string {
+	_, raw, msg := postToolCall(ctx, c, target, opName, args)
+	if msg != "" {
+		return msg
+	}
+	var rpc struct {
+		Result *sdk.CallToolResult `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &rpc); err != nil || rpc.Result == nil {
+		return "no tool result: " + clip(raw)
+	}
+	d := mcp.ErrorOf(rpc.Result)
+	if d == nil || d.Code != "INVALID_INPUT" || d.Field != field {
+		return fmt.Sprintf("want the tool error INVALID_INPUT naming %q: %s", field, clip(raw))
+	}
+	return ""
+}
+
+// postToolCall sends one tools/call as raw JSON-RPC (the server is
+// stateless), the placeholders swapped for the bytes and escapes they stand
+// for, and returns the HTTP status and body, or what went wrong on the way.
+func postToolCall(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any) (int, []byte, string) {
+	params, err := json.Marshal(map[string]any{"name": mcp.ToolName(opName), "arguments": args})
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), swapPlaceholders(params)...), '}')
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.BaseURL+mcp.Path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+target.Key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, "transport: " + err.Error()
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, "transport: " + err.Error()
+	}
+	return resp.StatusCode, raw, ""
 }
 
 // hostileCases are the requests of an op that must each be refused: one per
@@ -385,27 +604,34 @@ type restField struct{ path, query bool }
 
 func fieldsOf(t reflect.Type) map[string]restField {
 	out := map[string]restField{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		if t.Kind() != reflect.Struct {
-			return
+	for _, f := range flatFields(t) {
+		name, ok := schema.FieldName(f)
+		if !ok {
+			continue
 		}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				walk(f.Type)
-				continue
-			}
-			name, ok := schema.FieldName(f)
-			if !ok {
-				continue
-			}
-			_, p := f.Tag.Lookup("path")
-			_, q := f.Tag.Lookup("query")
-			out[name] = restField{path: p, query: q}
-		}
+		_, p := f.Tag.Lookup("path")
+		_, q := f.Tag.Lookup("query")
+		out[name] = restField{path: p, query: q}
 	}
-	walk(t)
+	return out
+}
+
+// flatFields are the fields of the struct t with those of its embedded
+// structs in their place, as encoding/json sees them (none when t is not
+// a struct).
+func flatFields(t reflect.Type) []reflect.StructField {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, flatFields(f.Type)...)
+			continue
+		}
+		out = append(out, f)
+	}
 	return out
 }
 
@@ -440,8 +666,7 @@ func sendREST(ctx context.Context, c *http.Client, target fuzzTarget, ep httpapi
 		if raw, err = json.Marshal(body); err != nil {
 			return 0, nil, err
 		}
-		placeholder, _ := json.Marshal(invalidUTF8)
-		raw = bytes.ReplaceAll(raw, placeholder[1:len(placeholder)-1], []byte("\xff\xfe"))
+		raw = swapPlaceholders(raw)
 		if trailing {
 			raw = append(raw, []byte(" {} xyz")...)
 		}
@@ -517,31 +742,12 @@ func callMCP(ctx context.Context, cs *sdk.ClientSession, opName string, args map
 // answer: it must be a tool error with the contract's shape, or a protocol
 // refusal that is not an internal error.
 func callMCPRaw(ctx context.Context, c *http.Client, target fuzzTarget, opName string, args map[string]any) string {
-	params, err := json.Marshal(map[string]any{"name": mcp.ToolName(opName), "arguments": args})
-	if err != nil {
-		return err.Error()
+	status, raw, msg := postToolCall(ctx, c, target, opName, args)
+	if msg != "" {
+		return msg
 	}
-	placeholder, _ := json.Marshal(invalidUTF8)
-	params = bytes.ReplaceAll(params, placeholder[1:len(placeholder)-1], []byte("\xff\xfe"))
-	body := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`), params...), '}')
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.BaseURL+mcp.Path, bytes.NewReader(body))
-	if err != nil {
-		return err.Error()
-	}
-	req.Header.Set("Authorization", "Bearer "+target.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return "transport: " + err.Error()
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "transport: " + err.Error()
-	}
-	if resp.StatusCode >= 500 {
-		return "HTTP " + strconv.Itoa(resp.StatusCode) + ": " + clip(raw)
+	if status >= 500 {
+		return "HTTP " + strconv.Itoa(status) + ": " + clip(raw)
 	}
 	var rpc struct {
 		Result *sdk.CallToolResult `json:"result"`
@@ -550,7 +756,7 @@ func callMCPRaw(ctx context.Context, c *http.Client, target fuzzTarget, opName s
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &rpc); err != nil {
-		if resp.StatusCode >= 400 {
+		if status >= 400 {
 			return "" // refused by the transport before the tool ran
 		}
 		return "unreadable answer: " + clip(raw)

@@ -55,7 +55,7 @@ func provideWebAuth(g *auth.Gate) web.Auth {
 			if err != nil {
 				return web.Session{}, err
 			}
-			return web.Session{Caller: op.Caller{OwnerID: s.OwnerID}, CSRFToken: auth.CSRFToken(r), ID: s.ID}, nil
+			return web.Session{Caller: op.Caller{OwnerID: s.OwnerID, SessionID: s.ID}, CSRFToken: auth.CSRFToken(r), ID: s.ID}, nil
 		},
 	}
 }

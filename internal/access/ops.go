@@ -103,7 +103,7 @@ type ID struct {
 // RoleInputView is the body of roles.create.
 type RoleInputView struct {
 	Name          string   `json:"name"`
-	URIGlobs      []string `json:"uri_globs" doc:"URI globs the role may read, e.g. wiki://software/*"`
+	URIGlobs      []string `json:"uri_globs" text:"glob" doc:"URI globs the role may read, e.g. wiki://software/*"`
 	PublishedOnly bool     `json:"published_only,omitempty" doc:"read only the published slice"`
 }
 
@@ -111,7 +111,7 @@ type RoleInputView struct {
 type RolePatchView struct {
 	ID            uuid.UUID `json:"id" path:"id"`
 	Name          *string   `json:"name,omitempty"`
-	URIGlobs      *[]string `json:"uri_globs,omitempty"`
+	URIGlobs      *[]string `json:"uri_globs,omitempty" text:"glob"`
 	PublishedOnly *bool     `json:"published_only,omitempty"`
 }
 
@@ -119,7 +119,7 @@ type RolePatchView struct {
 type IssueInputView struct {
 	RoleID    uuid.UUID  `json:"role_id"`
 	Label     string     `json:"label,omitempty"`
-	DenyGlobs []string   `json:"deny_globs,omitempty" doc:"URI globs this code may not read, whatever its role allows"`
+	DenyGlobs []string   `json:"deny_globs,omitempty" text:"glob" doc:"URI globs this code may not read, whatever its role allows"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 

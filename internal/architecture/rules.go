@@ -30,6 +30,9 @@ type Package struct {
 	// FileStrings maps each non-test Go file (base name) to its string
 	// literals, with literals joined by + also joined.
 	FileStrings map[string][]string
+	// TestImports are the packages its _test.go files import (its own
+	// package's and the external _test package's).
+	TestImports []string
 }
 
 // riverTables are River's tables; riverChannel matches its NOTIFY channels.
@@ -237,6 +240,19 @@ func Check(pkgs []Package) []string {
 				add("%s (%s) imports %s (%s): test doubles and test databases belong in tests", rel(p.ImportPath), from, rel(imp), to)
 			case internal && to == Bench && rel(p.ImportPath) != "cmd/bench":
 				add("%s imports internal/bench: measurement code is only for cmd/bench and tests", rel(p.ImportPath))
+			}
+		}
+		// A domain's tests run on its fakes: no database driver, no test
+		// database, no adapter (those tests live with the adapter).
+		for _, imp := range p.TestImports {
+			internal := strings.HasPrefix(imp, Module+"/")
+			to := c.Kind(imp)
+			switch {
+			case !c.inDomain(p.ImportPath) || imp == p.ImportPath:
+			case internal && (to == TestDB || to == Adapter || to == Infra || to == Command):
+				add("%s (%s) tests import %s (%s): a domain's tests run on its fakes; put this test with the adapter or in cmd/server", rel(p.ImportPath), from, rel(imp), to)
+			case !internal && hasPrefixAny(imp, forbiddenInDomain):
+				add("%s (%s) tests import %s: a domain's tests run on its fakes, not on %s", rel(p.ImportPath), from, imp, imp)
 			}
 		}
 		for file, strs := range p.FileStrings {

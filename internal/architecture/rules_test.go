@@ -15,10 +15,12 @@ import (
 )
 
 type listed struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	Imports    []string
+	ImportPath   string
+	Dir          string
+	GoFiles      []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 // loadModule lists every package of the module with its imports.
@@ -33,7 +35,8 @@ func loadModule(t *testing.T) []Package {
 	for dec.More() {
 		var l listed
 		require.NoError(t, dec.Decode(&l))
-		p := Package{ImportPath: l.ImportPath, Files: l.GoFiles, Imports: l.Imports, FileImports: map[string][]string{}}
+		p := Package{ImportPath: l.ImportPath, Files: l.GoFiles, Imports: l.Imports, FileImports: map[string][]string{},
+			TestImports: append(append([]string(nil), l.TestImports...), l.XTestImports...)}
 		p.FileStrings = map[string][]string{}
 		fset := token.NewFileSet()
 		for _, f := range l.GoFiles {
@@ -155,6 +158,10 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		{"new domain imports infra", bookings(m("internal/infra/events")), "internal/bookings (domain) imports internal/infra/events"},
 		{"new domain imports another domain", bookings(m("internal/owner")), "internal/bookings imports another domain's package internal/owner"},
 		{"new domain's subpackage imports an adapter", append(bookings(), Package{ImportPath: m("internal/bookings/calendar"), Imports: []string{m("internal/adapters/postgres/ownerdb")}}), "internal/bookings/calendar (domain subpackage) imports internal/adapters/postgres/ownerdb"},
+		{"a domain's tests import pgx", []Package{{ImportPath: m("internal/access"), Files: []string{"ports.go"}, TestImports: []string{"github.com/jackc/pgx/v5"}}}, "internal/access (domain) tests import github.com/jackc/pgx/v5"},
+		{"a new domain's tests use the test database", []Package{{ImportPath: m("internal/bookings"), Files: []string{"ports.go"}, TestImports: []string{m("internal/testdb")}}}, "internal/bookings (domain) tests import internal/testdb (testdb)"},
+		{"a domain subpackage's tests import an adapter", []Package{{ImportPath: m("internal/owner/webhook"), TestImports: []string{m("internal/adapters/postgres/webhookdb")}}}, "internal/owner/webhook (domain subpackage) tests import internal/adapters/postgres/webhookdb (adapter)"},
+		{"a test double's tests import River", []Package{{ImportPath: m("internal/owner/publish/publishtest"), TestImports: []string{"github.com/riverqueue/river"}}}, "tests import github.com/riverqueue/river"},
 		{"unclassified package", []Package{{ImportPath: m("internal/scratch"), Files: []string{"scratch.go"}}}, "internal/scratch is not classified"},
 		{"unclassified package under a fixed room", []Package{{ImportPath: m("internal/bench/loadgen")}}, "internal/bench/loadgen is not classified"},
 		{"unclassified top-level package", []Package{{ImportPath: m("tools")}}, "tools is not classified"},
@@ -180,7 +187,9 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 			"SELECT id FROM river_job WHERE state = 'pending'", "UPDATE webhook_endpoint_leases SET holder = NULL",
 			"SELECT pg_notify('standmeet_events', '')",
 		}}},
-		Package{ImportPath: m("internal/bookings"), Files: []string{"ports.go"}, Imports: []string{m("internal/domain")}},
+		Package{ImportPath: m("internal/bookings"), Files: []string{"ports.go"}, Imports: []string{m("internal/domain")},
+			TestImports: []string{m("internal/bookings"), m("internal/bookings/bookingstest"), "github.com/stretchr/testify/require"}},
+		Package{ImportPath: m("internal/adapters/postgres/bookingsdb"), TestImports: []string{m("internal/testdb"), "github.com/jackc/pgx/v5"}},
 		Package{ImportPath: m("internal/bookings/bookingstest"), Imports: []string{m("internal/bookings"), m("internal/domain/domaintest")}},
 		Package{ImportPath: m("internal/adapters/postgres/bookingsdb"), Imports: []string{m("internal/bookings"), m("internal/adapters/postgres/uow")}},
 		Package{ImportPath: m("internal/adapters/httpapi/hook"), Imports: []string{m("internal/owner/inbound"), "net/http"}},

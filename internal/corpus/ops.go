@@ -48,14 +48,14 @@ func ViewOf(n Note) NoteView {
 type NoteInput struct {
 	Genre        Genre      `json:"genre" doc:"wiki, writing, journal or raw"`
 	Title        string     `json:"title"`
-	Body         string     `json:"body,omitempty"`
+	Body         string     `json:"body,omitempty" text:"multiline"`
 	ParentID     *uuid.UUID `json:"parent_id,omitempty" doc:"an existing note to place this one under"`
 	Slug         string     `json:"slug,omitempty" doc:"the URI segment; defaults to one made from the title"`
 	Tags         []string   `json:"tags,omitempty"`
 	Published    bool       `json:"published,omitempty"`
 	ShowAsSource bool       `json:"show_as_source,omitempty"`
 	Aliases      []string   `json:"aliases,omitempty"`
-	Excerpt      string     `json:"excerpt,omitempty"`
+	Excerpt      string     `json:"excerpt,omitempty" text:"multiline"`
 	Archived     bool       `json:"archived,omitempty"`
 	CSSClasses   []string   `json:"css_classes,omitempty"`
 	Lang         string     `json:"lang,omitempty" doc:"language tag; picks the text-search configuration"`
@@ -78,12 +78,12 @@ type UpdateNoteInput struct {
 	ID           uuid.UUID `json:"id" path:"id"`
 	Genre        *Genre    `json:"genre,omitempty"`
 	Title        *string   `json:"title,omitempty"`
-	Body         *string   `json:"body,omitempty"`
+	Body         *string   `json:"body,omitempty" text:"multiline"`
 	Tags         *[]string `json:"tags,omitempty"`
 	Published    *bool     `json:"published,omitempty"`
 	ShowAsSource *bool     `json:"show_as_source,omitempty"`
 	Aliases      *[]string `json:"aliases,omitempty"`
-	Excerpt      *string   `json:"excerpt,omitempty"`
+	Excerpt      *string   `json:"excerpt,omitempty" text:"multiline"`
 	Slug         *string   `json:"slug,omitempty"`
 	Archived     *bool     `json:"archived,omitempty"`
 	CSSClasses   *[]string `json:"css_classes,omitempty"`

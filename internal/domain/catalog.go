@@ -122,7 +122,7 @@ const (
 
 // catalog is built once; entries hold only strings and values, so the
 // copies callers get cannot change it.
-var catalog = buildCatalog()
+var catalog = buildCatalog(entries())
 
 // EventTypes returns every declared event type, sorted by name.
 func EventTypes() []EventType {

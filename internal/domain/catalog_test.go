@@ -41,9 +41,10 @@ func TestCatalogDeclaresTheWebhookTypes(t *testing.T) {
 	for _, et := range all {
 		require.False(t, seen[et.Name], "declared twice: %s", et.Name)
 		seen[et.Name] = true
-		if et.Name == EventOwnerOperatorChanged {
+		switch {
+		case et.Name == EventOwnerOperatorChanged:
 			require.Equal(t, Internal, et.Exposure, et.Name)
-		} else {
+		case countedDomains[et.Domain]:
 			require.Equal(t, Webhook, et.Exposure, et.Name)
 		}
 		require.NotEmpty(t, et.Domain, et.Name)
@@ -58,6 +59,17 @@ func TestExposureDefaultsToInternal(t *testing.T) {
 	var et EventType
 	require.Equal(t, Internal, et.Exposure)
 	require.Equal(t, "internal", et.Exposure.String())
+
+	// A catalog entry that names no exposure builds an Internal type; only
+	// `exposure: Webhook` lets a type leave.
+	quiet := entry{name: "parcel.created", domain: "parcel", desc: "A parcel was created.", producer: useCase("parcel.Service.Create"),
+		schema: object(req("parcel_id", uuidOf("the parcel"))), subject: "parcel/" + exOwner, example: map[string]any{"parcel_id": exOwner}}
+	exposed := quiet
+	exposed.name, exposed.exposure = "parcel.exposed", Webhook
+	built := buildCatalog([]entry{quiet, exposed})
+	require.Equal(t, "parcel.created", built[0].Name)
+	require.Equal(t, Internal, built[0].Exposure, "an entry that says nothing stays inside")
+	require.Equal(t, Webhook, built[1].Exposure)
 }
 
 func TestLookupAndExpand(t *testing.T) {

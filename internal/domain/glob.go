@@ -1,5 +1,7 @@
 package domain
 
+import "strings"
+
 // MatchGlob reports whether s matches pattern, where '*' matches any run of
 // characters (dots and slashes included) and every other character matches
 // itself. It is the one glob used everywhere: event-type subscriptions
@@ -40,4 +42,16 @@ func MatchAnyGlob(patterns []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// CanonicalGlob returns the one spelling of pattern: no white space around
+// it and no run of '*' (which matches what one '*' matches). Two spellings of
+// one glob would be two subscriptions or grants that look different and are
+// the same, so inputs take only this one.
+func CanonicalGlob(pattern string) string {
+	p := strings.TrimSpace(pattern)
+	for strings.Contains(p, "**") {
+		p = strings.ReplaceAll(p, "**", "*")
+	}
+	return p
 }

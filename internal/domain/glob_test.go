@@ -62,3 +62,18 @@ func FuzzMatchGlob(f *testing.F) {
 		}
 	})
 }
+
+func TestCanonicalGlob(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"*": "*", "**": "*", "***": "*", "corpus.*": "corpus.*", "corpus.**.x": "corpus.*.x", " code.* ": "code.*",
+		"webhook.test\r\n": "webhook.test", "wiki://a/*": "wiki://a/*", "": "",
+	} {
+		require.Equal(t, want, CanonicalGlob(in), "%q", in)
+		require.Equal(t, want, CanonicalGlob(want), "canonical is a fixed point: %q", want)
+		// The canonical form matches what the spelling matched.
+		for _, s := range []string{"", "corpus.note.changed", "corpus..x", "wiki://a/b", "code.issued"} {
+			require.Equal(t, MatchGlob(strings.TrimSpace(in), s), MatchGlob(want, s), "%q on %q", in, s)
+		}
+	}
+}

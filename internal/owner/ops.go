@@ -79,7 +79,7 @@ type ChangeEmailInput struct {
 
 // UpgradeInput is the input of instance.request_upgrade.
 type UpgradeInput struct {
-	Note string `json:"note,omitempty" doc:"optional note for whoever performs the upgrade"`
+	Note string `json:"note,omitempty" text:"multiline" doc:"optional note for whoever performs the upgrade"`
 }
 
 // ListBansInput is the input of ip_bans.list.

@@ -33,6 +33,7 @@ var tagDescriptions = map[string]string{
 	"supplier_connections": "Suppliers connected through an inbound source; the first verified message activates the connection.",
 	"vault":                "Bulk import of notes in one transaction.",
 	"webhooks":             "Outbound webhook endpoints: thin, signed (Standard Webhooks), scoped deliveries of the instance's events, with their delivery log.",
+	// a new domain's tag goes above this line
 }
 
 // tagDescription describes the group name.

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
@@ -61,7 +63,8 @@ func endpointOf(v webhook.View) endpoint {
 		DisabledReason: v.DisabledReason, FailingSince: v.FailingSince, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		DeletedAt: v.DeletedAt, RotationGraceUntil: v.RotationGraceUntil,
 		Signing: v.Signing, PublicKey: v.PublicKey, PreviousPublicKey: v.PreviousPublicKey,
-		RateLimitPerSecond: v.RateLimitPerSecond, RateLimitBurst: v.RateLimitBurst}
+		RateLimitPerSecond: v.RateLimitPerSecond, RateLimitBurst: v.RateLimitBurst,
+		CreatedBy: actorText(v.CreatedBy), UpdatedBy: actorText(v.UpdatedBy)}
 	if len(v.Filter) > 0 && string(v.Filter) != "null" {
 		e.Filter = string(v.Filter)
 	}
@@ -70,6 +73,27 @@ func endpointOf(v webhook.View) endpoint {
 		e.Health = &hl
 	}
 	return e
+}
+
+// actorText says in words who an actor (op.Caller.Actor) is: an API key
+// or a session by its id, the owner acting without either, or that
+// it was not recorded.
+func actorText(actor *string) string {
+	if actor == nil {
+		return "not recorded"
+	}
+	if kind, id, ok := strings.Cut(*actor, ":"); ok {
+		switch kind {
+		case "api_key":
+			return "API key " + id
+		case "session":
+			return "signed-in session " + id
+		}
+	}
+	if *actor == op.ActorOwner {
+		return "the owner directly (no API key or session)"
+	}
+	return *actor
 }
 
 // deliveryDetailOf is the page's view of one delivery with its attempts.

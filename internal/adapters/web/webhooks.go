@@ -41,8 +41,11 @@ type endpoint struct {
 	FailingSince   *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
-	DeletedAt      *time.Time
-	Health         *health
+	// CreatedBy and UpdatedBy say who created the endpoint and who last
+	// changed it, in words (actorText).
+	CreatedBy, UpdatedBy string
+	DeletedAt            *time.Time
+	Health               *health
 	// RotationGraceUntil is when the previous secret stops signing.
 	RotationGraceUntil *time.Time
 	// Secret is only in the answer of webhooks.create.
@@ -355,11 +358,11 @@ func (f webhookFilter) Query() string {
 }
 
 // SortLink is the list's link sorted by key, reversed when it is already
-// sorted by key ascending.
+// sorted by key ascending (the list's default is -created, newest first).
 func (f webhookFilter) SortLink(key string) string {
 	g := f
 	g.Sort = key
-	if f.Sort == key || (key == "created" && f.Sort == "") {
+	if f.Sort == key {
 		g.Sort = "-" + key
 	}
 	return "/admin/webhooks?" + strings.TrimSuffix(g.Query(), "&")

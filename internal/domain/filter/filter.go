@@ -450,8 +450,11 @@ func (p *parser) field(name string, v any) ([]node, error) {
 			}
 		case "$glob":
 			s, ok := arg.(string)
-			if !ok || s == "" || len(s) > MaxStringLen {
+			switch {
+			case !ok || s == "" || len(s) > MaxStringLen:
 				err = fail(name, "$glob takes a pattern of 1..%d bytes", MaxStringLen)
+			case domain.CanonicalGlob(s) != s:
+				err = fail(name, "$glob takes a pattern in its one canonical form: write %q", domain.CanonicalGlob(s))
 			}
 			c.operand = s
 		default:

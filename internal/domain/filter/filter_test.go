@@ -132,6 +132,8 @@ func TestParseRefuses(t *testing.T) {
 		{"gt bool", `{"data.op":{"$gt":true}}`, "data.op"},
 		{"gt null", `{"data.op":{"$gt":null}}`, "data.op"},
 		{"glob number", `{"subject":{"$glob":1}}`, "subject"},
+		{"glob of two stars", `{"subject":{"$glob":"**"}}`, "subject"},
+		{"glob with a run of stars", `{"data.op":{"$glob":"a**b"}}`, "data.op"},
 		{"top operator", `{"$not":[{}]}`, ""},
 		{"and object", `{"$and":{}}`, ""},
 		{"and empty", `{"$and":[]}`, ""},

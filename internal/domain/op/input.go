@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/standmeet/standmeet/internal/domain"
@@ -23,21 +24,20 @@ const (
 
 // DecodeJSON is the one way every surface turns a JSON request (a REST body,
 // MCP tool arguments, an admin form's arguments) into an op's input: the
-// bytes must be valid UTF-8, hold exactly one JSON value and nothing after
-// it, and name no field the input does not have; a value of the wrong type
-// names its field. Empty input (only white space) leaves in as it is.
-// Refusals are domain validation errors.
+// bytes must be valid UTF-8 with no lone UTF-16 surrogate escape ("\ud800",
+// which a decoder would silently turn into U+FFFD), hold exactly one JSON
+// value and nothing after it, and name no field the input does not have; a
+// value of the wrong type names its field. Empty input (only white space)
+// leaves in as it is. Refusals are domain validation errors.
 func DecodeJSON(raw []byte, in any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
 	if !utf8.Valid(raw) {
-		field := fieldAt(raw, invalidUTF8At(raw))
-		msg := "the JSON is not valid UTF-8"
-		if field != "" {
-			msg = field + ": not valid UTF-8"
-		}
-		return domain.Validation(CodeInvalidInput, msg).WithField(field)
+		return refuseAt(raw, invalidUTF8At(raw), "the JSON is not valid UTF-8", "not valid UTF-8")
+	}
+	if at := loneSurrogateAt(raw); at >= 0 {
+		return refuseAt(raw, at, "the JSON holds a lone UTF-16 surrogate escape", "a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair) is not a character")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -72,6 +72,73 @@ func jsonKind(t reflect.Type) string {
 		return "an object"
 	}
 	return t.String()
+}
+
+// refuseAt is the INVALID_INPUT refusal of the byte at off of raw, naming
+// the member that holds it (whole when no member does).
+func refuseAt(raw []byte, off int, whole, what string) error {
+	field := fieldAt(raw, off)
+	if field == "" {
+		return domain.Validation(CodeInvalidInput, whole).WithField(field)
+	}
+	return domain.Validation(CodeInvalidInput, field+": "+what).WithField(field)
+}
+
+// loneSurrogateAt returns the offset of the first \u escape in a string of
+// the JSON text b that is a UTF-16 surrogate without its pair (a high one
+// not followed by a low one, or a low one alone), or -1.
+func loneSurrogateAt(b []byte) int {
+	hex4 := func(i int) (rune, bool) {
+		if i+4 > len(b) {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i : i+4] {
+			var d byte
+			switch {
+			case c >= '0' && c <= '9':
+				d = c - '0'
+			case c >= 'a' && c <= 'f':
+				d = c - 'a' + 10
+			case c >= 'A' && c <= 'F':
+				d = c - 'A' + 10
+			default:
+				return 0, false
+			}
+			r = r<<4 | rune(d)
+		}
+		return r, true
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+			r, ok := hex4(i + 2)
+			switch {
+			case !ok || r < 0xD800 || r > 0xDFFF:
+			case r >= 0xDC00:
+				return i
+			default:
+				// A high surrogate counts only with a low one right after.
+				if j := i + 6; j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
+					if lo, ok := hex4(j + 2); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+						i = j + 5
+						continue
+					}
+				}
+				return i
+			}
+			i++
+		case c == '\\':
+			i++ // the escaped character, a quote or a backslash included
+		}
+	}
+	return -1
 }
 
 func invalidUTF8At(b []byte) int {
@@ -123,19 +190,24 @@ func fieldAt(raw []byte, off int) string {
 		switch v := tok.(type) {
 		case json.Delim:
 			switch v {
-			case '{':
-				stack = append(stack, level{object: true, expectKey: true})
-				continue
-			case '[':
-				stack = append(stack, level{index: -1})
-				continue
+			case '{', '[':
+				// An object or array that is an element counts as one
+				// when it opens, so the members inside it are named by
+				// its index.
+				if top >= 0 && !stack[top].object {
+					stack[top].index++
+				}
+				stack = append(stack, level{object: v == '{', expectKey: v == '{', index: -1})
 			default:
 				stack = stack[:top]
 				if dec.InputOffset() > int64(off) {
 					return path()
 				}
-				top = len(stack) - 1
+				if top--; top >= 0 && stack[top].object {
+					stack[top].expectKey = true
+				}
 			}
+			continue
 		case string:
 			if top >= 0 && stack[top].object && stack[top].expectKey {
 				stack[top].key, stack[top].expectKey = v, false
@@ -159,10 +231,15 @@ func fieldAt(raw []byte, off int) string {
 
 // Check is the input gate every op runs before its handler (Op.Call): every
 // string of in — fields, elements, map keys and values, raw JSON kept as
-// json.RawMessage, at any depth — must
-// be valid UTF-8 without NUL bytes, and every integer field tagged
-// `range:"min,max"` must be zero (unset: the op's default) or within the
-// range. The refusal names the field by its JSON path.
+// json.RawMessage, at any depth — must be valid UTF-8 without NUL bytes;
+// every integer field tagged `range:"min,max"` must be zero (unset: the op's
+// default) or within the range. A string field is single-line unless it is
+// tagged `text:"multiline"`: a single-line string (map keys included) holds
+// no control character but tab. A field tagged `text:"glob"` is single-line
+// and each of its globs is in its one canonical form (domain.CanonicalGlob).
+// Raw JSON also holds no lone UTF-16 surrogate escape; its strings are data
+// and may hold any other character. The refusal names the field by its JSON
+// path.
 func Check(in any) error {
 	v := reflect.ValueOf(in)
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
@@ -171,12 +248,37 @@ func Check(in any) error {
 		}
 		v = v.Elem()
 	}
-	return check(v, "")
+	return check(v, "", singleLine)
+}
+
+// textKind is what a string field may hold beyond valid UTF-8 without NUL.
+type textKind int
+
+const (
+	// singleLine: no control character but tab.
+	singleLine textKind = iota
+	// multiLine: line breaks and other control characters too.
+	multiLine
+	// glob: single-line, and in its canonical form.
+	glob
+	// rawData: the strings of raw JSON, which are the client's data.
+	rawData
+)
+
+// textKindOf reads a field's `text` tag.
+func textKindOf(f reflect.StructField) textKind {
+	switch f.Tag.Get("text") {
+	case "multiline":
+		return multiLine
+	case "glob":
+		return glob
+	}
+	return singleLine
 }
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
-func check(v reflect.Value, path string) error {
+func check(v reflect.Value, path string, kind textKind) error {
 	if !v.IsValid() {
 		return nil
 	}
@@ -186,6 +288,9 @@ func check(v reflect.Value, path string) error {
 		if v.Len() == 0 {
 			return nil
 		}
+		if at := loneSurrogateAt(v.Bytes()); at >= 0 {
+			return domain.Validation(CodeInvalidInput, path+": a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair) is not a character").WithField(path)
+		}
 		var x any
 		if err := json.Unmarshal(v.Bytes(), &x); err != nil {
 			return domain.Validation(CodeInvalidJSON, path+": not valid JSON").WithField(path)
@@ -193,36 +298,40 @@ func check(v reflect.Value, path string) error {
 		if x == nil {
 			return nil
 		}
-		return check(reflect.ValueOf(x), path)
+		return check(reflect.ValueOf(x), path, rawData)
 	}
 	switch v.Kind() {
 	case reflect.String:
-		return checkString(v.String(), path)
+		return checkString(v.String(), path, kind)
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return nil
 		}
-		return check(v.Elem(), path)
+		return check(v.Elem(), path, kind)
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return nil // bytes (json.RawMessage, ids): not text
 		}
 		for i := 0; i < v.Len(); i++ {
-			if err := check(v.Index(i), path+"["+strconv.Itoa(i)+"]"); err != nil {
+			if err := check(v.Index(i), path+"["+strconv.Itoa(i)+"]", kind); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
+		keyKind := singleLine
+		if kind == rawData {
+			keyKind = rawData
+		}
 		iter := v.MapRange()
 		for iter.Next() {
 			k := iter.Key()
 			p := join(path, fmt.Sprint(k.Interface()))
 			if k.Kind() == reflect.String {
-				if err := checkString(k.String(), p); err != nil {
+				if err := checkString(k.String(), p, keyKind); err != nil {
 					return err
 				}
 			}
-			if err := check(iter.Value(), p); err != nil {
+			if err := check(iter.Value(), p, kind); err != nil {
 				return err
 			}
 		}
@@ -240,7 +349,7 @@ func check(v reflect.Value, path string) error {
 			if err := checkRange(f, v.Field(i), p); err != nil {
 				return err
 			}
-			if err := check(v.Field(i), p); err != nil {
+			if err := check(v.Field(i), p, textKindOf(f)); err != nil {
 				return err
 			}
 		}
@@ -248,12 +357,24 @@ func check(v reflect.Value, path string) error {
 	return nil
 }
 
-func checkString(s, path string) error {
+func checkString(s, path string, kind textKind) error {
 	if !utf8.ValidString(s) {
 		return domain.Validation(CodeInvalidInput, path+": not valid UTF-8").WithField(path)
 	}
 	if strings.IndexByte(s, 0) >= 0 {
 		return domain.Validation(CodeInvalidInput, path+": contains a NUL byte").WithField(path)
+	}
+	if kind == singleLine || kind == glob {
+		for _, r := range s {
+			if r != '\t' && unicode.IsControl(r) {
+				return domain.Validation(CodeInvalidInput, fmt.Sprintf("%s: contains the control character %U; a single-line field allows only tab", path, r)).WithField(path)
+			}
+		}
+	}
+	if kind == glob {
+		if c := domain.CanonicalGlob(s); c != s {
+			return domain.Validation(CodeInvalidInput, fmt.Sprintf("%s: the glob %q is not in its canonical form; write %q", path, s, c)).WithField(path)
+		}
 	}
 	return nil
 }

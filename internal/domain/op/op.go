@@ -28,6 +28,26 @@ type Caller struct {
 	// APIKeyID is the API key the request authenticated with; zero for a
 	// session or an internal caller. Per-key limits count by it.
 	APIKeyID uuid.UUID
+	// SessionID is the owner session the request came with; zero for an
+	// API key or an internal caller.
+	SessionID uuid.UUID
+}
+
+// ActorOwner is the Actor of a caller with neither an API key nor a
+// session: the owner acting directly (the CLI, the server itself).
+const ActorOwner = "owner"
+
+// Actor names who acts for the caller, as the records of a change keep it:
+// "api_key:<id>" for an API key, "session:<id>" for a signed-in session,
+// ActorOwner otherwise.
+func (c Caller) Actor() string {
+	switch {
+	case c.APIKeyID != uuid.Nil:
+		return "api_key:" + c.APIKeyID.String()
+	case c.SessionID != uuid.Nil:
+		return "session:" + c.SessionID.String()
+	}
+	return ActorOwner
 }
 
 // Meta describes an op for its projections.

@@ -9,7 +9,8 @@
 //	    → verify (verifier package: 401 signature, 400 malformed or stale)
 //	    → one transaction: replay store registration, idempotent inbox insert,
 //	      processing job enqueued → 202 new / 200 duplicate / 409 same id with
-//	      another payload
+//	      another payload (only where the id is the sender's choice: a
+//	      provider's stable event id resent with another body is a duplicate)
 //	  → Processor.Process (the River worker): the inbox row is marked
 //	    processing, every Handler routed to the source's kind and the
 //	    message's event type runs, and the outcome is mirrored on the row:

@@ -5,7 +5,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,15 +61,32 @@ func TestGatewayAcceptsThenAnswersDuplicate(t *testing.T) {
 	require.Len(t, b.mem.Jobs(), 1, "a duplicate enqueues nothing")
 }
 
+// TestGatewayRefusesSameIDWithAnotherPayload: the generic hmac kind's id
+// is whatever the sender puts in its id header, so a known id with another
+// body is a conflict (409), before and after the replay key expires.
 func TestGatewayRefusesSameIDWithAnotherPayload(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	src, key := b.swSource(t)
-	_, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"n":1}`))
+	secret := "hmac-webhook-secret-0123456789"
+	src, err := b.svc.CreateSource(ctx, b.owner, inbound.CreateSourceInput{Name: "generic", Verifier: verifier.KindHMAC, Secret: secret,
+		Options: map[string]json.RawMessage{"signature_header": json.RawMessage(`"X-Signature"`), "payload": json.RawMessage(`"id.timestamp.body"`),
+			"timestamp_header": json.RawMessage(`"X-Timestamp"`), "id_header": json.RawMessage(`"X-Id"`)}})
+	require.NoError(t, err)
+	req := func(id string, ts time.Time, body string) inbound.Request {
+		rawTS := strconv.FormatInt(ts.Unix(), 10)
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(id + "." + rawTS + "." + body))
+		h := domain.Header{}
+		h.Set("X-Signature", hex.EncodeToString(m.Sum(nil)))
+		h.Set("X-Timestamp", rawTS)
+		h.Set("X-Id", id)
+		return inbound.Request{Headers: h, Body: strings.NewReader(body), ContentLength: -1}
+	}
+	_, err = b.gw.Receive(ctx, src.ID, req("msg_1", b.clock.Now(), `{"n":1}`))
 	require.NoError(t, err)
 
-	_, err = b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"n":2}`))
+	_, err = b.gw.Receive(ctx, src.ID, req("msg_1", b.clock.Now(), `{"n":2}`))
 	require.ErrorIs(t, err, inbound.ErrMessageConflict)
 	requireKind(t, err, domain.KindConflict)
 	require.Len(t, b.mem.Messages(), 1)
@@ -76,12 +95,35 @@ func TestGatewayRefusesSameIDWithAnotherPayload(t *testing.T) {
 	// After the replay key expired, the inbox's own uniqueness still holds.
 	b.clock.Advance(time.Hour)
 	later := b.clock.Now()
-	_, err = b.gw.Receive(ctx, src.ID, signed(key, "msg_1", later, `{"n":2}`))
+	_, err = b.gw.Receive(ctx, src.ID, req("msg_1", later, `{"n":2}`))
 	require.ErrorIs(t, err, inbound.ErrMessageConflict)
-	r, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", later, `{"n":1}`))
+	r, err := b.gw.Receive(ctx, src.ID, req("msg_1", later, `{"n":1}`))
 	require.NoError(t, err)
 	require.Equal(t, inbound.Duplicate, r.Status)
 	require.Equal(t, b.mem.Messages()[0].ID, r.ID)
+	require.Len(t, b.mem.Jobs(), 1)
+}
+
+// TestGatewayTakesAStableIDResentWithAnotherEncodingAsADuplicate: a
+// Standard Webhooks webhook-id is the provider's own id of the event, so a
+// resend that re-serialized the body is the same event: 200 duplicate, the
+// first message kept, before and after the replay key expires.
+func TestGatewayTakesAStableIDResentWithAnotherEncodingAsADuplicate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	src, key := b.swSource(t)
+	first, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"type":"a","n":1}`))
+	require.NoError(t, err)
+	for _, advance := range []time.Duration{time.Second, time.Hour} {
+		b.clock.Advance(advance)
+		again, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), "{\n  \"n\": 1,\n  \"type\": \"a\"\n}"))
+		require.NoError(t, err)
+		require.Equal(t, inbound.Duplicate, again.Status)
+		require.Equal(t, first.ID, again.ID)
+	}
+	require.Len(t, b.mem.Messages(), 1)
+	require.Equal(t, inbound.DigestOf([]byte(`{"type":"a","n":1}`)), b.mem.Messages()[0].Digest, "the first payload is kept")
 	require.Len(t, b.mem.Jobs(), 1)
 }
 

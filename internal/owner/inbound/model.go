@@ -119,9 +119,13 @@ type Envelope struct {
 	// MessageIDSigned reports whether the signature covers MessageID; when it
 	// does not, the body digest is unique per source too.
 	MessageIDSigned bool
-	EventType       string
-	Digest          Digest
-	Body            []byte
+	// StableID: MessageID is the provider's own id of the event
+	// (verifier.Result.StableID), so a known id with another body is a
+	// duplicate; otherwise it is a conflict.
+	StableID  bool
+	EventType string
+	Digest    Digest
+	Body      []byte
 	// Headers are the request headers, minus credentials and hop-by-hop ones.
 	Headers domain.Header
 	// SignedAt is the signed send time, zero for kinds without one.

@@ -154,7 +154,9 @@ type Admitted struct {
 	Status ReceiptStatus
 	ID     uuid.UUID
 	// Conflict: the message id was taken before by another payload (a live
-	// replay key or an inbox row); nothing was written for it.
+	// replay key or an inbox row) and the id is not a stable provider id
+	// (Envelope.StableID; for those it is a Duplicate); nothing was written
+	// for it.
 	Conflict bool
 }
 

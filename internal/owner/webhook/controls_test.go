@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
@@ -103,7 +104,7 @@ func TestEd25519EndpointShowsOnlyItsPublicKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, *ep.PublicKey, k.PublicKey())
 
-	out, err := b.svc.RotateSecret(ctx, b.owner, ep.ID)
+	out, err := b.svc.RotateSecret(ctx, b.owner, ep.ID, op.ActorOwner)
 	require.NoError(t, err)
 	require.Empty(t, out.Secret)
 	require.True(t, strings.HasPrefix(out.PublicKey, standardwebhooks.PublicKeyPrefix))

@@ -70,6 +70,12 @@ type Endpoint struct {
 	RateLimitPerSecond, RateLimitBurst int
 	CreatedAt                          time.Time
 	UpdatedAt                          time.Time
+	// CreatedBy and UpdatedBy are who created the endpoint and who last
+	// changed its settings or secret (op.Caller.Actor: "api_key:<id>",
+	// "session:<id>" or "owner"); empty for an endpoint created before they
+	// were recorded.
+	CreatedBy string
+	UpdatedBy string
 	// DeletedAt is when the owner deleted the endpoint. A deleted endpoint
 	// is disabled for good (it gets no delivery) and changes no more; it
 	// and its delivery log stay readable until the retention purges them.
@@ -200,6 +206,10 @@ type View struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	DeletedAt      *time.Time `json:"deleted_at"`
+	// CreatedBy and UpdatedBy name who created the endpoint and who last
+	// changed it; null for an endpoint created before they were recorded.
+	CreatedBy *string `json:"created_by" doc:"who created the endpoint: api_key:<id>, session:<id> or owner (the CLI); null when not recorded"`
+	UpdatedBy *string `json:"updated_by" doc:"who last changed its settings or secret, as created_by"`
 	// RotationGraceUntil is, after a rotation, when the previous secret
 	// stops signing (deliveries carry both signatures until then); null
 	// when the endpoint was never rotated.
@@ -231,6 +241,7 @@ func ViewOf(e Endpoint) View {
 		Headers: h, MaxInFlight: e.MaxInFlight, TimeoutSeconds: e.TimeoutSeconds, MaxAttempts: e.MaxAttempts,
 		Enabled: e.Enabled, State: e.State(), DisabledReason: e.DisabledReason,
 		FailingSince: e.FailingSince, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, DeletedAt: e.DeletedAt,
+		CreatedBy: nonEmpty(e.CreatedBy), UpdatedBy: nonEmpty(e.UpdatedBy),
 		RotationGraceUntil: previousUntil(e),
 		Signing:            e.signing(), PublicKey: nonEmpty(e.PublicKey), Filter: e.Filter,
 	}

@@ -18,7 +18,7 @@ import (
 type CreateInput struct {
 	URL         string            `json:"url" doc:"absolute http or https URL of the receiver, without credentials"`
 	Description string            `json:"description,omitempty" doc:"free text, at most 500 bytes"`
-	EventTypes  []string          `json:"event_types" doc:"event types or globs (\"*\", \"corpus.*\"), each matching a webhook event type"`
+	EventTypes  []string          `json:"event_types" text:"glob" doc:"event types or globs (\"*\", \"corpus.*\"), each matching a webhook event type"`
 	EmbedID     *uuid.UUID        `json:"embed_id,omitempty" doc:"scope corpus events to this embed's access code; omit for the published slice"`
 	Headers     map[string]string `json:"headers,omitempty" doc:"custom request headers, name to string value"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"default true"`
@@ -37,6 +37,17 @@ type CreateInput struct {
 	// rawHeaders is the headers field as sent, kept so a malformed one is
 	// reported as INVALID_HEADERS rather than as a JSON type error.
 	rawHeaders json.RawMessage
+	// by is who creates the endpoint (op.Caller.Actor), set by the op.
+	by string
+}
+
+// actorOr is by, or op.ActorOwner for a call that names no actor (the
+// owner acting directly).
+func actorOr(by string) string {
+	if by == "" {
+		return op.ActorOwner
+	}
+	return by
 }
 
 // UnmarshalJSON decodes strictly (unknown fields refused) and keeps the raw
@@ -51,8 +62,19 @@ func (in *CreateInput) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*in = CreateInput(shadow.fields)
-	in.Headers, in.rawHeaders = nil, shadow.Headers
+	in.Headers, in.rawHeaders = gateHeaders(shadow.Headers), shadow.Headers
 	return nil
+}
+
+// gateHeaders returns raw headers that are a JSON object of strings as a
+// map, so the input gate (op.Check) sees their names and values as it sees
+// every other text; any other JSON is left to ParseHeaders' INVALID_HEADERS.
+func gateHeaders(raw json.RawMessage) map[string]string {
+	var m map[string]string
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }
 
 func (in CreateInput) headers() (map[string]string, error) {
@@ -69,7 +91,7 @@ type UpdateInput struct {
 	ID          uuid.UUID         `json:"id" path:"id"`
 	URL         *string           `json:"url,omitempty"`
 	Description *string           `json:"description,omitempty"`
-	EventTypes  []string          `json:"event_types,omitempty"`
+	EventTypes  []string          `json:"event_types,omitempty" text:"glob"`
 	EmbedID     *uuid.UUID        `json:"embed_id,omitempty" doc:"an embed id, or null to detach"`
 	Headers     map[string]string `json:"headers,omitempty" doc:"replaces all custom headers; {} removes them"`
 	Enabled     *bool             `json:"enabled,omitempty" doc:"true also clears the failure state"`
@@ -88,6 +110,8 @@ type UpdateInput struct {
 	// embedSet records that embed_id was present in the body (null
 	// included).
 	embedSet bool
+	// by is who changes the endpoint (op.Caller.Actor), set by the op.
+	by string
 }
 
 // UnmarshalJSON decodes strictly and records which of the fields whose
@@ -105,7 +129,7 @@ func (in *UpdateInput) UnmarshalJSON(b []byte) error {
 	*in = UpdateInput(shadow.fields)
 	in.Headers, in.rawHeaders = nil, nil
 	if h := strings.TrimSpace(string(shadow.Headers)); h != "" && h != "null" {
-		in.rawHeaders = shadow.Headers
+		in.Headers, in.rawHeaders = gateHeaders(shadow.Headers), shadow.Headers
 	}
 	in.EmbedID = nil
 	if shadow.EmbedID != nil {
@@ -168,7 +192,7 @@ type ListInput struct {
 	State     string `json:"state,omitempty" query:"state" doc:"enabled, failing, disabled or deleted; default every endpoint not deleted"`
 	EventType string `json:"event_type,omitempty" query:"event_type" doc:"only endpoints subscribed to this webhook event type (through their globs)"`
 	URL       string `json:"url,omitempty" query:"url" doc:"only endpoints whose URL contains this text (case-insensitive)"`
-	Sort      string `json:"sort,omitempty" query:"sort" doc:"created (default, oldest first), -created, url or -url"`
+	Sort      string `json:"sort,omitempty" query:"sort" doc:"-created (default, newest first), created (oldest first), url or -url"`
 }
 
 // DeliveriesInput filters and pages an endpoint's delivery log.

@@ -29,12 +29,14 @@ func (s *Service) Ops() op.Set {
 				"INVALID_MAX_IN_FLIGHT, INVALID_TIMEOUT, INVALID_MAX_ATTEMPTS, UNKNOWN_EMBED, INVALID_SIGNING, INVALID_FILTER (field names the path at fault); " +
 				"ENDPOINT_LIMIT (409) past the per-owner limit. signing ed25519: no secret is returned; receivers verify v1a signatures with public_key.",
 		}, func(ctx context.Context, c op.Caller, in CreateInput) (WithSecret, error) {
+			in.by = c.Actor()
 			return s.Create(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.update", Summary: "Change a webhook endpoint; enabled:true clears its failure state",
 			Description: "Validation errors as for create; ENDPOINT_DELETED (409) for a deleted endpoint.",
 		}, func(ctx context.Context, c op.Caller, in UpdateInput) (View, error) {
+			in.by = c.Actor()
 			return s.Update(ctx, c.OwnerID, in)
 		}),
 		op.New(op.Meta{
@@ -47,7 +49,7 @@ func (s *Service) Ops() op.Set {
 			Description: "An ed25519 endpoint gets a new key pair: public_key is returned instead of secret, and the previous public key " +
 				"keeps verifying (both sign) during the grace.",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (SecretOutput, error) {
-			return s.RotateSecret(ctx, c.OwnerID, in.ID)
+			return s.RotateSecret(ctx, c.OwnerID, in.ID, c.Actor())
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.send_test", Summary: "Send a webhook.test event to this endpoint only",

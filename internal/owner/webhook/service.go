@@ -116,11 +116,15 @@ func endpointQuery(in ListInput) (EndpointQuery, error) {
 		return q, domain.Validation(CodeInvalidURLFilter, fmt.Sprintf("url filter must be at most %d bytes of text", MaxURLLen)).WithField("url")
 	}
 	sort := in.Sort
+	if sort == "" {
+		// Newest first: the endpoint just made is on the first page.
+		sort = "-" + SortCreated
+	}
 	if strings.HasPrefix(sort, "-") {
 		q.Desc, sort = true, sort[1:]
 	}
 	switch sort {
-	case "", SortCreated:
+	case SortCreated:
 		q.Sort = SortCreated
 	case SortURL:
 		q.Sort = SortURL
@@ -169,7 +173,7 @@ func parseEndpointCursor(sort, s string) (EndpointCursor, error) {
 }
 
 // List returns a page of the owner's endpoints that pass in's filters, in
-// its order (oldest first by default), each with its health.
+// its order (newest first by default), each with its health.
 func (s *Service) List(ctx context.Context, ownerID uuid.UUID, in ListInput) (op.Page[View], error) {
 	q, err := endpointQuery(in)
 	if err != nil {
@@ -369,6 +373,7 @@ func (s *Service) Create(ctx context.Context, ownerID uuid.UUID, in CreateInput)
 		Enabled:      in.Enabled == nil || *in.Enabled,
 		SecretSealed: sealed, CreatedAt: now, UpdatedAt: now,
 		PublicKey: public, Filter: flt, RateLimitPerSecond: rate, RateLimitBurst: burst,
+		CreatedBy: actorOr(in.by), UpdatedBy: actorOr(in.by),
 	}
 	if signing == SigningEd25519 {
 		e.Signing = signing
@@ -511,7 +516,7 @@ func (s *Service) Update(ctx context.Context, ownerID uuid.UUID, in UpdateInput)
 			if in.Enabled != nil {
 				ep.SetEnabled(*in.Enabled)
 			}
-			ep.UpdatedAt = s.clock.Now()
+			ep.UpdatedAt, ep.UpdatedBy = s.clock.Now(), actorOr(in.by)
 			e = *ep
 			return nil
 		})
@@ -544,7 +549,7 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 //
 // An ed25519 endpoint gets a new key pair: the output carries its public
 // key, never the private one.
-func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (SecretOutput, error) {
+func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID, by string) (SecretOutput, error) {
 	var (
 		until          time.Time
 		secret, public string
@@ -562,6 +567,7 @@ func (s *Service) RotateSecret(ctx context.Context, ownerID, id uuid.UUID) (Secr
 				return err
 			}
 			until = e.RotateSecret(sealed, public, s.clock.Now())
+			e.UpdatedBy = actorOr(by)
 			return nil
 		})
 	})

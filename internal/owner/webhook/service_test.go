@@ -223,7 +223,7 @@ func TestRotateKeepsThePreviousSecretForADay(t *testing.T) {
 	b := setupService(t)
 	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
-	rotated, err := b.svc.RotateSecret(context.Background(), b.owner, created.ID)
+	rotated, err := b.svc.RotateSecret(context.Background(), b.owner, created.ID, op.ActorOwner)
 	require.NoError(t, err)
 	require.NotEqual(t, created.Secret, rotated.Secret)
 	e := stored(t, b.store, created.ID)
@@ -235,7 +235,7 @@ func TestRotateKeepsThePreviousSecretForADay(t *testing.T) {
 	got, err := b.svc.Get(context.Background(), b.owner, created.ID)
 	require.NoError(t, err)
 	require.Equal(t, b.now.Add(webhook.SecretGrace), *got.RotationGraceUntil, "the endpoint shows the grace")
-	_, err = b.svc.RotateSecret(context.Background(), uuid.New(), created.ID)
+	_, err = b.svc.RotateSecret(context.Background(), uuid.New(), created.ID, op.ActorOwner)
 	require.ErrorIs(t, err, domain.ErrNotFound)
 }
 
@@ -451,7 +451,7 @@ func TestDeleteIsSoftAndFreezesTheEndpoint(t *testing.T) {
 	in.ID = ids[0]
 	_, err = b.svc.Update(ctx, b.owner, in)
 	requireConflict(t, err, webhook.CodeEndpointDeleted)
-	_, err = b.svc.RotateSecret(ctx, b.owner, ids[0])
+	_, err = b.svc.RotateSecret(ctx, b.owner, ids[0], op.ActorOwner)
 	requireConflict(t, err, webhook.CodeEndpointDeleted)
 	_, err = b.svc.SendTest(ctx, b.owner, ids[0])
 	requireConflict(t, err, webhook.CodeEndpointDeleted)
@@ -527,16 +527,17 @@ func TestListFiltersSortsPagesAndShowsHealth(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []uuid.UUID{c.ID, a.ID, bb.ID}, ids(webhook.ListInput{}))
+	require.Equal(t, []uuid.UUID{bb.ID, a.ID, c.ID}, ids(webhook.ListInput{}), "newest first by default")
 	require.Equal(t, []uuid.UUID{bb.ID, a.ID, c.ID}, ids(webhook.ListInput{Sort: "-created"}))
+	require.Equal(t, []uuid.UUID{c.ID, a.ID, bb.ID}, ids(webhook.ListInput{Sort: "created"}), "oldest first")
 	require.Equal(t, []uuid.UUID{a.ID, bb.ID, c.ID}, ids(webhook.ListInput{Sort: "url"}), "A < b < c: case as stored")
 	require.Equal(t, []uuid.UUID{c.ID, bb.ID, a.ID}, ids(webhook.ListInput{Sort: "-url"}))
 	require.Equal(t, []uuid.UUID{a.ID}, ids(webhook.ListInput{State: webhook.StateEnabled}))
 	require.Equal(t, []uuid.UUID{bb.ID}, ids(webhook.ListInput{State: webhook.StateFailing}))
 	require.Equal(t, []uuid.UUID{c.ID}, ids(webhook.ListInput{State: webhook.StateDisabled}))
-	require.Equal(t, []uuid.UUID{c.ID, bb.ID}, ids(webhook.ListInput{EventType: "booking.created"}))
-	require.Equal(t, []uuid.UUID{a.ID, bb.ID}, ids(webhook.ListInput{EventType: "webhook.test"}))
-	require.Equal(t, []uuid.UUID{c.ID, a.ID}, ids(webhook.ListInput{URL: "/HOOK"}))
+	require.Equal(t, []uuid.UUID{bb.ID, c.ID}, ids(webhook.ListInput{EventType: "booking.created"}))
+	require.Equal(t, []uuid.UUID{bb.ID, a.ID}, ids(webhook.ListInput{EventType: "webhook.test"}))
+	require.Equal(t, []uuid.UUID{a.ID, c.ID}, ids(webhook.ListInput{URL: "/HOOK"}))
 
 	p, err := b.svc.List(ctx, b.owner, webhook.ListInput{Sort: "url", PageInput: op.PageInput{Limit: 2}})
 	require.NoError(t, err)
@@ -612,4 +613,43 @@ func TestUpdateInputBuiltInGo(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, v.EmbedID, "DetachEmbed detaches the embed")
 	require.Empty(t, v.Headers, "an empty map removes the headers")
+}
+
+// TestOpsRecordWhoCreatedAndChangedAnEndpoint: the ops record the caller's
+// actor — an API key, a session, or the owner acting directly — as
+// created_by, and as updated_by on every change of the settings or the
+// secret.
+func TestOpsRecordWhoCreatedAndChangedAnEndpoint(t *testing.T) {
+	t.Parallel()
+	b := setupService(t)
+	ctx := context.Background()
+	ops := b.svc.Ops()
+	create, err := op.HandleOf[webhook.CreateInput, webhook.WithSecret](ops, "webhooks.create")
+	require.NoError(t, err)
+	update, err := op.HandleOf[webhook.UpdateInput, webhook.View](ops, "webhooks.update")
+	require.NoError(t, err)
+	rotate, err := op.HandleOf[webhook.IDInput, webhook.SecretOutput](ops, "webhooks.rotate_secret")
+	require.NoError(t, err)
+	key, session := uuid.New(), uuid.New()
+	byKey := op.Caller{OwnerID: b.owner, APIKeyID: key}
+	bySession := op.Caller{OwnerID: b.owner, SessionID: session}
+
+	created, err := create.Call(ctx, byKey, decode[webhook.CreateInput](t, `{"url":"https://r.example/h","event_types":["code.*"]}`))
+	require.NoError(t, err)
+	require.Equal(t, "api_key:"+key.String(), *created.CreatedBy)
+	require.Equal(t, "api_key:"+key.String(), *created.UpdatedBy)
+
+	in := decode[webhook.UpdateInput](t, `{"description":"changed"}`)
+	in.ID = created.ID
+	updated, err := update.Call(ctx, bySession, in)
+	require.NoError(t, err)
+	require.Equal(t, "api_key:"+key.String(), *updated.CreatedBy, "the creator stays")
+	require.Equal(t, "session:"+session.String(), *updated.UpdatedBy)
+
+	_, err = rotate.Call(ctx, op.Caller{OwnerID: b.owner}, webhook.IDInput{ID: created.ID})
+	require.NoError(t, err)
+	got, err := b.svc.Get(ctx, b.owner, created.ID)
+	require.NoError(t, err)
+	require.Equal(t, op.ActorOwner, *got.UpdatedBy, "a rotation is a change too; no key, no session: the owner")
+	require.Equal(t, "api_key:"+key.String(), *got.CreatedBy)
 }

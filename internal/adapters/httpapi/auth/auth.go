@@ -97,7 +97,7 @@ func (g *Gate) Authenticate(r *http.Request) (op.Caller, error) {
 			return op.Caller{}, err
 		}
 	}
-	return op.Caller{OwnerID: sess.OwnerID}, nil
+	return op.Caller{OwnerID: sess.OwnerID, SessionID: sess.ID}, nil
 }
 
 // AuthenticateSameOrigin is Authenticate without the CSRF token check, for
@@ -113,7 +113,7 @@ func (g *Gate) AuthenticateSameOrigin(r *http.Request) (op.Caller, error) {
 	if err != nil {
 		return op.Caller{}, err
 	}
-	return op.Caller{OwnerID: sess.OwnerID}, nil
+	return op.Caller{OwnerID: sess.OwnerID, SessionID: sess.ID}, nil
 }
 
 // SessionFromRequest returns the live session the request's cookie names,

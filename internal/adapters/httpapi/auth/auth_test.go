@@ -225,12 +225,12 @@ func TestAuthenticate(t *testing.T) {
 	r.AddCookie(&http.Cookie{Name: auth.CSRFCookie, Value: csrf})
 	caller, err := b.gate.Authenticate(r)
 	require.NoError(t, err)
-	require.Equal(t, op.Caller{OwnerID: b.owner.ID}, caller)
 	require.Equal(t, csrf, auth.CSRFToken(r))
 	require.NoError(t, b.gate.CheckCSRF(r))
 	sess, err := b.gate.SessionFromRequest(r)
 	require.NoError(t, err)
 	require.Equal(t, b.owner.ID, sess.OwnerID)
+	require.Equal(t, op.Caller{OwnerID: b.owner.ID, SessionID: sess.ID}, caller, "a session caller carries its session")
 }
 
 func TestLogout(t *testing.T) {

@@ -90,7 +90,7 @@ func TestStatuses(t *testing.T) {
 	}{
 		{"accepted", path, b.signedHeaders("m1", now, body), body, http.StatusAccepted, ""},
 		{"duplicate", path, b.signedHeaders("m1", now, body), body, http.StatusOK, ""},
-		{"conflict", path, b.signedHeaders("m1", now, []byte(`{}`)), []byte(`{}`), http.StatusConflict, "MESSAGE_ID_CONFLICT"},
+		{"a stable id with another body", path, b.signedHeaders("m1", now, []byte(`{}`)), []byte(`{}`), http.StatusOK, ""},
 		{"bad signature", path, b.signedHeaders("m2", now, body), []byte(`{"type":"x"}`), http.StatusUnauthorized, "WEBHOOK_SIGNATURE_INVALID"},
 		{"no signature", path, without(b.signedHeaders("m2", now, body), standardwebhooks.HeaderSignature), body, http.StatusUnauthorized, "WEBHOOK_SIGNATURE_INVALID"},
 		{"no id", path, without(b.signedHeaders("m2", now, body), standardwebhooks.HeaderID), body, http.StatusBadRequest, "WEBHOOK_MALFORMED"},

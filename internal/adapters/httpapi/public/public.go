@@ -186,7 +186,7 @@ func (m *Mounter) redeem(c echo.Context) error {
 type AccessRequestInput struct {
 	Name    string `json:"name"`
 	Email   string `json:"email"`
-	Message string `json:"message,omitempty"`
+	Message string `json:"message,omitempty" text:"multiline"`
 }
 
 // AccessRequestOutput acknowledges a stored request.

@@ -17,7 +17,8 @@ import (
 var _ inbound.Admitter = (*UnitOfWork)(nil)
 
 // admitSQL writes a batch in one statement: the inbox rows of the
-// admissions without a live replay key of another payload (ON CONFLICT DO
+// admissions without a live replay key of another payload (a stable
+// provider id is never refused so: its resend is a duplicate; ON CONFLICT DO
 // NOTHING skips the messages already there, whichever unique index they
 // hit), then the replay keys of the rows inserted, taking over expired ones.
 // It returns the input's positions that were inserted and those refused for
@@ -25,12 +26,12 @@ var _ inbound.Admitter = (*UnitOfWork)(nil)
 // messages wait for each other instead of deadlocking.
 const admitSQL = `WITH input AS (
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bool[], $6::text[], $7::bytea[],
-		$8::bytea[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[])
+		$8::bytea[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::bool[])
 		WITH ORDINALITY AS t(id, owner_id, source_id, message_id, message_id_signed, event_type, payload_sha256,
-			body, headers, signed_at, received_at, expires_at, ord)
+			body, headers, signed_at, received_at, expires_at, stable_id, ord)
 ), taken AS (
 	SELECT i.ord FROM input i JOIN inbound_replays r ON r.source_id = i.source_id AND r.message_id = i.message_id
-	WHERE r.expires_at > i.received_at AND r.payload_sha256 <> i.payload_sha256
+	WHERE r.expires_at > i.received_at AND r.payload_sha256 <> i.payload_sha256 AND NOT i.stable_id
 ), ins AS (
 	INSERT INTO inbound_messages (id, owner_id, source_id, message_id, message_id_signed, event_type,
 		payload_sha256, body, headers, signed_at, received_at)
@@ -73,7 +74,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 	var (
 		ids, owners, sources         = make([]uuid.UUID, n), make([][16]byte, n), make([][16]byte, n)
 		messageIDs, eventTypes       = make([]string, n), make([]string, n)
-		signed                       = make([]bool, n)
+		signed, stable               = make([]bool, n), make([]bool, n)
 		digests, bodies, headers     = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		signedAt, receivedAt, expiry = make([]*time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	)
@@ -86,6 +87,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 			return nil, fmt.Errorf("encode headers: %w", err)
 		}
 		ids[i], owners[i], sources[i], messageIDs[i], signed[i], eventTypes[i] = e.ID, e.OwnerID, e.SourceID, e.MessageID, e.MessageIDSigned, e.EventType
+		stable[i] = e.StableID
 		d := e.Digest
 		digests[i], bodies[i], headers[i] = d[:], e.Body, h
 		signedAt[i], receivedAt[i], expiry[i] = nullTime(e.SignedAt), e.ReceivedAt, a.ReplayExpiresAt
@@ -97,7 +99,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 	// Two batches may still deadlock on the body-digest index of unsigned
 	// ids; PostgreSQL aborts one, which runs again.
 	err := pgerr.Retry(3, func() error {
-		return u.admitOnce(ctx, batch, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry)
+		return u.admitOnce(ctx, batch, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry, stable)
 	})
 	if err != nil {
 		return nil, unavailable(err)
@@ -106,11 +108,11 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 }
 
 func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, out []inbound.Admitted, ids []uuid.UUID, owners, sources [][16]byte,
-	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time,
+	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time, stable []bool,
 ) error {
 	return inTx(ctx, u.db, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, admitSQL, ids, owners, sources, messageIDs, signed, eventTypes, digests,
-			bodies, headers, signedAt, receivedAt, expiry)
+			bodies, headers, signedAt, receivedAt, expiry, stable)
 		if err != nil {
 			return fmt.Errorf("admit inbound messages: %w", err)
 		}
@@ -153,7 +155,7 @@ func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, o
 
 // existing answers the admissions at positions idx whose message was in the
 // inbox already: a duplicate, or a conflict when the same id came with
-// another payload.
+// another payload and is not a stable provider id.
 func existing(ctx context.Context, tx pgx.Tx, batch []inbound.Admission, idx []int, out []inbound.Admitted) error {
 	n := len(idx)
 	sources, messageIDs, digests, signed := make([]uuid.UUID, n), make([]string, n), make([][]byte, n), make([]bool, n)
@@ -176,7 +178,7 @@ func existing(ctx context.Context, tx pgx.Tx, batch []inbound.Admission, idx []i
 			return fmt.Errorf("read the inbound messages already there: %w", err)
 		}
 		i := idx[ord-1]
-		if sameID && !sameDigest {
+		if sameID && !sameDigest && !batch[i].Envelope.StableID {
 			out[i] = inbound.Admitted{Conflict: true}
 		} else {
 			out[i] = inbound.Admitted{Status: inbound.Duplicate, ID: id}

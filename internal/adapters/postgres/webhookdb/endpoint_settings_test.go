@@ -146,7 +146,7 @@ VALUES ($1, $2, $3, 1, $4, $5, 503, $6)`, i+1, a.ID, ev, row.outcome, row.at, re
 		}
 		return ids, p.Data
 	}
-	ids, views := list(webhook.ListInput{})
+	ids, views := list(webhook.ListInput{Sort: "created"})
 	require.Equal(t, []uuid.UUID{c.ID, a.ID, f.ID}, ids, "oldest first, deleted left out, other owner's not seen")
 	h := views[1].Health
 	require.NotNil(t, h)
@@ -164,6 +164,7 @@ VALUES ($1, $2, $3, 1, $4, $5, 503, $6)`, i+1, a.ID, ev, row.outcome, row.at, re
 		in   webhook.ListInput
 		want []uuid.UUID
 	}{
+		{webhook.ListInput{}, []uuid.UUID{f.ID, a.ID, c.ID}},
 		{webhook.ListInput{Sort: "-created"}, []uuid.UUID{f.ID, a.ID, c.ID}},
 		{webhook.ListInput{Sort: "url"}, []uuid.UUID{a.ID, f.ID, c.ID}},
 		{webhook.ListInput{Sort: "-url"}, []uuid.UUID{c.ID, f.ID, a.ID}},
@@ -171,9 +172,9 @@ VALUES ($1, $2, $3, 1, $4, $5, 503, $6)`, i+1, a.ID, ev, row.outcome, row.at, re
 		{webhook.ListInput{State: webhook.StateFailing}, []uuid.UUID{f.ID}},
 		{webhook.ListInput{State: webhook.StateDisabled}, []uuid.UUID{c.ID}},
 		{webhook.ListInput{State: webhook.StateDeleted}, []uuid.UUID{g.ID}},
-		{webhook.ListInput{EventType: "booking.created"}, []uuid.UUID{c.ID, f.ID}},
-		{webhook.ListInput{EventType: "webhook.test"}, []uuid.UUID{a.ID, f.ID}},
-		{webhook.ListInput{URL: "hook"}, []uuid.UUID{a.ID, f.ID}},
+		{webhook.ListInput{EventType: "booking.created"}, []uuid.UUID{f.ID, c.ID}},
+		{webhook.ListInput{EventType: "webhook.test"}, []uuid.UUID{f.ID, a.ID}},
+		{webhook.ListInput{URL: "hook"}, []uuid.UUID{f.ID, a.ID}},
 		{webhook.ListInput{URL: "_"}, []uuid.UUID{c.ID}},
 		{webhook.ListInput{URL: "%"}, nil},
 		{webhook.ListInput{URL: "hook", Sort: "-url", State: webhook.StateFailing}, []uuid.UUID{f.ID}},

@@ -30,7 +30,8 @@ func notFound() error {
 const endpointColumns = `id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
 enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at,
 timeout_seconds, max_attempts, deleted_at, coalesce(nullif(signing, 'hmac-sha256'), ''), coalesce(public_key, ''), coalesce(prev_public_key, ''), filter,
-coalesce(rate_limit_per_second, 0), coalesce(rate_limit_burst, 0)`
+coalesce(rate_limit_per_second, 0), coalesce(rate_limit_burst, 0),
+coalesce(created_by, ''), coalesce(updated_by, '')`
 
 func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 	var (
@@ -44,7 +45,8 @@ func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 	)
 	err := row.Scan(&e.ID, &e.OwnerID, &e.URL, &e.Description, &e.EventTypes, &e.EmbedID, &headers, &mif,
 		&e.Enabled, &e.DisabledReason, &e.FailingSince, &e.SecretSealed, &e.PrevSecretSealed, &e.PrevSecretUntil,
-		&e.CreatedAt, &e.UpdatedAt, &timeout, &tries, &e.DeletedAt, &e.Signing, &e.PublicKey, &e.PrevPublicKey, &e.Filter, &rate, &burst)
+		&e.CreatedAt, &e.UpdatedAt, &timeout, &tries, &e.DeletedAt, &e.Signing, &e.PublicKey, &e.PrevPublicKey, &e.Filter, &rate, &burst,
+		&e.CreatedBy, &e.UpdatedBy)
 	if err != nil {
 		return e, err
 	}
@@ -184,15 +186,16 @@ func (s *endpointStore) Insert(ctx context.Context, e webhook.Endpoint) error {
 	_, err = s.tx.Exec(ctx, `WITH e AS (
   INSERT INTO webhook_endpoints (id, owner_id, url, description, event_types, embed_id, headers, max_in_flight,
     enabled, disabled_reason, failing_since, secret_enc, prev_secret_enc, prev_secret_until, created_at, updated_at,
-    timeout_seconds, max_attempts, signing, public_key, prev_public_key, filter, rate_limit_per_second, rate_limit_burst)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19, $20, $21, $22, $23, $24, $25)
+    timeout_seconds, max_attempts, signing, public_key, prev_public_key, filter, rate_limit_per_second, rate_limit_burst, created_by, updated_by)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
   RETURNING id)
 INSERT INTO webhook_endpoint_leases (endpoint_id, slot)
 SELECT e.id, s FROM e, generate_series(0, $17::int - 1) AS s`,
 		e.ID, e.OwnerID, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
 		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
 		e.CreatedAt, e.UpdatedAt, maxSlots, e.TimeoutSeconds, e.MaxAttempts, signingOf(e), textOrNull(e.PublicKey),
-		textOrNull(e.PrevPublicKey), filterOrNull(e.Filter), intOrNull(e.RateLimitPerSecond), intOrNull(e.RateLimitBurst))
+		textOrNull(e.PrevPublicKey), filterOrNull(e.Filter), intOrNull(e.RateLimitPerSecond), intOrNull(e.RateLimitBurst),
+		textOrNull(e.CreatedBy), textOrNull(e.UpdatedBy))
 	if err != nil {
 		return fmt.Errorf("insert endpoint: %w", err)
 	}
@@ -217,12 +220,12 @@ func (s *endpointStore) Update(ctx context.Context, ownerID, id uuid.UUID, fn fu
   url = $3, description = $4, event_types = $5, embed_id = $6, headers = $7, max_in_flight = $8,
   enabled = $9, disabled_reason = $10, failing_since = $11, secret_enc = $12, prev_secret_enc = $13,
   prev_secret_until = $14, updated_at = $15, timeout_seconds = $16, max_attempts = $17,
-  public_key = $18, prev_public_key = $19, filter = $20, rate_limit_per_second = $21, rate_limit_burst = $22
+  public_key = $18, prev_public_key = $19, filter = $20, rate_limit_per_second = $21, rate_limit_burst = $22, updated_by = $23
 WHERE owner_id = $1 AND id = $2 AND deleted_at IS NULL`,
 		ownerID, id, e.URL, e.Description, e.EventTypes, e.EmbedID, headers, e.MaxInFlight,
 		e.Enabled, e.DisabledReason, e.FailingSince, e.SecretSealed, e.PrevSecretSealed, e.PrevSecretUntil,
 		e.UpdatedAt, e.TimeoutSeconds, e.MaxAttempts, textOrNull(e.PublicKey), textOrNull(e.PrevPublicKey), filterOrNull(e.Filter),
-		intOrNull(e.RateLimitPerSecond), intOrNull(e.RateLimitBurst))
+		intOrNull(e.RateLimitPerSecond), intOrNull(e.RateLimitBurst), textOrNull(e.UpdatedBy))
 	if err != nil {
 		return fmt.Errorf("update endpoint %s: %w", id, err)
 	}

@@ -528,6 +528,35 @@ func contractAdmit(t *testing.T, h Harness) {
 	require.NoError(t, err)
 	require.Equal(t, []inbound.Admitted{{Status: inbound.Duplicate, ID: first[1].Envelope.ID}}, res)
 
+	// A stable provider id (Stripe's evt_…, GitHub's delivery GUID, a
+	// Standard Webhooks webhook-id) names the event whatever its body's
+	// encoding: its resend with another body is a duplicate of the first
+	// message, under a live replay key (signed id) or an inbox row (the
+	// unsigned GitHub GUID), and the first message is kept.
+	stable := func(e inbound.Envelope) inbound.Envelope { e.StableID = true; return e }
+	stableFirst := []inbound.Admission{
+		adm(stable(NewEnvelope(src, "evt_1", `{"id":"evt_1","n":1}`, true, Base))),
+		adm(stable(NewEnvelope(src, "guid-1", `{"n":1}`, false, Base))),
+	}
+	res, err = h.Admit.Admit(ctx, stableFirst)
+	require.NoError(t, err)
+	require.Equal(t, []inbound.Admitted{
+		{Status: inbound.Accepted, ID: stableFirst[0].Envelope.ID},
+		{Status: inbound.Accepted, ID: stableFirst[1].Envelope.ID},
+	}, res)
+	for _, at := range []time.Time{later, late} {
+		res, err = h.Admit.Admit(ctx, []inbound.Admission{
+			adm(stable(NewEnvelope(src, "evt_1", "{\n  \"id\": \"evt_1\",\n  \"n\": 1\n}", true, at))),
+			adm(stable(NewEnvelope(src, "guid-1", `{ "n" : 1 }`, false, at))),
+		})
+		require.NoError(t, err)
+		require.Equal(t, []inbound.Admitted{
+			{Status: inbound.Duplicate, ID: stableFirst[0].Envelope.ID},
+			{Status: inbound.Duplicate, ID: stableFirst[1].Envelope.ID},
+		}, res, "a resend of a stable id at %v", at)
+	}
+	require.Equal(t, []int{4}, h.MaxAttemptsOf(t, stableFirst[0].Envelope.ID), "one job, the first message's")
+
 	// The replay key of an accepted message is registered.
 	var outcome inbound.ReplayOutcome
 	Do(t, h, func(tx inbound.Tx) error {

@@ -508,17 +508,18 @@ func limit[T any](s []T, n int) []T {
 var _ inbound.Admitter = (*Memory)(nil)
 
 // Admit admits a batch in one transaction, as the PostgreSQL adapter does:
-// a live replay key of another payload is a conflict; otherwise the inbox
-// row is inserted unless one is there already (a duplicate, or a conflict
-// when its message id is the same and its payload is not); the replay key is
-// registered and the job enqueued for every row inserted.
+// a live replay key of another payload is a conflict unless the id is
+// stable; otherwise the inbox row is inserted unless one is there already (a
+// duplicate, or a conflict when its message id is the same, its payload is
+// not and the id is not stable); the replay key is registered and the job
+// enqueued for every row inserted.
 func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
 	out := make([]inbound.Admitted, len(batch))
 	err := m.Do(ctx, func(tx inbound.Tx) error {
 		for i, a := range batch {
 			env := a.Envelope
 			key := inbound.ReplayKey{SourceID: env.SourceID, MessageID: env.MessageID}
-			if cur, ok := tx.(*memTx).st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest {
+			if cur, ok := tx.(*memTx).st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest && !env.StableID {
 				out[i] = inbound.Admitted{Conflict: true}
 				continue
 			}
@@ -527,7 +528,7 @@ func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inboun
 				return err
 			}
 			if !ins.Inserted {
-				if ins.SameMessageID && ins.ExistingDigest != env.Digest {
+				if ins.SameMessageID && ins.ExistingDigest != env.Digest && !env.StableID {
 					out[i] = inbound.Admitted{Conflict: true}
 				} else {
 					out[i] = inbound.Admitted{Status: inbound.Duplicate, ID: ins.ExistingID}

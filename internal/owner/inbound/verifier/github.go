@@ -95,7 +95,7 @@ func (gitHubVerifier) Verify(req Request, secret []byte, _ time.Time) (Result, e
 	if sig == nil || !hmac.Equal(sig, m.Sum(nil)) {
 		return Result{}, unauthorized("%s does not match", HeaderGitHubSignature)
 	}
-	return Result{MessageID: id, MessageIDSigned: false, EventType: event}, nil
+	return Result{MessageID: id, MessageIDSigned: false, StableID: true, EventType: event}, nil
 }
 
 // parseGitHubSignature parses a trimmed X-Hub-Signature-256 value

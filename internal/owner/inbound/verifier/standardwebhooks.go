@@ -98,7 +98,7 @@ func (v standardWebhooksVerifier) Verify(req Request, secret []byte, now time.Ti
 	if err != nil {
 		return Result{}, mapStandardWebhooksError(err)
 	}
-	return Result{MessageID: id, MessageIDSigned: true, Timestamp: ts, EventType: jsonEventType(req.Body)}, nil
+	return Result{MessageID: id, MessageIDSigned: true, StableID: true, Timestamp: ts, EventType: jsonEventType(req.Body)}, nil
 }
 
 // mapStandardWebhooksError translates package standardwebhooks' errors to

@@ -121,7 +121,7 @@ func (v stripeVerifier) Verify(req Request, secret []byte, now time.Time) (Resul
 	if !ok || !validEventType(eventType) {
 		return Result{}, malformed("stripe event body has no valid \"type\"")
 	}
-	return Result{MessageID: id, MessageIDSigned: true, Timestamp: sh.timestamp, EventType: eventType}, nil
+	return Result{MessageID: id, MessageIDSigned: true, StableID: true, Timestamp: sh.timestamp, EventType: eventType}, nil
 }
 
 type stripeSignature struct {

@@ -88,6 +88,13 @@ type Result struct {
 	// (or derived from the signed body). When false, deduplicate on the body
 	// digest as well (see the package doc).
 	MessageIDSigned bool
+	// StableID reports that MessageID is the provider's own id of the event
+	// (Stripe's evt_…, GitHub's delivery GUID, a Standard Webhooks
+	// webhook-id): every resend of the event carries it, whatever the
+	// encoding of its body, so a resend under a known id with another body
+	// is the same event again, not a conflict. False for the generic hmac
+	// kind, whose id header may be anything the sender chose.
+	StableID bool
 	// Timestamp is the signed send time, zero for kinds without one (github).
 	Timestamp time.Time
 	// EventType is the provider's event type where the kind carries one, else

@@ -43,7 +43,8 @@ func endpointOf(owner uuid.UUID, url string, types ...string) webhook.Endpoint {
 	id := uuid.New()
 	return webhook.Endpoint{ID: id, OwnerID: owner, URL: url, Description: "d " + url, EventTypes: types,
 		Headers: map[string]string{"X-Tenant": "sealed"}, MaxInFlight: 2, TimeoutSeconds: 5, MaxAttempts: 7,
-		Enabled: true, SecretSealed: append([]byte("secret-"), id[:]...), CreatedAt: t0, UpdatedAt: t0}
+		Enabled: true, SecretSealed: append([]byte("secret-"), id[:]...), CreatedAt: t0, UpdatedAt: t0,
+		CreatedBy: "api_key:" + id.String(), UpdatedBy: "api_key:" + id.String()}
 }
 
 // norm makes endpoints comparable across stores: times in UTC, no headers
@@ -183,7 +184,7 @@ var endpointCases = []struct {
 			x.MaxInFlight, x.TimeoutSeconds, x.MaxAttempts = 4, 9, 3
 			x.Enabled, x.DisabledReason, x.FailingSince = false, &reason, &later
 			x.PrevSecretSealed, x.PrevSecretUntil, x.SecretSealed = x.SecretSealed, &later, []byte("new secret")
-			x.UpdatedAt = later
+			x.UpdatedAt, x.UpdatedBy = later, "session:"+uuid.NewString()
 			want = *x
 			x.ID, x.OwnerID = uuid.New(), uuid.New()
 			return nil
@@ -191,6 +192,15 @@ var endpointCases = []struct {
 		got, err := get(h, owner, e.ID)
 		require.NoError(t, err)
 		require.Equal(t, norm(want), got)
+	}},
+	{"an endpoint without its actors keeps none", func(t *testing.T, h Harness) {
+		owner := h.NewOwner(t)
+		e := endpointOf(owner, "https://a.example/h", "corpus.*")
+		e.CreatedBy, e.UpdatedBy = "", ""
+		insert(t, h, e)
+		got, err := get(h, owner, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, norm(e), got)
 	}},
 	{"signing keys and the filter are kept", func(t *testing.T, h Harness) {
 		owner := h.NewOwner(t)

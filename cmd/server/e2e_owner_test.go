@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/netip"
 	"sort"
 	"strings"
 	"testing"
@@ -501,11 +501,16 @@ func (fx *isolationFixture) sessionExists(t *testing.T, id string) bool {
 }
 
 // banForA stores a ban of A's on a documentation address (a row only: no
-// traffic comes from or goes to it).
+// traffic comes from or goes to it). The address is the ban id's random
+// bits under 2001:db8::/32, so the bans of one fixture never share an
+// address (at most one open ban per owner and address).
 func (fx *isolationFixture) banForA(t *testing.T) (uuid.UUID, string) {
 	t.Helper()
 	id := uuid.Must(uuid.NewV7())
-	ip := fmt.Sprintf("198.51.100.%d", id[15])
+	var a [16]byte
+	a[0], a[1], a[2], a[3] = 0x20, 0x01, 0x0d, 0xb8
+	copy(a[8:], id[8:])
+	ip := netip.AddrFrom16(a).String()
 	_, err := fx.ts.App.Pool.Exec(context.Background(), `INSERT INTO ip_bans (id, owner_id, ip, reason, created_at, expires_at)
 VALUES ($1, $2, $3, 'isolation fixture', now(), now() + interval '1 hour')`, id, fx.A.ID, ip)
 	require.NoError(t, err)

@@ -164,17 +164,17 @@ func keysOf(e Envelope) (batchKey, batchKey, bool) {
 func ReceivedSubject(sourceID uuid.UUID) string { return "inbound:" + sourceID.String() }
 
 // recordReceived records inbound.message.received for each accepted
-// admission of the batch (thin: the source, the inbox message, the
-// provider's event type where the kind carries one, the time it was
-// received); a duplicate or a conflict records none. Without a Recorder the
-// inbox records no events.
+// admission of the batch whose source records events (thin: the source,
+// the inbox message, the provider's event type where the kind carries one,
+// the time it was received); a duplicate or a conflict records none.
+// Without a Recorder the inbox records no events.
 func recordReceived(ctx context.Context, tx AdmitTx, in []Admission, res []Admitted) error {
 	rec := tx.Recorder()
 	if rec == nil {
 		return nil
 	}
 	for i, r := range res {
-		if r.Status != Accepted {
+		if r.Status != Accepted || !in[i].RecordEvent {
 			continue
 		}
 		e := in[i].Envelope

@@ -146,6 +146,9 @@ type Admission struct {
 	ReplayExpiresAt time.Time
 	// MaxAttempts bounds the processing job's attempts.
 	MaxAttempts int
+	// RecordEvent is the source's RecordEvents: an accepted message records
+	// inbound.message.received.
+	RecordEvent bool
 }
 
 // Admitted is what the inbox did with one Admission.

@@ -80,7 +80,7 @@ func NewSource(owner uuid.UUID, at time.Time) inbound.Source {
 	return inbound.Source{
 		ID: uuid.New(), OwnerID: owner, Name: "src", Verifier: "standard-webhooks",
 		Options: json.RawMessage(`{"tolerance_seconds":300}`), SealedSecret: []byte("sealed"), Enabled: true,
-		BodyLimit: 1024, ToleranceSeconds: 300, SecretRotatedAt: at, CreatedAt: at, UpdatedAt: at,
+		RecordEvents: true, BodyLimit: 1024, ToleranceSeconds: 300, SecretRotatedAt: at, CreatedAt: at, UpdatedAt: at,
 	}
 }
 
@@ -137,7 +137,8 @@ func contractSources(t *testing.T, h Harness) {
 		require.NoError(t, tx.Sources().Lock(ctx, owner, a.ID))
 		require.NoError(t, tx.Sources().Update(ctx, owner, a.ID, func(s *inbound.Source) error {
 			require.Equal(t, a.ID, s.ID, "fn sees the stored source")
-			s.Name, s.Enabled, s.BodyLimit, s.UpdatedAt = "renamed", false, 2048, Base.Add(time.Hour)
+			require.True(t, s.RecordEvents)
+			s.Name, s.Enabled, s.RecordEvents, s.BodyLimit, s.UpdatedAt = "renamed", false, false, 2048, Base.Add(time.Hour)
 			s.ID, s.OwnerID, s.Verifier = uuid.New(), other, "other"
 			return nil
 		}))
@@ -166,6 +167,7 @@ func contractSources(t *testing.T, h Harness) {
 	require.Equal(t, owner, got.OwnerID, "id, owner and verifier never change")
 	require.Equal(t, a.Verifier, got.Verifier)
 	require.False(t, got.Enabled)
+	require.False(t, got.RecordEvents)
 	require.EqualValues(t, 2048, got.BodyLimit)
 }
 

@@ -1179,3 +1179,11 @@ ALTER TABLE webhook_endpoints
     ADD COLUMN rate_tat timestamptz,
     ADD CONSTRAINT webhook_endpoints_rate_burst CHECK ((rate_limit_per_second IS NULL) = (rate_limit_burst IS NULL));
 -- ==== end webhook endpoint rate limit ====
+-- ==== inbound source events (0245) ====
+-- Whether a source records inbound.message.received for each message it
+-- accepts, in the transaction that admits it (the default), so the owner's
+-- endpoints can be told; an owner turns it off for a source nothing
+-- subscribes to.
+ALTER TABLE inbound_sources
+    ADD COLUMN record_events boolean NOT NULL DEFAULT true;
+-- ==== end inbound source events ====

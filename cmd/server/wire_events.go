@@ -61,6 +61,9 @@ type subscriber struct {
 	Exposure *domain.Exposure
 	// Queue is the River queue of its jobs; empty is River's default.
 	Queue string
+	// Owners, when set, tells the relay which owners it has work for
+	// (events.Subscription.Owners).
+	Owners events.OwnersFunc
 }
 
 // subscriptionsOf expands each subscriber's globs against the catalog, so
@@ -74,7 +77,7 @@ func subscriptionsOf(subs ...subscriber) []events.Subscription {
 		} else {
 			types = domain.ExpandGlobs(s.Globs)
 		}
-		sub := events.Subscription{Kind: s.Kind, EventTypes: types}
+		sub := events.Subscription{Kind: s.Kind, EventTypes: types, Owners: s.Owners}
 		if s.Queue != "" {
 			sub.InsertOpts = &river.InsertOpts{Queue: s.Queue}
 		}

@@ -41,8 +41,15 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	inboundJobs := riverjob.NewInboundJobs(inserter)
-	unitOfWork := provideInboundUnitOfWork(pool, inboundJobs)
-	registry := verifier.NewDefaultRegistry()
+	registry := provideRegistry()
+	metrics, err := events.NewMetrics(registry)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	recorder := provideRecorder(metrics)
+	unitOfWork := provideInboundUnitOfWork(pool, inboundJobs, recorder)
+	verifierRegistry := verifier.NewDefaultRegistry()
 	box, err := provideBox(cfg)
 	if err != nil {
 		cleanup()
@@ -50,14 +57,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	sealFunc := provideInboundSeal(box)
 	sourceCache := provideSourceCache()
-	service := provideInboundService(unitOfWork, registry, sealFunc, cfg, sourceCache, pool)
-	prometheusRegistry := provideRegistry()
-	metrics, err := events.NewMetrics(prometheusRegistry)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	recorder := provideRecorder(metrics)
+	service := provideInboundService(unitOfWork, verifierRegistry, sealFunc, cfg, sourceCache, pool)
 	uowRecorder := provideTxRecorder(recorder)
 	uowUnitOfWork := provideSupplierUnitOfWork(pool, uowRecorder)
 	supplierService := provideSupplierService(uowUnitOfWork)
@@ -74,7 +74,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	unitOfWork3 := provideAccessUnitOfWork(pool, uowRecorder)
 	accessService := provideAccessService(unitOfWork3)
 	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
-	healthReader, err := provideWebhookHealth(pool, prometheusRegistry, logger)
+	healthReader, err := provideWebhookHealth(pool, registry, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -108,7 +108,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	poster := provideWebhookPoster(cfg)
 	unsealFunc := provideWebhookUnseal(box)
-	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, prometheusRegistry, logger)
+	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, registry, logger)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -146,8 +146,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	v3 := provideMiddleware(gate)
 	inboundUnsealFunc := provideInboundUnseal(box)
 	refusalLog := provideInboundRefusals(unitOfWork, logger)
-	gateway := provideInboundGateway(unitOfWork, registry, inboundUnsealFunc, sourceCache, refusalLog)
-	mounter, err := provideHooksMounter(gateway, logger, prometheusRegistry)
+	gateway := provideInboundGateway(unitOfWork, verifierRegistry, inboundUnsealFunc, sourceCache, refusalLog)
+	mounter, err := provideHooksMounter(gateway, logger, registry)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -176,7 +176,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	publicMounter := providePublicAPI(owners, corpusService, accessService, gate, logger)
 	vaultimportMounter := provideVaultImport(corpusService, gate, logger)
 	v4 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
-	mainMetricsHandler := provideMetricsHandler(prometheusRegistry)
+	mainMetricsHandler := provideMetricsHandler(registry)
 	mainTasksHandler, err := provideTasksHandler(ctx, worker, logger)
 	if err != nil {
 		cleanup2()

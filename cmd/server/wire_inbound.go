@@ -6,6 +6,7 @@ package main
 
 import (
 	"github.com/google/wire"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -17,6 +18,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/config"
+	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/supplier"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
@@ -46,8 +48,10 @@ var InboundSet = wire.NewSet(
 // named type, so Wire tells the parts' op sets apart).
 type inboundOps op.Set
 
-func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjob.InboundJobs) *inbounddb.UnitOfWork {
-	return inbounddb.New(pool, jobs.With)
+// provideInboundUnitOfWork records the gateway's inbound.message.received
+// events in the admitting transaction, all of a batch in one statement.
+func provideInboundUnitOfWork(pool *pgxpool.Pool, jobs *riverjob.InboundJobs, rec *events.Recorder) *inbounddb.UnitOfWork {
+	return inbounddb.New(pool, jobs.With).RecordWith(func(tx pgx.Tx) inbounddb.BatchRecorder { return rec.Batch(tx) })
 }
 
 func provideSupplierUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder) *uow.UnitOfWork[supplier.Tx] {

@@ -56,10 +56,11 @@ var WebhookSet = wire.NewSet(
 type webhookOps op.Set
 
 // webhookFanoutSubscriber subscribes webhook.fanout to every Webhook-exposed
-// type; subscriptionsOf expands the glob against the catalog.
+// type; subscriptionsOf expands the glob against the catalog. The relay
+// queues a fan-out only for the events of owners with an endpoint.
 func webhookFanoutSubscriber() subscriber {
 	exposure := domain.Webhook
-	return subscriber{Kind: delivery.KindFanout, Globs: []string{"*"}, Exposure: &exposure}
+	return subscriber{Kind: delivery.KindFanout, Globs: []string{"*"}, Exposure: &exposure, Owners: webhookdb.OwnersWithEndpoints}
 }
 
 func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, ins *riverjob.Inserter) *uow.UnitOfWork[webhook.Tx] {

@@ -162,10 +162,18 @@ type InboundSource struct {
 
 // CreateInboundSource creates a standard-webhooks inbound source.
 func (a *Admin) CreateInboundSource(ctx context.Context, name string) (InboundSource, error) {
+	return a.createInboundSource(ctx, map[string]any{"name": name, "verifier": "standard-webhooks"})
+}
+
+// CreateQuietInboundSource creates a standard-webhooks source that records
+// no inbound.message.received events (record_events false).
+func (a *Admin) CreateQuietInboundSource(ctx context.Context, name string) (InboundSource, error) {
+	return a.createInboundSource(ctx, map[string]any{"name": name, "verifier": "standard-webhooks", "record_events": false})
+}
+
+func (a *Admin) createInboundSource(ctx context.Context, body map[string]any) (InboundSource, error) {
 	var s InboundSource
-	err := a.Do(ctx, http.MethodPost, "/api/admin/inbound-sources", map[string]any{
-		"name": name, "verifier": "standard-webhooks",
-	}, &s)
+	err := a.Do(ctx, http.MethodPost, "/api/admin/inbound-sources", body, &s)
 	if err == nil && (s.ID == "" || s.Secret == "") {
 		err = errors.New("POST /api/admin/inbound-sources: answer without id or secret")
 	}

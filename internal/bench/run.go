@@ -154,6 +154,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 		{"filters", 60 * time.Second, b.runFilters},
 		{"w3", 40 * time.Second, b.runW3},
 		{"w4", 100 * time.Second, b.runW4},
+		{"w4events", 60 * time.Second, b.runW4Events},
 		{"publish", 30 * time.Second, b.runPublish},
 		{"memory", 10 * time.Second, b.runMemory},
 		{"endpoints", 90 * time.Second, b.runManyEndpoints},

@@ -118,6 +118,7 @@ const (
 	EventWebhookEndpointRecovered   = "webhook.endpoint.recovered"
 	EventWebhookEndpointDisabled    = "webhook.endpoint.disabled"
 	EventInboundMessageDeadLettered = "inbound.message.dead_lettered"
+	EventInboundMessageReceived     = "inbound.message.received"
 )
 
 // catalog is built once; entries hold only strings and values, so the

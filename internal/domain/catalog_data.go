@@ -286,6 +286,12 @@ func entries() []entry {
 			schema: object(req("source_id", uuidOf("the inbound source")), req("message_id", uuidOf("the inbox message (its body and error stay inside)")),
 				req("attempts", count("attempts made"))),
 			subject: "inbound:" + exSource, example: map[string]any{"source_id": exSource, "message_id": exMessage, "attempts": 5}},
+		{name: EventInboundMessageReceived, exposure: Webhook, domain: "owner", desc: "An inbound source accepted a verified message (a duplicate or a refused request records none). The body stays inside: read it with inbound_sources.message.",
+			producer: useCase("inbound.Gateway.Receive (the transaction that admits the message)"),
+			schema: object(req("source_id", uuidOf("the inbound source")), req("message_id", uuidOf("the inbox message; inbound_sources.message returns its body")),
+				opt("provider_type", typed("string", "the provider's event type where the source's kind carries one: Stripe's body type, GitHub's X-GitHub-Event, Standard Webhooks' body type, hmac's event type header")),
+				req("received_at", timeOf("when the gateway accepted it"))),
+			subject: "inbound:" + exSource, example: map[string]any{"source_id": exSource, "message_id": exMessage, "provider_type": "invoice.paid", "received_at": exTime}},
 		// A new domain's entries go above this line (cmd/scaffold writes them here).
 	}
 }

@@ -51,7 +51,7 @@ func TestCatalogDeclaresTheWebhookTypes(t *testing.T) {
 		require.NotEmpty(t, et.Description, et.Name)
 		require.Equal(t, strings.ToLower(et.Name), et.Name)
 	}
-	require.Len(t, counted(webhookNames()), 43)
+	require.Len(t, counted(webhookNames()), 44)
 }
 
 func TestExposureDefaultsToInternal(t *testing.T) {
@@ -80,7 +80,7 @@ func TestLookupAndExpand(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, []string{"code.issued", "code.redeemed", "code.revoked"}, ExpandGlobs([]string{"code.*"}))
 	require.Len(t, ExpandGlobs([]string{"*"}), len(EventTypes()))
-	require.Len(t, counted(ExpandGlobs([]string{"*"}, Webhook)), 43)
+	require.Len(t, counted(ExpandGlobs([]string{"*"}, Webhook)), 44)
 	require.Empty(t, ExpandGlobs([]string{"nothing.*"}))
 }
 
@@ -107,7 +107,7 @@ func TestEveryTypeDeclaresProducerSchemaAndAValidExample(t *testing.T) {
 		require.Equal(t, et.Name, body["type"])
 		require.Equal(t, et.Publishable(), et.Producer.Kind == ProducedExternally)
 	}
-	require.Equal(t, map[ProducerKind]int{ProducedByTrigger: 1, ProducedByUseCase: 24, ProducedExternally: 18}, kinds)
+	require.Equal(t, map[ProducerKind]int{ProducedByTrigger: 1, ProducedByUseCase: 25, ProducedExternally: 18}, kinds)
 }
 
 func TestThinnessNoPersonalDataOrFreeTextInSchemas(t *testing.T) {

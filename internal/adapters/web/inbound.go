@@ -14,6 +14,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 // source is an inbound source as the contract returns it: fixed fields
@@ -23,6 +24,7 @@ type source struct {
 	Name             string
 	Verifier         string
 	Enabled          bool
+	RecordEvents     bool
 	BodyLimitBytes   int64
 	ToleranceSeconds int
 	ReceiveURL       string
@@ -54,6 +56,13 @@ type message struct {
 	Replays       int
 	JobID         *int64
 	TaskURL       *string
+	// Event is the message's inbound.message.received, when the page
+	// looked it up (the newest messages only) and found it.
+	Event *uuid.UUID
+	// Told are the deliveries of Event: the endpoints told of it.
+	Told []webhook.EventDelivery
+	// Looked says the page looked the message's event up.
+	Looked bool
 }
 
 // Link is the message's job in River's UI, or "".
@@ -73,7 +82,7 @@ type sourceForm struct {
 	// The hmac kind's options.
 	SignatureHeader, SignaturePrefix, Encoding, Payload      string
 	TimestampHeader, TimestampFormat, IDHeader, EventTypeHdr string
-	Enabled                                                  bool
+	Enabled, RecordEvents                                    bool
 }
 
 type kindInfo struct {
@@ -104,7 +113,12 @@ type sourceListData struct {
 
 type sourceShowData struct {
 	// Charts are the source's health chart; nil without its op.
-	Charts      *healthCharts
+	Charts *healthCharts
+	// Signing tells the sender how to sign for the source's kind.
+	Signing signingHelp
+	// Events is what the source's events reach; nil when this server
+	// declares no webhook ops.
+	Events      *sourceEvents
 	Source      source
 	ReceiveURL  string
 	Messages    []message
@@ -146,7 +160,7 @@ func (h *Handler) inboundNew(c echo.Context, s *Session) error {
 		return h.fail(c, s, notDeclared("inbound_sources.create"))
 	}
 	return h.render(c, http.StatusOK, "inbound_new", view{Title: "New inbound source", Section: "inbound", Session: s,
-		Data: sourceNewData{Form: sourceForm{Verifier: verifier.KindStandardWebhooks, Enabled: true}, Kinds: kinds(), CSRF: s.CSRFToken}})
+		Data: sourceNewData{Form: sourceForm{Verifier: verifier.KindStandardWebhooks, Enabled: true, RecordEvents: true}, Kinds: kinds(), CSRF: s.CSRFToken}})
 }
 
 func (h *Handler) inboundCreate(c echo.Context, s *Session) error {
@@ -155,7 +169,7 @@ func (h *Handler) inboundCreate(c echo.Context, s *Session) error {
 		Name: v("name"), Verifier: v("verifier"), Secret: v("secret"), Tolerance: v("tolerance_seconds"), BodyLimit: v("body_limit_bytes"),
 		SignatureHeader: v("signature_header"), SignaturePrefix: v("signature_prefix"), Encoding: v("encoding"), Payload: v("payload"),
 		TimestampHeader: v("timestamp_header"), TimestampFormat: v("timestamp_format"), IDHeader: v("id_header"), EventTypeHdr: v("event_type_header"),
-		Enabled: c.FormValue("enabled") != "",
+		Enabled: c.FormValue("enabled") != "", RecordEvents: c.FormValue("record_events") != "",
 	}
 	again := func(err error) error {
 		status, detail := h.describe(c, err)
@@ -165,7 +179,7 @@ func (h *Handler) inboundCreate(c echo.Context, s *Session) error {
 	if h.inbound == nil {
 		return h.fail(c, s, notDeclared("inbound_sources.create"))
 	}
-	in := inbound.CreateSourceInput{Name: f.Name, Verifier: f.Verifier, Enabled: &f.Enabled, Secret: f.Secret}
+	in := inbound.CreateSourceInput{Name: f.Name, Verifier: f.Verifier, Enabled: &f.Enabled, RecordEvents: &f.RecordEvents, Secret: f.Secret}
 	if err := parseNumbers(
 		numberField{"tolerance_seconds", f.Tolerance, func(n int64) { in.ToleranceSeconds = int(n) }},
 		numberField{"body_limit_bytes", f.BodyLimit, func(n int64) { in.BodyLimitBytes = n }},
@@ -244,7 +258,11 @@ func (h *Handler) inboundShow(c echo.Context, s *Session) error {
 	}
 	d := sourceShowData{Source: src, ReceiveURL: absoluteURL(c.Request(), src.ReceiveURL), Messages: messagesOf(msgs.Data),
 		DeadLetters: messagesOf(dead.Data), CSRF: s.CSRFToken}
+	d.Signing = signingOf(src, d.ReceiveURL)
 	if err := h.sourceProcessing(c, s, &d); err != nil {
+		return h.fail(c, s, err)
+	}
+	if err := h.sourceEventsOf(c, s, &d); err != nil {
 		return h.fail(c, s, err)
 	}
 	for _, m := range d.Messages {

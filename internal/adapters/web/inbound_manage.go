@@ -55,6 +55,7 @@ func (h *Handler) sourceProcessing(c echo.Context, s *Session, d *sourceShowData
 type sourceEditData struct {
 	Source                     source
 	Name, BodyLimit, Tolerance string
+	RecordEvents               bool
 	// Options are the option fields as shown or posted (hmac kind).
 	Options map[string]string
 	CSRF    string
@@ -75,7 +76,7 @@ func (h *Handler) inboundEdit(c echo.Context, s *Session) error {
 	}
 	return h.render(c, http.StatusOK, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Data: sourceEditData{
 		Source: src, Name: src.Name, BodyLimit: strconv.FormatInt(src.BodyLimitBytes, 10), Tolerance: strconv.Itoa(src.ToleranceSeconds),
-		Options: src.Options, CSRF: s.CSRFToken,
+		RecordEvents: src.RecordEvents, Options: src.Options, CSRF: s.CSRFToken,
 	}})
 }
 
@@ -89,12 +90,12 @@ func (h *Handler) inboundUpdate(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	d := sourceEditData{Source: src, Name: strings.TrimSpace(c.FormValue("name")), BodyLimit: strings.TrimSpace(c.FormValue("body_limit_bytes")),
-		Tolerance: strings.TrimSpace(c.FormValue("tolerance_seconds")), CSRF: s.CSRFToken}
+		Tolerance: strings.TrimSpace(c.FormValue("tolerance_seconds")), RecordEvents: c.FormValue("record_events") != "", CSRF: s.CSRFToken}
 	again := func(err error) error {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "inbound_edit", view{Title: "Edit " + src.Name, Section: "inbound", Session: s, Error: detail, Data: d})
 	}
-	in := inbound.UpdateSourceInput{ID: id, Name: &d.Name}
+	in := inbound.UpdateSourceInput{ID: id, Name: &d.Name, RecordEvents: &d.RecordEvents}
 	if err := parseNumbers(
 		numberField{"tolerance_seconds", d.Tolerance, func(n int64) { t := int(n); in.ToleranceSeconds = &t }},
 		numberField{"body_limit_bytes", d.BodyLimit, func(n int64) { in.BodyLimitBytes = &n }},

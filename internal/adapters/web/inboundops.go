@@ -59,7 +59,7 @@ func inboundOpsOf(ops op.Set) (*inboundOps, error) {
 // sourceOf is the page's view of a source: its kind's options as text (a
 // string option as it is, any other value as its JSON).
 func sourceOf(v inbound.SourceView) source {
-	s := source{ID: v.ID, Name: v.Name, Verifier: v.Verifier, Enabled: v.Enabled, BodyLimitBytes: v.BodyLimitBytes,
+	s := source{ID: v.ID, Name: v.Name, Verifier: v.Verifier, Enabled: v.Enabled, RecordEvents: v.RecordEvents, BodyLimitBytes: v.BodyLimitBytes,
 		ToleranceSeconds: v.ToleranceSeconds, ReceiveURL: v.ReceiveURL, SecretRotatedAt: v.SecretRotatedAt,
 		PreviousSecretExpiresAt: v.PreviousSecretExpiresAt, CreatedAt: v.CreatedAt, Options: map[string]string{}}
 	for k, raw := range v.Options {

@@ -449,12 +449,16 @@ func (h *Handler) webhookList(c echo.Context, s *Session) error {
 	return h.render(c, http.StatusOK, "webhooks", view{Title: "Webhooks", Section: "webhooks", Session: s, Notice: notice(c), Data: d})
 }
 
+// webhookNew shows the create form, with the types named by event_type
+// query parameters checked (a page that offers "add an endpoint" for one
+// type links here with it).
 func (h *Handler) webhookNew(c echo.Context, s *Session) error {
 	if h.webhooks == nil {
 		return h.fail(c, s, notDeclared("webhooks.create"))
 	}
 	return h.render(c, http.StatusOK, "webhook_new", view{Title: "New webhook endpoint", Section: "webhooks", Session: s,
-		Data: webhookNewData{Form: webhookForm{Enabled: true}, Groups: eventTypeGroups(), CSRF: s.CSRFToken, Embeds: h.scopeChoices(c, s)}})
+		Data: webhookNewData{Form: webhookForm{Enabled: true, EventTypes: c.QueryParams()["event_type"]}, Groups: eventTypeGroups(), CSRF: s.CSRFToken,
+			Embeds: h.scopeChoices(c, s)}})
 }
 
 func (h *Handler) webhookCreate(c echo.Context, s *Session) error {

@@ -226,9 +226,10 @@ func (r *Relay) listenOnce(ctx context.Context, wake chan<- wakeCause) (connecte
 
 // claimed is an event locked by a fan-out transaction.
 type claimed struct {
-	ID    uuid.UUID
-	Type  string
-	Delay float64 // seconds since occurred_at
+	ID      uuid.UUID
+	OwnerID uuid.UUID
+	Type    string
+	Delay   float64 // seconds since occurred_at
 }
 
 // fanoutEntry is one element of events.fanout.
@@ -242,7 +243,7 @@ type fanoutEntry struct {
 // late is simply claimed later. Under READ COMMITTED PostgreSQL re-checks the
 // WHERE clause on the locked row version, so a row another relay fanned out
 // and committed meanwhile is dropped, not claimed twice.
-const claimBatch = `SELECT id, type, extract(epoch FROM clock_timestamp() - occurred_at)::float8
+const claimBatch = `SELECT id, owner_id, type, extract(epoch FROM clock_timestamp() - occurred_at)::float8
 FROM events
 WHERE fanned_out_at IS NULL AND poisoned_at IS NULL
   AND (relay_retry_at IS NULL OR relay_retry_at <= now())
@@ -251,7 +252,7 @@ LIMIT $1
 FOR UPDATE SKIP LOCKED`
 
 // claimOne locks one event for the one-by-one path.
-const claimOne = `SELECT id, type, extract(epoch FROM clock_timestamp() - occurred_at)::float8
+const claimOne = `SELECT id, owner_id, type, extract(epoch FROM clock_timestamp() - occurred_at)::float8
 FROM events
 WHERE id = $1 AND fanned_out_at IS NULL AND poisoned_at IS NULL
 FOR UPDATE SKIP LOCKED`
@@ -409,12 +410,20 @@ func (r *Relay) fanOutOne(ctx context.Context, id uuid.UUID) (err error) {
 	return nil
 }
 
-// insertAndMark inserts one job per matching subscription per event and
-// marks the events fanned out, all in tx.
+// insertAndMark inserts one job per matching subscription per event (of an
+// owner the subscription has work for) and marks the events fanned out,
+// all in tx.
 func (r *Relay) insertAndMark(ctx context.Context, tx pgx.Tx, evs []claimed) error {
+	wanted, err := r.ownersWanted(ctx, tx, evs)
+	if err != nil {
+		return err
+	}
 	var params []river.InsertManyParams
 	for _, ev := range evs {
 		for _, s := range r.routes[ev.Type] {
+			if w, ok := wanted[s]; ok && !w[ev.OwnerID] {
+				continue
+			}
 			params = append(params, river.InsertManyParams{
 				Args:       fanoutArgs{kind: s.Kind, EventJobArgs: EventJobArgs{EventID: ev.ID}},
 				InsertOpts: s.InsertOpts,
@@ -452,6 +461,39 @@ func (r *Relay) insertAndMark(ctx context.Context, tx pgx.Tx, evs []claimed) err
 		return fmt.Errorf("mark fanned out: %d of %d rows", tag.RowsAffected(), len(evs))
 	}
 	return nil
+}
+
+// ownersWanted asks each subscription with an Owners function, once, which
+// owners of the batch's events routed to it it has work for.
+func (r *Relay) ownersWanted(ctx context.Context, tx pgx.Tx, evs []claimed) (map[*Subscription]map[uuid.UUID]bool, error) {
+	var asked map[*Subscription]map[uuid.UUID]bool
+	for _, ev := range evs {
+		for _, s := range r.routes[ev.Type] {
+			if s.Owners == nil {
+				continue
+			}
+			if asked == nil {
+				asked = map[*Subscription]map[uuid.UUID]bool{}
+			}
+			if asked[s] == nil {
+				asked[s] = map[uuid.UUID]bool{}
+			}
+			asked[s][ev.OwnerID] = true
+		}
+	}
+	out := make(map[*Subscription]map[uuid.UUID]bool, len(asked))
+	for s, set := range asked {
+		owners := make([]uuid.UUID, 0, len(set))
+		for o := range set {
+			owners = append(owners, o)
+		}
+		w, err := s.Owners(ctx, tx, owners)
+		if err != nil {
+			return nil, fmt.Errorf("owners %s has work for: %w", s.Kind, err)
+		}
+		out[s] = w
+	}
+	return out, nil
 }
 
 // collectFanout maps inserted jobs back to their events by the event id in

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -525,4 +526,66 @@ func TestRelayClaimsEventsInSeqOrder(t *testing.T) {
 		claimed = append(claimed, b...)
 	}
 	require.Equal(t, ids, claimed, "claimed in seq order, batch after batch")
+}
+
+// A subscription that says which owners it has work for gets jobs for
+// their events only, the others' events are fanned out all the same (to
+// nobody of that subscription), and it is asked once per batch with the
+// batch's owners.
+func TestRelayAsksASubscriptionWhichOwnersItWants(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	busy, idle := uuid.New(), uuid.New()
+	var calls [][]uuid.UUID
+	picky := []events.Subscription{
+		{Kind: sinkArgs{}.Kind(), EventTypes: []string{"a.one", "a.two"}, Owners: func(_ context.Context, tx pgx.Tx, owners []uuid.UUID) (map[uuid.UUID]bool, error) {
+			require.NotNil(t, tx, "asked in the relay's transaction")
+			calls = append(calls, slices.Clone(owners))
+			return map[uuid.UUID]bool{busy: true}, nil
+		}},
+		{Kind: otherArgs{}.Kind(), EventTypes: []string{"a.two"}},
+	}
+	rec := events.NewRecorder(func(string) bool { return true }, nil)
+	var busyEvents, idleEvents []uuid.UUID
+	for range 3 {
+		busyEvents = append(busyEvents, record(t, pool, rec, busy, "a.two"))
+		idleEvents = append(idleEvents, record(t, pool, rec, idle, "a.two"))
+	}
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), picky, events.RelayOptions{Logger: testLogger(t), BatchSize: 100})
+	require.NoError(t, err)
+	n, err := relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 6, n)
+
+	require.Len(t, calls, 1, "one question per batch")
+	require.ElementsMatch(t, []uuid.UUID{busy, idle}, calls[0])
+	var sunk, other []uuid.UUID
+	for _, j := range listJobs(t, pool, sinkArgs{}.Kind()) {
+		sunk = append(sunk, eventOf(t, j))
+	}
+	for _, j := range listJobs(t, pool, otherArgs{}.Kind()) {
+		other = append(other, eventOf(t, j))
+	}
+	require.ElementsMatch(t, busyEvents, sunk, "jobs for the wanted owner's events only")
+	require.ElementsMatch(t, append(slices.Clone(busyEvents), idleEvents...), other, "a subscription without Owners takes every owner")
+	var unfanned int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE fanned_out_at IS NULL`).Scan(&unfanned))
+	require.Zero(t, unfanned, "every event is fanned out")
+
+	// The question's error fails the batch, which is then retried event by
+	// event; nothing is lost.
+	failing := []events.Subscription{{Kind: sinkArgs{}.Kind(), EventTypes: []string{"a.one"}, Owners: func(context.Context, pgx.Tx, []uuid.UUID) (map[uuid.UUID]bool, error) {
+		return nil, errors.New("endpoints unreadable")
+	}}}
+	record(t, pool, rec, busy, "a.one")
+	relay, err = events.NewRelay(pool, newRiverClient(t, pool), failing, events.RelayOptions{Logger: testLogger(t), BatchSize: 100})
+	require.NoError(t, err)
+	_, err = relay.FanOutOnce(ctx)
+	require.NoError(t, err)
+	var attempts int
+	var relayErr string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT relay_attempts, relay_error FROM events WHERE type = 'a.one'`).Scan(&attempts, &relayErr))
+	require.Equal(t, 1, attempts)
+	require.Contains(t, relayErr, "endpoints unreadable")
 }

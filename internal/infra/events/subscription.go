@@ -1,9 +1,11 @@
 package events
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 )
 
@@ -21,7 +23,16 @@ type Subscription struct {
 	// InsertOpts optionally sets queue, priority or max attempts of the
 	// inserted jobs; nil uses River's defaults.
 	InsertOpts *river.InsertOpts
+	// Owners, when set, tells which of the given owners the subscriber has
+	// work for, read in the relay's transaction: an event of an owner it
+	// leaves out gets no job (its fan-out would do nothing). nil takes
+	// every owner.
+	Owners OwnersFunc
 }
+
+// OwnersFunc returns the owners, among owners, whose events a subscriber
+// wants, reading in tx; it is called once per relay batch.
+type OwnersFunc func(ctx context.Context, tx pgx.Tx, owners []uuid.UUID) (map[uuid.UUID]bool, error)
 
 // EventJobArgs is the JSON shape of every job the relay inserts:
 // {"event_id":"<uuid>"}. A subscriber's worker declares its own args type

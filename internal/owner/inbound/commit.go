@@ -2,8 +2,13 @@ package inbound
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 // Group commit: requests that arrive while a batch is being written wait and
@@ -98,7 +103,9 @@ func (c *committer) flush(ctx context.Context) {
 			run = append(run, p)
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
-		res, err := c.inbox.Admit(fctx, in)
+		res, err := c.inbox.Admit(fctx, in, func(ctx context.Context, tx AdmitTx, res []Admitted) error {
+			return recordReceived(ctx, tx, in, res)
+		})
 		cancel()
 		c.mu.Lock()
 		c.queue = append(later, c.queue...)
@@ -150,4 +157,34 @@ func keysOf(e Envelope) (batchKey, batchKey, bool) {
 		return k1, batchKey{}, false
 	}
 	return k1, batchKey{source: e.SourceID, kind: 'd', value: string(e.Digest[:])}, true
+}
+
+// ReceivedSubject is the subject of the inbound.message.received event of a
+// message of the source: the source.
+func ReceivedSubject(sourceID uuid.UUID) string { return "inbound:" + sourceID.String() }
+
+// recordReceived records inbound.message.received for each accepted
+// admission of the batch whose source records events (thin: the source,
+// the inbox message, the provider's event type where the kind carries one,
+// the time it was received); a duplicate or a conflict records none.
+// Without a Recorder the inbox records no events.
+func recordReceived(ctx context.Context, tx AdmitTx, in []Admission, res []Admitted) error {
+	rec := tx.Recorder()
+	if rec == nil {
+		return nil
+	}
+	for i, r := range res {
+		if r.Status != Accepted || !in[i].RecordEvent {
+			continue
+		}
+		e := in[i].Envelope
+		data := map[string]any{"source_id": e.SourceID, "message_id": r.ID, "received_at": e.ReceivedAt.UTC()}
+		if e.EventType != "" {
+			data["provider_type"] = e.EventType
+		}
+		if _, err := rec.Record(ctx, e.OwnerID, domain.EventInboundMessageReceived, ReceivedSubject(e.SourceID), data); err != nil {
+			return fmt.Errorf("record the receipt of inbound message %s: %w", r.ID, err)
+		}
+	}
+	return nil
 }

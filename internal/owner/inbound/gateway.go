@@ -162,7 +162,7 @@ func (g *Gateway) receive(ctx context.Context, sourceID uuid.UUID, req Request, 
 		SignedAt:        res.Timestamp,
 		ReceivedAt:      now,
 	}
-	adm, err := g.commit.admit(ctx, Admission{Envelope: env, ReplayExpiresAt: replayExpiry(src, res.Timestamp, now), MaxAttempts: g.d.Policy.MaxAttempts})
+	adm, err := g.commit.admit(ctx, Admission{Envelope: env, ReplayExpiresAt: replayExpiry(src, res.Timestamp, now), MaxAttempts: g.d.Policy.MaxAttempts, RecordEvent: src.RecordEvents})
 	if err != nil {
 		return Receipt{}, fmt.Errorf("store inbound message %q of source %s: %w", env.MessageID, src.ID, err)
 	}

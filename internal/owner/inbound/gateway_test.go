@@ -250,7 +250,7 @@ type countingAdmitter struct {
 	batches, largest atomic.Int64
 }
 
-func (c *countingAdmitter) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
+func (c *countingAdmitter) Admit(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc) ([]inbound.Admitted, error) {
 	c.batches.Add(1)
 	for {
 		l := c.largest.Load()
@@ -259,7 +259,7 @@ func (c *countingAdmitter) Admit(ctx context.Context, batch []inbound.Admission)
 		}
 	}
 	time.Sleep(2 * time.Millisecond) // a round trip, so requests pile up behind it
-	return c.Admitter.Admit(ctx, batch)
+	return c.Admitter.Admit(ctx, batch, then)
 }
 
 func TestGatewayCommitsConcurrentRequestsTogether(t *testing.T) {

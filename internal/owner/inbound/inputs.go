@@ -21,6 +21,7 @@ type CreateSourceInput struct {
 	// Secret is the provider's secret, for kinds that do not generate theirs.
 	Secret           string `json:"secret,omitempty" doc:"the provider's secret; omit for kinds whose secret the instance generates (standard-webhooks)"`
 	Enabled          *bool  `json:"enabled,omitempty" doc:"default true"`
+	RecordEvents     *bool  `json:"record_events,omitempty" doc:"record inbound.message.received for each accepted message, so endpoints can be told; default true"`
 	BodyLimitBytes   int64  `json:"body_limit_bytes,omitempty" doc:"largest accepted body, default 1048576"`
 	ToleranceSeconds int    `json:"tolerance_seconds,omitempty" doc:"timestamp window both ways, default 300"`
 }
@@ -31,7 +32,7 @@ func (in *CreateSourceInput) UnmarshalJSON(b []byte) error {
 	var nested map[string]json.RawMessage
 	rest, err := splitObject(b, map[string]any{
 		"name": &in.Name, "verifier": &in.Verifier, "options": &nested, "secret": &in.Secret,
-		"enabled": &in.Enabled, "body_limit_bytes": &in.BodyLimitBytes, "tolerance_seconds": &in.ToleranceSeconds,
+		"enabled": &in.Enabled, "record_events": &in.RecordEvents, "body_limit_bytes": &in.BodyLimitBytes, "tolerance_seconds": &in.ToleranceSeconds,
 	})
 	if err != nil {
 		return err
@@ -49,6 +50,7 @@ type UpdateSourceInput struct {
 	Verifier         *string                    `json:"verifier,omitempty" doc:"must equal the current kind: a source's kind never changes"`
 	Options          map[string]json.RawMessage `json:"options,omitempty" doc:"options to change; null removes one"`
 	Enabled          *bool                      `json:"enabled,omitempty"`
+	RecordEvents     *bool                      `json:"record_events,omitempty" doc:"record inbound.message.received for each accepted message"`
 	BodyLimitBytes   *int64                     `json:"body_limit_bytes,omitempty"`
 	ToleranceSeconds *int                       `json:"tolerance_seconds,omitempty"`
 }
@@ -59,7 +61,7 @@ func (in *UpdateSourceInput) UnmarshalJSON(b []byte) error {
 	var nested map[string]json.RawMessage
 	rest, err := splitObject(b, map[string]any{
 		"id": &in.ID, "name": &in.Name, "verifier": &in.Verifier, "options": &nested,
-		"enabled": &in.Enabled, "body_limit_bytes": &in.BodyLimitBytes, "tolerance_seconds": &in.ToleranceSeconds,
+		"enabled": &in.Enabled, "record_events": &in.RecordEvents, "body_limit_bytes": &in.BodyLimitBytes, "tolerance_seconds": &in.ToleranceSeconds,
 	})
 	if err != nil {
 		return err

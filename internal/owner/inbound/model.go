@@ -50,6 +50,9 @@ type Source struct {
 	// associated data. Only the gateway unseals it, through UnsealFunc.
 	SealedSecret []byte
 	Enabled      bool
+	// RecordEvents makes each accepted message record
+	// inbound.message.received in the transaction that admits it.
+	RecordEvents bool
 	// BodyLimit is the largest accepted body in bytes.
 	BodyLimit int64
 	// ToleranceSeconds is the timestamp window both ways. For kinds that sign

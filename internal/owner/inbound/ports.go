@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain"
 )
 
 // SealFunc seals a source's secret at rest; associatedData is the source id's
@@ -144,6 +146,9 @@ type Admission struct {
 	ReplayExpiresAt time.Time
 	// MaxAttempts bounds the processing job's attempts.
 	MaxAttempts int
+	// RecordEvent is the source's RecordEvents: an accepted message records
+	// inbound.message.received.
+	RecordEvent bool
 }
 
 // Admitted is what the inbox did with one Admission.
@@ -160,12 +165,25 @@ type Admitted struct {
 	Conflict bool
 }
 
+// AdmitTx is the admitting transaction as the gateway sees it once the
+// inbox has written a batch: events recorded through it commit with the
+// batch or not at all.
+type AdmitTx interface {
+	Recorder() domain.Recorder
+}
+
+// AdmittedFunc runs in the admitting transaction after the batch is written,
+// with the results in the batch's order; its error rolls the batch back.
+type AdmittedFunc func(ctx context.Context, tx AdmitTx, res []Admitted) error
+
 // Admitter writes verified messages into the inbox: for each admission the
 // replay key, the inbox row and its processing job, all of a batch in one
-// transaction, committed before it returns. The batch holds no two
-// admissions of one (source, message id), nor, among unsigned ids, of one
-// (source, body digest). Results are in the batch's order; an error means
-// nothing of the batch was written.
+// transaction, committed before it returns; then, when not nil, runs in that
+// transaction before the commit (an Admitter that records no events
+// hands it a nil Recorder). The batch holds no two admissions of one
+// (source, message id), nor, among unsigned ids, of one (source, body
+// digest). Results are in the batch's order; an error means nothing of the
+// batch was written.
 type Admitter interface {
-	Admit(ctx context.Context, batch []Admission) ([]Admitted, error)
+	Admit(ctx context.Context, batch []Admission, then AdmittedFunc) ([]Admitted, error)
 }

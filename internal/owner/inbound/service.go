@@ -115,6 +115,7 @@ func (s *Service) CreateSource(ctx context.Context, ownerID uuid.UUID, in Create
 		Verifier:         in.Verifier,
 		Options:          opts,
 		Enabled:          in.Enabled == nil || *in.Enabled,
+		RecordEvents:     in.RecordEvents == nil || *in.RecordEvents,
 		BodyLimit:        limit,
 		ToleranceSeconds: tol,
 		CreatedAt:        now,
@@ -198,6 +199,9 @@ func (s *Service) UpdateSource(ctx context.Context, ownerID uuid.UUID, in Update
 			}
 			if in.Enabled != nil {
 				src.Enabled = *in.Enabled
+			}
+			if in.RecordEvents != nil {
+				src.RecordEvents = *in.RecordEvents
 			}
 			if in.BodyLimitBytes != nil {
 				if src.BodyLimit, err = bodyLimit(*in.BodyLimitBytes); err != nil {

@@ -24,10 +24,13 @@ type SourceView struct {
 	Name     string    `json:"name"`
 	Verifier string    `json:"verifier"`
 	// Options are the kind's normalized options, flattened when encoded.
-	Options          map[string]json.RawMessage `json:"-"`
-	Enabled          bool                       `json:"enabled"`
-	BodyLimitBytes   int64                      `json:"body_limit_bytes"`
-	ToleranceSeconds int                        `json:"tolerance_seconds"`
+	Options map[string]json.RawMessage `json:"-"`
+	Enabled bool                       `json:"enabled"`
+	// RecordEvents says whether each accepted message records
+	// inbound.message.received.
+	RecordEvents     bool  `json:"record_events"`
+	BodyLimitBytes   int64 `json:"body_limit_bytes"`
+	ToleranceSeconds int   `json:"tolerance_seconds"`
 	// ReceiveURL is where the sender posts: /hooks/{id}.
 	ReceiveURL string `json:"receive_url"`
 	// SecretRotatedAt is when the secret was last rotated; null when never.
@@ -107,6 +110,7 @@ func viewOf(s Source) (SourceView, error) {
 		Verifier:                s.Verifier,
 		Options:                 opts,
 		Enabled:                 s.Enabled,
+		RecordEvents:            s.RecordEvents,
 		BodyLimitBytes:          s.BodyLimit,
 		ToleranceSeconds:        s.ToleranceSeconds,
 		ReceiveURL:              s.ReceivePath(),

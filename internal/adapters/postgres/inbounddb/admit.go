@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
@@ -65,8 +66,9 @@ ORDER BY i.ord, m.message_id = i.message_id DESC`
 
 // Admit writes a batch in one transaction: BEGIN, one statement for the
 // inbox rows and replay keys, one more only when some message was there
-// already, River's insert of the jobs, COMMIT.
-func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
+// already, River's insert of the jobs, then's events in one statement,
+// COMMIT.
+func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc) ([]inbound.Admitted, error) {
 	if len(batch) == 0 {
 		return nil, nil
 	}
@@ -99,7 +101,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 	// Two batches may still deadlock on the body-digest index of unsigned
 	// ids; PostgreSQL aborts one, which runs again.
 	err := pgerr.Retry(3, func() error {
-		return u.admitOnce(ctx, batch, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry, stable)
+		return u.admitOnce(ctx, batch, then, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry, stable)
 	})
 	if err != nil {
 		return nil, unavailable(err)
@@ -107,7 +109,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission) ([]in
 	return out, nil
 }
 
-func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, out []inbound.Admitted, ids []uuid.UUID, owners, sources [][16]byte,
+func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc, out []inbound.Admitted, ids []uuid.UUID, owners, sources [][16]byte,
 	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time, stable []bool,
 ) error {
 	return inTx(ctx, u.db, func(tx pgx.Tx) error {
@@ -149,9 +151,29 @@ func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, o
 		if err := u.jobs(tx).EnqueueProcess(ctx, jobs...); err != nil {
 			return fmt.Errorf("enqueue inbound processing: %w", err)
 		}
-		return nil
+		if then == nil {
+			return nil
+		}
+		var rec BatchRecorder
+		at := admitTx{}
+		if u.events != nil {
+			rec = u.events(tx)
+			at.rec = rec
+		}
+		if err := then(ctx, at, out); err != nil {
+			return err
+		}
+		if rec == nil {
+			return nil
+		}
+		return rec.Flush(ctx)
 	})
 }
+
+// admitTx hands Admit's hook the Recorder of the admitting transaction.
+type admitTx struct{ rec domain.Recorder }
+
+func (t admitTx) Recorder() domain.Recorder { return t.rec }
 
 // existing answers the admissions at positions idx whose message was in the
 // inbox already: a duplicate, or a conflict when the same id came with

@@ -27,7 +27,9 @@ func newPostgres(t *testing.T) (inboundtest.Harness, *pgxpool.Pool) {
 	pool := testdb.New(t)
 	ins, err := riverjob.NewInserter(pool, 0, nil)
 	require.NoError(t, err)
-	uow := inbounddb.New(pool, riverjob.NewInboundJobs(ins).With)
+	rec := events.NewRecorder(func(name string) bool { _, ok := domain.LookupEventType(name); return ok }, nil)
+	uow := inbounddb.New(pool, riverjob.NewInboundJobs(ins).With).
+		RecordWith(func(tx pgx.Tx) inbounddb.BatchRecorder { return rec.Batch(tx) })
 	return inboundtest.Harness{
 		UoW:      uow,
 		Admit:    uow,
@@ -61,6 +63,13 @@ func newPostgres(t *testing.T) (inboundtest.Harness, *pgxpool.Pool) {
 			_, err := pool.Exec(context.Background(), `INSERT INTO supplier_connections (id, owner_id, source_id, name, created_at)
 				VALUES ($1, $2, $3, 'c', now())`, uuid.New(), ownerID, sourceID)
 			require.NoError(t, err)
+		},
+		EventsOf: func(t *testing.T, owner uuid.UUID) []string {
+			rows, err := pool.Query(context.Background(), `SELECT type FROM events WHERE owner_id = $1 ORDER BY id`, owner)
+			require.NoError(t, err)
+			out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			require.NoError(t, err)
+			return out
 		},
 	}, pool
 }

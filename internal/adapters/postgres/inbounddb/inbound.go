@@ -40,13 +40,25 @@ type DB interface {
 // composition root passes the River adapter's InboundJobs.With).
 type BindJobsFunc func(tx pgx.Tx) inbound.JobQueue
 
+// BatchRecorder records events in a transaction and writes those recorded
+// since the last Flush in one statement (events.Recorder.Batch).
+type BatchRecorder interface {
+	domain.Recorder
+	Flush(ctx context.Context) error
+}
+
+// BindBatchRecorderFunc returns a BatchRecorder bound to tx (the
+// composition root passes events.Recorder.Batch).
+type BindBatchRecorderFunc func(tx pgx.Tx) BatchRecorder
+
 // UnitOfWork implements inbound.UnitOfWork and inbound.SourceLookup.
 type UnitOfWork struct {
-	once sync.Once
-	st   *groupStates
-	db   DB
-	jobs BindJobsFunc
-	kit  *uow.UnitOfWork[inbound.Tx]
+	once   sync.Once
+	st     *groupStates
+	db     DB
+	jobs   BindJobsFunc
+	events BindBatchRecorderFunc
+	kit    *uow.UnitOfWork[inbound.Tx]
 }
 
 var (
@@ -59,6 +71,14 @@ func New(db DB, jobs BindJobsFunc) *UnitOfWork {
 	return &UnitOfWork{db: db, jobs: jobs, kit: uow.New(db, nil, func(tx pgx.Tx, _ domain.Recorder) inbound.Tx {
 		return &txn{tx: tx, jobs: jobs(tx)}
 	})}
+}
+
+// RecordWith makes Admit hand its hook a Recorder bound to the admitting
+// transaction, whose events are written in one statement before the commit;
+// without it the hook gets a nil Recorder. Call it before the first Admit.
+func (u *UnitOfWork) RecordWith(bind BindBatchRecorderFunc) *UnitOfWork {
+	u.events = bind
+	return u
 }
 
 // Do runs fn in one transaction (uow.UnitOfWork.Do): committed when fn

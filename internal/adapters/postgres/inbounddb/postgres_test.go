@@ -126,6 +126,6 @@ func TestUnreachableDatabaseIsErrUnavailable(t *testing.T) {
 	uow := inbounddb.New(pool, func(pgx.Tx) inbound.JobQueue { return nil })
 	_, err = uow.Lookup(ctx, uuid.New())
 	require.ErrorIs(t, err, inbound.ErrUnavailable)
-	_, err = uow.Admit(ctx, []inbound.Admission{{Envelope: inbound.Envelope{ID: uuid.New(), SourceID: uuid.New(), MessageID: "m"}}})
+	_, err = uow.Admit(ctx, []inbound.Admission{{Envelope: inbound.Envelope{ID: uuid.New(), SourceID: uuid.New(), MessageID: "m"}}}, nil)
 	require.ErrorIs(t, err, inbound.ErrUnavailable)
 }

@@ -14,14 +14,14 @@ import (
 )
 
 const sourceColumns = `id, owner_id, name, verifier, options, sealed_secret, enabled, body_limit,
-	tolerance_seconds, secret_rotated_at, created_at, updated_at, previous_sealed_secret, previous_secret_expires_at`
+	tolerance_seconds, secret_rotated_at, created_at, updated_at, previous_sealed_secret, previous_secret_expires_at, record_events`
 
 func scanSource(row pgx.Row) (inbound.Source, error) {
 	var s inbound.Source
 	var opts []byte
 	var rotated, prevExpires *time.Time
 	err := row.Scan(&s.ID, &s.OwnerID, &s.Name, &s.Verifier, &opts, &s.SealedSecret, &s.Enabled, &s.BodyLimit,
-		&s.ToleranceSeconds, &rotated, &s.CreatedAt, &s.UpdatedAt, &s.PreviousSealedSecret, &prevExpires)
+		&s.ToleranceSeconds, &rotated, &s.CreatedAt, &s.UpdatedAt, &s.PreviousSealedSecret, &prevExpires, &s.RecordEvents)
 	s.Options = opts
 	s.SecretRotatedAt, s.PreviousSecretExpiresAt = deref(rotated), deref(prevExpires)
 	return s, err
@@ -31,9 +31,9 @@ type sourceStore struct{ tx pgx.Tx }
 
 func (s sourceStore) Insert(ctx context.Context, src inbound.Source) error {
 	_, err := s.tx.Exec(ctx, `INSERT INTO inbound_sources (`+sourceColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		src.ID, src.OwnerID, src.Name, src.Verifier, []byte(src.Options), src.SealedSecret, src.Enabled, src.BodyLimit,
-		src.ToleranceSeconds, nullTime(src.SecretRotatedAt), src.CreatedAt, src.UpdatedAt, nullBytes(src.PreviousSealedSecret), nullTime(src.PreviousSecretExpiresAt))
+		src.ToleranceSeconds, nullTime(src.SecretRotatedAt), src.CreatedAt, src.UpdatedAt, nullBytes(src.PreviousSealedSecret), nullTime(src.PreviousSecretExpiresAt), src.RecordEvents)
 	if err != nil {
 		return fmt.Errorf("insert inbound source: %w", err)
 	}
@@ -88,11 +88,11 @@ func (s sourceStore) Update(ctx context.Context, ownerID, id uuid.UUID, fn func(
 	}
 	tag, err := s.tx.Exec(ctx, `UPDATE inbound_sources SET name = $3, options = $4, sealed_secret = $5, enabled = $6,
 		body_limit = $7, tolerance_seconds = $8, secret_rotated_at = $9, updated_at = $10,
-		previous_sealed_secret = $11, previous_secret_expires_at = $12
+		previous_sealed_secret = $11, previous_secret_expires_at = $12, record_events = $13
 		WHERE owner_id = $1 AND id = $2`,
 		ownerID, id, src.Name, []byte(src.Options), src.SealedSecret, src.Enabled,
 		src.BodyLimit, src.ToleranceSeconds, nullTime(src.SecretRotatedAt), src.UpdatedAt,
-		nullBytes(src.PreviousSealedSecret), nullTime(src.PreviousSecretExpiresAt))
+		nullBytes(src.PreviousSealedSecret), nullTime(src.PreviousSecretExpiresAt), src.RecordEvents)
 	if err != nil {
 		return fmt.Errorf("update inbound source: %w", err)
 	}

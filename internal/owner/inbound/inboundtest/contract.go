@@ -29,6 +29,8 @@ type Harness struct {
 	MaxAttemptsOf func(t *testing.T, id uuid.UUID) []int
 	// UseSource makes a supplier connection use the source.
 	UseSource func(t *testing.T, ownerID, sourceID uuid.UUID)
+	// EventsOf returns the types of the owner's committed events.
+	EventsOf func(t *testing.T, ownerID uuid.UUID) []string
 }
 
 // RunContract runs the inbound stores' contract; newHarness returns a fresh,
@@ -57,6 +59,7 @@ var contractCases = []struct {
 	{"inbox list paging", contractInboxList},
 	{"inbox purge", contractInboxPurge},
 	{"admit", contractAdmit},
+	{"admit records in its transaction", contractAdmitRecordsInItsTransaction},
 	{"previous secret", contractPreviousSecret},
 	{"refusals", contractRefusals},
 }
@@ -77,7 +80,7 @@ func NewSource(owner uuid.UUID, at time.Time) inbound.Source {
 	return inbound.Source{
 		ID: uuid.New(), OwnerID: owner, Name: "src", Verifier: "standard-webhooks",
 		Options: json.RawMessage(`{"tolerance_seconds":300}`), SealedSecret: []byte("sealed"), Enabled: true,
-		BodyLimit: 1024, ToleranceSeconds: 300, SecretRotatedAt: at, CreatedAt: at, UpdatedAt: at,
+		RecordEvents: true, BodyLimit: 1024, ToleranceSeconds: 300, SecretRotatedAt: at, CreatedAt: at, UpdatedAt: at,
 	}
 }
 
@@ -134,7 +137,8 @@ func contractSources(t *testing.T, h Harness) {
 		require.NoError(t, tx.Sources().Lock(ctx, owner, a.ID))
 		require.NoError(t, tx.Sources().Update(ctx, owner, a.ID, func(s *inbound.Source) error {
 			require.Equal(t, a.ID, s.ID, "fn sees the stored source")
-			s.Name, s.Enabled, s.BodyLimit, s.UpdatedAt = "renamed", false, 2048, Base.Add(time.Hour)
+			require.True(t, s.RecordEvents)
+			s.Name, s.Enabled, s.RecordEvents, s.BodyLimit, s.UpdatedAt = "renamed", false, false, 2048, Base.Add(time.Hour)
 			s.ID, s.OwnerID, s.Verifier = uuid.New(), other, "other"
 			return nil
 		}))
@@ -163,6 +167,7 @@ func contractSources(t *testing.T, h Harness) {
 	require.Equal(t, owner, got.OwnerID, "id, owner and verifier never change")
 	require.Equal(t, a.Verifier, got.Verifier)
 	require.False(t, got.Enabled)
+	require.False(t, got.RecordEvents)
 	require.EqualValues(t, 2048, got.BodyLimit)
 }
 
@@ -493,7 +498,7 @@ func contractAdmit(t *testing.T, h Harness) {
 		adm(NewEnvelope(src, "m2", `{"a":2}`, true, Base)),
 		adm(NewEnvelope(src, "u1", `{"u":1}`, false, Base)),
 	}
-	res, err := h.Admit.Admit(ctx, first)
+	res, err := h.Admit.Admit(ctx, first, nil)
 	require.NoError(t, err)
 	for i, r := range res {
 		require.Equal(t, inbound.Admitted{Status: inbound.Accepted, ID: first[i].Envelope.ID}, r)
@@ -507,7 +512,7 @@ func contractAdmit(t *testing.T, h Harness) {
 		adm(NewEnvelope(src, "u2", `{"u":1}`, false, later)),      // unsigned id, same body
 		adm(NewEnvelope(src, "m3", `{"a":3}`, true, later)),       // new
 	}
-	res, err = h.Admit.Admit(ctx, second)
+	res, err = h.Admit.Admit(ctx, second, nil)
 	require.NoError(t, err)
 	require.Equal(t, []inbound.Admitted{
 		{Status: inbound.Duplicate, ID: first[0].Envelope.ID},
@@ -521,10 +526,10 @@ func contractAdmit(t *testing.T, h Harness) {
 	// payload under the same id, and a conflict writes no key: the original
 	// payload is still a duplicate afterwards.
 	late := exp.Add(time.Minute)
-	res, err = h.Admit.Admit(ctx, []inbound.Admission{adm(NewEnvelope(src, "m2", `{"a":"other"}`, true, late))})
+	res, err = h.Admit.Admit(ctx, []inbound.Admission{adm(NewEnvelope(src, "m2", `{"a":"other"}`, true, late))}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []inbound.Admitted{{Conflict: true}}, res)
-	res, err = h.Admit.Admit(ctx, []inbound.Admission{adm(NewEnvelope(src, "m2", `{"a":2}`, true, late))})
+	res, err = h.Admit.Admit(ctx, []inbound.Admission{adm(NewEnvelope(src, "m2", `{"a":2}`, true, late))}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []inbound.Admitted{{Status: inbound.Duplicate, ID: first[1].Envelope.ID}}, res)
 
@@ -538,7 +543,7 @@ func contractAdmit(t *testing.T, h Harness) {
 		adm(stable(NewEnvelope(src, "evt_1", `{"id":"evt_1","n":1}`, true, Base))),
 		adm(stable(NewEnvelope(src, "guid-1", `{"n":1}`, false, Base))),
 	}
-	res, err = h.Admit.Admit(ctx, stableFirst)
+	res, err = h.Admit.Admit(ctx, stableFirst, nil)
 	require.NoError(t, err)
 	require.Equal(t, []inbound.Admitted{
 		{Status: inbound.Accepted, ID: stableFirst[0].Envelope.ID},
@@ -548,7 +553,7 @@ func contractAdmit(t *testing.T, h Harness) {
 		res, err = h.Admit.Admit(ctx, []inbound.Admission{
 			adm(stable(NewEnvelope(src, "evt_1", "{\n  \"id\": \"evt_1\",\n  \"n\": 1\n}", true, at))),
 			adm(stable(NewEnvelope(src, "guid-1", `{ "n" : 1 }`, false, at))),
-		})
+		}, nil)
 		require.NoError(t, err)
 		require.Equal(t, []inbound.Admitted{
 			{Status: inbound.Duplicate, ID: stableFirst[0].Envelope.ID},
@@ -565,6 +570,42 @@ func contractAdmit(t *testing.T, h Harness) {
 		return err
 	})
 	require.Equal(t, inbound.ReplayConflict, outcome)
+}
+
+// contractAdmitRecordsInItsTransaction: the events Admit's hook records
+// commit with the batch, and the hook's error rolls back both the messages
+// and the events.
+func contractAdmitRecordsInItsTransaction(t *testing.T, h Harness) {
+	ctx := context.Background()
+	owner := h.NewOwner(t)
+	src := AddSource(t, h, owner, Base)
+	exp := Base.Add(10 * time.Minute)
+	record := func(fail error) inbound.AdmittedFunc {
+		return func(ctx context.Context, tx inbound.AdmitTx, res []inbound.Admitted) error {
+			for _, r := range res {
+				if _, err := tx.Recorder().Record(ctx, owner, domain.EventInboundMessageReceived, "inbound:"+src.ID.String(),
+					map[string]any{"message_id": r.ID}); err != nil {
+					return err
+				}
+			}
+			return fail
+		}
+	}
+	refused := NewEnvelope(src, "r1", `{"r":1}`, true, Base)
+	_, err := h.Admit.Admit(ctx, []inbound.Admission{{Envelope: refused, ReplayExpiresAt: exp, MaxAttempts: 1}}, record(errors.New("refused")))
+	require.Error(t, err)
+	require.Empty(t, h.EventsOf(t, owner))
+	Do(t, h, func(tx inbound.Tx) error {
+		_, err := tx.Inbox().Get(ctx, owner, refused.ID)
+		require.ErrorIs(t, err, domain.ErrNotFound)
+		return nil
+	})
+
+	kept := NewEnvelope(src, "k1", `{"k":1}`, true, Base)
+	res, err := h.Admit.Admit(ctx, []inbound.Admission{{Envelope: kept, ReplayExpiresAt: exp, MaxAttempts: 1}}, record(nil))
+	require.NoError(t, err)
+	require.Equal(t, inbound.Accepted, res[0].Status)
+	require.Equal(t, []string{domain.EventInboundMessageReceived}, h.EventsOf(t, owner))
 }
 
 // contractPreviousSecret: a source keeps its previous secret until its

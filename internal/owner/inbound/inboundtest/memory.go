@@ -512,14 +512,20 @@ var _ inbound.Admitter = (*Memory)(nil)
 // stable; otherwise the inbox row is inserted unless one is there already (a
 // duplicate, or a conflict when its message id is the same, its payload is
 // not and the id is not stable); the replay key is registered and the job
-// enqueued for every row inserted.
-func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inbound.Admitted, error) {
+// enqueued for every row inserted; then runs in the same transaction with its
+// events kept only when it commits.
+func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc) ([]inbound.Admitted, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := make([]inbound.Admitted, len(batch))
-	err := m.Do(ctx, func(tx inbound.Tx) error {
+	err := m.snap.Do(ctx, func(st *state, rec *domaintest.TxRecorder) error {
+		tx := &memTx{m: m, st: st}
+		defer func() { tx.done = true }()
 		for i, a := range batch {
 			env := a.Envelope
 			key := inbound.ReplayKey{SourceID: env.SourceID, MessageID: env.MessageID}
-			if cur, ok := tx.(*memTx).st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest && !env.StableID {
+			if cur, ok := tx.st.replays[key]; ok && cur.expiresAt.After(env.ReceivedAt) && cur.digest != env.Digest && !env.StableID {
 				out[i] = inbound.Admitted{Conflict: true}
 				continue
 			}
@@ -543,13 +549,27 @@ func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission) ([]inboun
 			}
 			out[i] = inbound.Admitted{Status: inbound.Accepted, ID: env.ID}
 		}
-		return nil
+		if then == nil {
+			return nil
+		}
+		return then(ctx, admitTx{rec}, out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// Events returns the events committed by Admit's transactions.
+func (m *Memory) Events() []domaintest.Event { return m.snap.Recorder().Events() }
+
+// FailEvents makes Record in Admit's transactions return fn's error for the
+// event types fn returns one for (nil: none).
+func (m *Memory) FailEvents(fn func(eventType string) error) { m.snap.Recorder().Fail(fn) }
+
+type admitTx struct{ rec *domaintest.TxRecorder }
+
+func (t admitTx) Recorder() domain.Recorder { return t.rec }
 
 var _ inbound.RefusalStore = (*Memory)(nil)
 

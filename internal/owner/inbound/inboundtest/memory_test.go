@@ -32,6 +32,15 @@ func TestMemoryPassesTheContract(t *testing.T) {
 				return out
 			},
 			UseSource: func(_ *testing.T, _, sourceID uuid.UUID) { inUse[sourceID] = true },
+			EventsOf: func(_ *testing.T, owner uuid.UUID) []string {
+				var out []string
+				for _, e := range mem.Events() {
+					if e.OwnerID == owner {
+						out = append(out, e.Type)
+					}
+				}
+				return out
+			},
 		}
 	})
 }

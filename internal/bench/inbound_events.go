@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+)
+
+// runW4Events is W4 with inbound.message.received against W4 without it:
+// two standard-webhooks sources of one owner, one recording the event (the
+// default) and one with record_events off, loaded in turns (on, off, off,
+// on) so drift in the machine's load falls on both. Each turn waits until
+// its messages are processed and its events relayed, so one side's
+// backlog never runs in the other's turn, and its rate counts that drain:
+// messages accepted over the time from the first request to the last
+// message settled. It reports the rate with events against the rate
+// without, the database work per message of each side's first turn, and a
+// problem below 0.85.
+func (b *ServerBench) runW4Events(ctx context.Context) error {
+	a, err := b.NewOwner(ctx, "w4events")
+	if err != nil {
+		return err
+	}
+	on, err := a.CreateInboundSource(ctx, "events on")
+	if err != nil {
+		return err
+	}
+	off, err := a.CreateQuietInboundSource(ctx, "events off")
+	if err != nil {
+		return err
+	}
+	keys := map[string][]byte{}
+	for name, src := range map[string]InboundSource{"on": on, "off": off} {
+		if keys[name], err = standardwebhooks.ParseSecret(src.Secret); err != nil {
+			return err
+		}
+	}
+	n := b.o.scale(5000)
+	rates := map[string][]float64{}
+	for i, side := range []string{"on", "off", "off", "on"} {
+		src := on
+		if side == "off" {
+			src = off
+		}
+		var res LoadResult
+		var settled time.Duration
+		turn := func() (int64, error) {
+			start := time.Now()
+			res = b.sendW4(ctx, src.ID, keys[side], fmt.Sprintf("msg_w4e%d_", i), n)
+			accepted := res.Statuses[http.StatusAccepted]
+			if accepted != n {
+				return 0, fmt.Errorf("W4 events %s: %d of %d accepted (statuses %v, %d transport errors)", side, accepted, n, res.Statuses, res.Errors)
+			}
+			if err := b.waitInboxDone(ctx, src.ID, -1); err != nil {
+				return 0, err
+			}
+			if err := b.waitRelayed(ctx); err != nil {
+				return 0, err
+			}
+			settled = time.Since(start)
+			return int64(accepted), nil
+		}
+		if i < 2 {
+			err = b.MeasureWork(ctx, "w4_events_"+side, "message", turn)
+		} else {
+			_, err = turn()
+		}
+		if err != nil {
+			return err
+		}
+		rates[side] = append(rates[side], float64(n)/settled.Seconds())
+		b.r.Note("W4 events %s (turn %d): %d accepted at %.0f/s, all settled at %.0f/s", side, i+1, n,
+			float64(n)/res.Elapsed.Seconds(), float64(n)/settled.Seconds())
+	}
+	mean := func(xs []float64) float64 { return (xs[0] + xs[1]) / 2 }
+	withEvents, without := mean(rates["on"]), mean(rates["off"])
+	b.r.Add(Figure{Key: "w4_events_per_s", Label: fmt.Sprintf("W4 with inbound.message.received, %d messages a turn, received to settled", n),
+		Unit: "/s", Value: withEvents, Ceiling: "the same source kind with record_events off, measured in turns", CeilingValue: without})
+	ratio := Ratio(withEvents, without)
+	b.r.Extra["w4_events_vs_off_ratio"] = ratio
+	b.r.Note("W4 events: on %.0f and %.0f messages/s, off %.0f and %.0f (in turns): %.2f of off",
+		rates["on"][0], rates["on"][1], rates["off"][0], rates["off"][1], ratio)
+	if ratio < 0.85 {
+		b.Problem("W4 events: with inbound.message.received the inbound rate ran at %.2f of the rate without (bound 0.85)", ratio)
+	}
+	return nil
+}
+
+// waitRelayed waits, for up to two minutes, until the relay has fanned out
+// every event recorded so far.
+func (b *ServerBench) waitRelayed(ctx context.Context) error {
+	return b.waitCount(ctx, func(n int) bool { return n == 0 },
+		func(n int) error { return fmt.Errorf("%d events not relayed after two minutes", n) },
+		`SELECT count(*) FROM events WHERE fanned_out_at IS NULL AND poisoned_at IS NULL`)
+}

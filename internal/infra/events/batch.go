@@ -1,0 +1,80 @@
+package events
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Batch binds the Recorder to the caller's transaction for a batch of
+// events written together: Record checks and keeps each event, Flush writes
+// all of them in one statement. The result satisfies domain.Recorder.
+func (r *Recorder) Batch(tx pgx.Tx) *BatchRecorder {
+	return &BatchRecorder{r: r, tx: tx}
+}
+
+// BatchRecorder records events in one transaction, written by Flush. An event
+// Record returned an id for exists only if Flush succeeds and the transaction
+// commits; the caller flushes before committing.
+type BatchRecorder struct {
+	r      *Recorder
+	tx     pgx.Tx
+	ids    []uuid.UUID
+	owners []uuid.UUID
+	types  []string
+	subs   []string
+	data   [][]byte
+}
+
+// insertEvents writes the kept events and queues one wake-up in one round
+// trip (ORDER BY keeps the ids' order, so the primary key grows append-only).
+const insertEvents = `WITH ins AS (
+	INSERT INTO events (id, owner_id, type, subject, data)
+	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[]) ORDER BY 1
+	RETURNING 1
+)
+SELECT count(*), pg_notify('` + Channel + `', '')::text FROM ins`
+
+// Record checks the event as TxRecorder.Record does (ErrUndeclaredType,
+// ErrDataNotObject, nothing kept) and keeps it for Flush; it returns the id
+// the event gets.
+func (b *BatchRecorder) Record(_ context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
+	if b.r.isDeclared == nil || !b.r.isDeclared(eventType) {
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, ErrUndeclaredType)
+	}
+	raw, err := marshalObject(data)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
+	}
+	id, err := newEventID()
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
+	}
+	b.ids, b.owners, b.types, b.subs, b.data = append(b.ids, id), append(b.owners, ownerID), append(b.types, eventType),
+		append(b.subs, subject), append(b.data, raw)
+	return id, nil
+}
+
+// Flush writes the events kept since the last Flush in one statement; with
+// none kept it does nothing.
+func (b *BatchRecorder) Flush(ctx context.Context) error {
+	n := len(b.ids)
+	if n == 0 {
+		return nil
+	}
+	var written int64
+	var ignored string
+	if err := b.tx.QueryRow(ctx, insertEvents, b.ids, b.owners, b.types, b.subs, b.data).Scan(&written, &ignored); err != nil {
+		return fmt.Errorf("record %d events: insert: %w", n, err)
+	}
+	if written != int64(n) {
+		return fmt.Errorf("record %d events: %d written", n, written)
+	}
+	for _, t := range b.types {
+		b.r.metrics.incRecorded(t)
+	}
+	b.ids, b.owners, b.types, b.subs, b.data = b.ids[:0], b.owners[:0], b.types[:0], b.subs[:0], b.data[:0]
+	return nil
+}

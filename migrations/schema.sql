@@ -1179,3 +1179,10 @@ ALTER TABLE webhook_endpoints
     ADD COLUMN rate_tat timestamptz,
     ADD CONSTRAINT webhook_endpoints_rate_burst CHECK ((rate_limit_per_second IS NULL) = (rate_limit_burst IS NULL));
 -- ==== end webhook endpoint rate limit ====
+-- ==== api key scopes (0250) ====
+-- The scopes an API key is limited to (read, publish, webhooks, inbound,
+-- notes); NULL is a full key, as every key issued before scopes existed.
+ALTER TABLE api_keys
+    ADD COLUMN scopes text[] CHECK (scopes IS NULL OR (cardinality(scopes) > 0
+        AND scopes <@ ARRAY['read', 'publish', 'webhooks', 'inbound', 'notes']::text[]));
+-- ==== end api key scopes ====

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -327,4 +329,56 @@ func TestScopedKeysOnTheRoutesBesideTheOps(t *testing.T) {
 	status, resp = ts.do(t, http.MethodGet, "/admin/tasks", webhooks, "")
 	require.Equal(t, http.StatusForbidden, status, resp)
 	require.Equal(t, op.CodeForbiddenScope, errCode(t, resp))
+}
+
+// TestAdminAPIKeysPageIssuesScopedKeys: the API keys page offers the scopes
+// as checkboxes, issues a key limited to the ticked ones (a full key when
+// none is ticked), lists each key's scopes, keeps the ticks when the form
+// comes back with an error, and the issued key is limited on REST.
+func TestAdminAPIKeysPageIssuesScopedKeys(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	o := ts.newOwnerAccount(t)
+	ui := signIn(t, ts, o)
+
+	status, body, _ := ui.get(t, "/admin/api-keys")
+	require.Equal(t, http.StatusOK, status, body)
+	for _, s := range op.AllScopes {
+		require.Contains(t, body, `<input type="checkbox" name="scopes" value="`+string(s)+`">`, "a checkbox per scope, none ticked")
+	}
+	require.Contains(t, body, "Full access")
+
+	status, body, _ = ui.post(t, "/admin/api-keys", url.Values{"name": {"inbox bot"}, "scopes": {"inbound", "read"}})
+	require.Equal(t, http.StatusCreated, status, body)
+	require.Contains(t, body, "Scopes: <strong>read</strong>, <strong>inbound</strong>.")
+	m := regexp.MustCompile(`value="(smk_[^"]+)"`).FindStringSubmatch(body)
+	require.NotNil(t, m, body)
+	scoped := m[1]
+	status, resp := ts.do(t, http.MethodGet, "/api/admin/inbound-sources", scoped, "")
+	require.Equal(t, http.StatusOK, status, resp)
+	status, resp = ts.do(t, http.MethodPost, "/api/admin/webhooks", scoped, `{"url":"https://example.com/h","event_types":["*"]}`)
+	require.Equal(t, http.StatusForbidden, status, resp)
+	require.Equal(t, op.CodeForbiddenScope, errCode(t, resp))
+
+	status, body, _ = ui.post(t, "/admin/api-keys", url.Values{"name": {"everything"}})
+	require.Equal(t, http.StatusCreated, status, body)
+	require.Contains(t, body, "Scopes: <strong>full access</strong>.")
+
+	status, body, _ = ui.post(t, "/admin/api-keys", url.Values{"name": {"typo"}, "scopes": {"notes", "admin"}})
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body, `unknown scope &#34;admin&#34;`)
+	require.Contains(t, body, `value="notes" checked>`, "the ticks come back with the error")
+
+	status, body, _ = ui.get(t, "/admin/api-keys")
+	require.Equal(t, http.StatusOK, status, body)
+	rows := regexp.MustCompile(`(?s)<tr class="api-key".*?</tr>`).FindAllString(body, -1)
+	scopesOf := map[string]string{}
+	for _, r := range rows {
+		name := regexp.MustCompile(`data-label="Name" class="break">([^<]+)<`).FindStringSubmatch(r)
+		cell := regexp.MustCompile(`(?s)data-label="Scopes" class="scopes">(.*?)</td>`).FindStringSubmatch(r)
+		require.NotNil(t, name, r)
+		require.NotNil(t, cell, r)
+		scopesOf[name[1]] = regexp.MustCompile(`<[^>]+>`).ReplaceAllString(cell[1], "")
+	}
+	require.Equal(t, map[string]string{"inbox bot": "read, inbound", "everything": "Full access", "e2e": "Full access"}, scopesOf)
 }

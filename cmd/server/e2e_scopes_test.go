@@ -382,3 +382,26 @@ func TestAdminAPIKeysPageIssuesScopedKeys(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{"inbox bot": "read, inbound", "everything": "Full access", "e2e": "Full access"}, scopesOf)
 }
+
+// TestScopedOperatorKeysOnMetricsAndTasks: the operator's key with read
+// scrapes /metrics, one without read is refused, and no scoped key of the
+// operator reaches River's UI, which changes every owner's jobs.
+func TestScopedOperatorKeysOnMetricsAndTasks(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	full := ts.operatorKey(t)
+	read := scopedKey(t, ts, full, op.ScopeRead)
+	publish := scopedKey(t, ts, full, op.ScopePublish)
+
+	status, body := ts.do(t, http.MethodGet, "/metrics", read, "")
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = ts.do(t, http.MethodGet, "/metrics", publish, "")
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Equal(t, op.CodeForbiddenScope, errCode(t, body))
+
+	status, body = ts.do(t, http.MethodGet, "/admin/tasks/api/queues", read, "")
+	require.Equal(t, http.StatusForbidden, status, body)
+	require.Equal(t, op.CodeForbiddenScope, errCode(t, body))
+	status, body = ts.do(t, http.MethodGet, "/admin/tasks/api/queues", full, "")
+	require.Equal(t, http.StatusOK, status, "the operator's full key still reaches River's UI: %s", body)
+}

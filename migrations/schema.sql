@@ -1187,3 +1187,10 @@ ALTER TABLE webhook_endpoints
 ALTER TABLE inbound_sources
     ADD COLUMN record_events boolean NOT NULL DEFAULT true;
 -- ==== end inbound source events ====
+-- ==== api key scopes (0250) ====
+-- The scopes an API key is limited to (read, publish, webhooks, inbound,
+-- notes); NULL is a full key, as every key issued before scopes existed.
+ALTER TABLE api_keys
+    ADD COLUMN scopes text[] CHECK (scopes IS NULL OR (cardinality(scopes) > 0
+        AND scopes <@ ARRAY['read', 'publish', 'webhooks', 'inbound', 'notes']::text[]));
+-- ==== end api key scopes ====

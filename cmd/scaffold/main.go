@@ -343,6 +343,11 @@ var edits = []edit{
 		"\t\"{{.Plural}}\": \"The owner's {{.Plural}}: create one; each creation records the event {{.Event}}.\",\n")},
 	{"cmd/server/wire.go", insertBefore("a new domain's set goes above this line", "\t\t{{.Title}}Set, // wire_{{.Name}}.go\n")},
 	{"internal/adapters/httpapi/routes.go", insertBefore("new routes go above this line", "\t\t{\"POST\", \"{{.Path}}\", \"{{.Op}}\", http.StatusCreated},\n")},
+	{"cmd/server/e2e_scopes_test.go", insertBefore("a new op's scope goes above this line", `
+	// {{.Plural}}.*: a new domain's writes belong to no scope's area yet, so
+	// only a full key calls them; a read (a GET) would be op.Reads.
+	"{{.Op}}": fullOnly,
+`)},
 	{"cmd/server/collect.go", chain(
 		insertBefore("a new domain's ops parameter goes above this line", "\t{{.Name}}Ops {{.Name}}Ops,\n"),
 		insertBefore("a new domain's ops go above this line", "\tops = append(ops, {{.Name}}Ops...)\n"),

@@ -95,6 +95,7 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 	}, res.Created)
 	require.Equal(t, []string{
 		"cmd/server/collect.go",
+		"cmd/server/e2e_scopes_test.go",
 		"cmd/server/wire.go",
 		"docs/contract.md",
 		"internal/adapters/httpapi/routes.go",
@@ -150,7 +151,7 @@ func TestScaffoldedDomainBuildsAndPassesItsTests(t *testing.T) {
 	run("go test (packages)", "go", "test", "-count=1", "./internal/parcel/...", "./internal/adapters/postgres/parceldb",
 		"./internal/domain", "./internal/adapters/httpapi", "./internal/adapters/openapi/...", "./internal/architecture", "./migrations")
 	e2e := []string{"TestParcelCreateStoresAndRecords", "TestOwnerIsolationOnEveryAdminRoute", "TestWebhookEventTypes", "TestInternalEventsNeverLeaveTheInstance",
-		"TestEveryDeclaredOpIsProjected", "TestOpenAPIDocumentCoversEveryAdminRoute", "TestOpFuzzEveryOp", "TestOpenAPIDocumentLintsClean"}
+		"TestEveryDeclaredOpIsProjected", "TestEveryOpDeclaresItsScope", "TestOpenAPIDocumentCoversEveryAdminRoute", "TestOpFuzzEveryOp", "TestOpenAPIDocumentLintsClean"}
 	out := run("go test (e2e)", "go", "test", "-count=1", "-v", "-run", "^("+strings.Join(e2e, "|")+")$", "./cmd/server")
 	for _, name := range e2e {
 		if name == "TestOpenAPIDocumentLintsClean" && !lint {

@@ -173,7 +173,7 @@ func (s *Service) Ops() op.Set {
 		return IssuedCodeView{CodeView: codeView(c.Code, s.now()), Code: c.Value}
 	}
 	return op.Set{
-		op.New(op.Meta{Name: "roles.list", Summary: "List access roles"},
+		op.New(op.Meta{Name: "roles.list", Scopes: op.Reads, Summary: "List access roles"},
 			func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[RoleView], error) {
 				rs, err := s.ListRoles(ctx, c.OwnerID)
 				out := op.List[RoleView]{Data: make([]RoleView, 0, len(rs))}
@@ -196,7 +196,7 @@ func (s *Service) Ops() op.Set {
 			func(ctx context.Context, c op.Caller, in ID) (op.Empty, error) {
 				return op.Empty{}, s.DeleteRole(ctx, c.OwnerID, in.ID)
 			}),
-		op.New(op.Meta{Name: "codes.list", Summary: "List access codes, newest first"},
+		op.New(op.Meta{Name: "codes.list", Scopes: op.Reads, Summary: "List access codes, newest first"},
 			func(ctx context.Context, c op.Caller, in op.PageInput) (op.Page[CodeView], error) {
 				rows, next, err := s.ListCodes(ctx, c.OwnerID, in)
 				if err != nil {
@@ -209,7 +209,7 @@ func (s *Service) Ops() op.Set {
 				ic, err := s.IssueCode(ctx, c.OwnerID, in.input())
 				return issued(ic), err
 			}),
-		op.New(op.Meta{Name: "codes.get", Summary: "Get an access code (never its value)"},
+		op.New(op.Meta{Name: "codes.get", Scopes: op.Reads, Summary: "Get an access code (never its value)"},
 			func(ctx context.Context, c op.Caller, in ID) (CodeView, error) {
 				code, err := s.GetCode(ctx, c.OwnerID, in.ID)
 				return codeView(code, s.now()), err
@@ -219,7 +219,7 @@ func (s *Service) Ops() op.Set {
 				code, err := s.RevokeCode(ctx, c.OwnerID, in.ID)
 				return codeView(code, s.now()), err
 			}),
-		op.New(op.Meta{Name: "codes.check", Summary: "Tell whether a code admits a note now, and why",
+		op.New(op.Meta{Name: "codes.check", Scopes: op.Reads, Summary: "Tell whether a code admits a note now, and why",
 			Description: "Answers from the code's current state and role with the decision embed-scoped webhook endpoints " +
 				"are delivered by: revoked and expired codes admit nothing, raw:// never, a published-only role no unpublished " +
 				"note, then the role's globs minus the code's deny globs. Changes nothing."},
@@ -227,7 +227,7 @@ func (s *Service) Ops() op.Set {
 				v, err := s.CheckCode(ctx, c.OwnerID, in.ID, entity.CorpusEntry{URI: in.URI, Published: in.Published})
 				return CheckViewOf(v), err
 			}),
-		op.New(op.Meta{Name: "embeds.list", Summary: "List embeds"},
+		op.New(op.Meta{Name: "embeds.list", Scopes: op.Reads, Summary: "List embeds"},
 			func(ctx context.Context, c op.Caller, _ op.Empty) (op.List[EmbedView], error) {
 				es, err := s.ListEmbeds(ctx, c.OwnerID)
 				out := op.List[EmbedView]{Data: make([]EmbedView, 0, len(es))}
@@ -245,7 +245,7 @@ func (s *Service) Ops() op.Set {
 			func(ctx context.Context, c op.Caller, in ID) (op.Empty, error) {
 				return op.Empty{}, s.DeleteEmbed(ctx, c.OwnerID, in.ID)
 			}),
-		op.New(op.Meta{Name: "access_requests.list", Summary: "List access requests, newest first"},
+		op.New(op.Meta{Name: "access_requests.list", Scopes: op.Reads, Summary: "List access requests, newest first"},
 			func(ctx context.Context, c op.Caller, in ListRequestsInput) (op.Page[AccessRequestView], error) {
 				rows, next, err := s.ListAccessRequests(ctx, c.OwnerID, in.Status, in.PageInput)
 				if err != nil {

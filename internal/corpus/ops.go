@@ -144,6 +144,11 @@ type ImportNoteInput struct {
 	ParentRef string `json:"parent_ref,omitempty" doc:"the ref of the note of this import to place this one under"`
 }
 
+// VaultImportMeta declares vault.import. Its REST route has a handler of
+// its own (a zip is a raw body), which authorizes the caller by it as
+// Op.Call does on every other surface.
+var VaultImportMeta = op.Meta{Name: "vault.import", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Import many notes in one transaction (JSON; a zip of markdown files goes to the same path)"}
+
 // ImportInputView is the body of vault.import.
 type ImportInputView struct {
 	ParentID *uuid.UUID        `json:"parent_id,omitempty" doc:"an existing note the import's root notes go under"`
@@ -189,28 +194,28 @@ func ImportResultViewOf(r ImportResult) ImportResultView {
 // Ops declares the corpus ops once; every surface projects them.
 func (s *Service) Ops() op.Set {
 	return op.Set{
-		op.New(op.Meta{Name: "notes.create", Summary: "Create a note"},
+		op.New(op.Meta{Name: "notes.create", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Create a note"},
 			func(ctx context.Context, c op.Caller, in NoteInput) (NoteView, error) {
 				n, err := s.Create(ctx, c.OwnerID, CreateInput{Fields: in.fields(), ParentID: in.ParentID})
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.get", Summary: "Get a note with its URI"},
+		op.New(op.Meta{Name: "notes.get", Scopes: op.ReadsIn(op.ScopeNotes), Summary: "Get a note with its URI"},
 			func(ctx context.Context, c op.Caller, in NoteID) (NoteView, error) {
 				n, err := s.Get(ctx, c.OwnerID, in.ID)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.update", Summary: "Change some fields of a note (published included)"},
+		op.New(op.Meta{Name: "notes.update", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Change some fields of a note (published included)"},
 			func(ctx context.Context, c op.Caller, in UpdateNoteInput) (NoteView, error) {
 				n, err := s.Update(ctx, c.OwnerID, in.ID, Patch{Genre: in.Genre, Title: in.Title, Body: in.Body, Tags: in.Tags,
 					Published: in.Published, ShowAsSource: in.ShowAsSource, Aliases: in.Aliases, Excerpt: in.Excerpt,
 					Slug: in.Slug, Archived: in.Archived, CSSClasses: in.CSSClasses, Lang: in.Lang})
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.delete", Summary: "Delete a note (recursive=true: with everything below it)"},
+		op.New(op.Meta{Name: "notes.delete", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Delete a note (recursive=true: with everything below it)"},
 			func(ctx context.Context, c op.Caller, in DeleteNoteInput) (op.Empty, error) {
 				return op.Empty{}, s.Delete(ctx, c.OwnerID, in.ID, in.Recursive)
 			}),
-		op.New(op.Meta{Name: "notes.list", Summary: "List notes, newest first"},
+		op.New(op.Meta{Name: "notes.list", Scopes: op.ReadsIn(op.ScopeNotes), Summary: "List notes, newest first"},
 			func(ctx context.Context, c op.Caller, in ListNotesInput) (op.Page[NoteView], error) {
 				p, err := s.List(ctx, c.OwnerID, ListInput{Genre: in.Genre, ParentID: in.ParentID, Root: in.Root,
 					Published: in.Published, Limit: in.NormalizedLimit(), Cursor: in.Cursor})
@@ -226,22 +231,22 @@ func (s *Service) Ops() op.Set {
 				}
 				return out, nil
 			}),
-		op.New(op.Meta{Name: "notes.publish", Summary: "Publish a note"},
+		op.New(op.Meta{Name: "notes.publish", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Publish a note"},
 			func(ctx context.Context, c op.Caller, in NoteID) (NoteView, error) {
 				n, err := s.SetPublished(ctx, c.OwnerID, in.ID, true)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.unpublish", Summary: "Unpublish a note"},
+		op.New(op.Meta{Name: "notes.unpublish", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Unpublish a note"},
 			func(ctx context.Context, c op.Caller, in NoteID) (NoteView, error) {
 				n, err := s.SetPublished(ctx, c.OwnerID, in.ID, false)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "notes.move", Summary: "Move a note under another (or to the root)"},
+		op.New(op.Meta{Name: "notes.move", Scopes: op.WritesIn(op.ScopeNotes), Summary: "Move a note under another (or to the root)"},
 			func(ctx context.Context, c op.Caller, in MoveNoteInput) (NoteView, error) {
 				n, err := s.Move(ctx, c.OwnerID, in.ID, in.ParentID)
 				return ViewOf(n), err
 			}),
-		op.New(op.Meta{Name: "vault.import", Summary: "Import many notes in one transaction (JSON; a zip of markdown files goes to the same path)"},
+		op.New(VaultImportMeta,
 			func(ctx context.Context, c op.Caller, in ImportInputView) (ImportResultView, error) {
 				imp, err := ImportFromView(in)
 				if err != nil {
@@ -253,7 +258,7 @@ func (s *Service) Ops() op.Set {
 				}
 				return ImportResultViewOf(r), nil
 			}),
-		op.New(op.Meta{Name: "search.admin", Summary: "Search every note, drafts and raw included"},
+		op.New(op.Meta{Name: "search.admin", Scopes: op.ReadsIn(op.ScopeNotes), Summary: "Search every note, drafts and raw included"},
 			func(ctx context.Context, c op.Caller, in SearchInput) (op.List[SearchHitView], error) {
 				hits, err := s.SearchAdmin(ctx, c.OwnerID, in.Q, in.Limit)
 				return op.List[SearchHitView]{Data: HitViews(hits)}, err

@@ -3,12 +3,14 @@ package owner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // APIKeyPrefix starts every API key, so a leaked key is recognisable (secret
@@ -31,13 +33,57 @@ type IssuedAPIKey struct {
 	Key string
 }
 
-// IssueAPIKey issues a key named name to the owner and records
-// api_key.issued in the same transaction. Only the key's digest and prefix
-// are stored; the key itself is in the result, once.
+// IssueAPIKey issues a full key named name to the owner: one that calls
+// every op the owner can (IssueScopedAPIKey with no scopes).
 func (s *Service) IssueAPIKey(ctx context.Context, ownerID uuid.UUID, name string) (IssuedAPIKey, error) {
+	return s.IssueScopedAPIKey(ctx, ownerID, name, nil)
+}
+
+// CodeInvalidScopes is the code of an API key's scopes refused at issue.
+const CodeInvalidScopes = "INVALID_SCOPES"
+
+// NormalizeScopes checks the scopes a key is issued with and returns them in
+// op.AllScopes' order. nil (the field left out) is a full key and stays nil;
+// an empty list, an unknown scope or one named twice is INVALID_SCOPES
+// naming the field, since a key limited to nothing or to a typo is never
+// what the caller meant.
+func NormalizeScopes(scopes []op.Scope) (op.Scopes, error) {
+	if scopes == nil {
+		return nil, nil
+	}
+	if len(scopes) == 0 {
+		return nil, domain.Validation(CodeInvalidScopes, "scopes must name at least one scope; leave the field out for a full key").WithField("scopes")
+	}
+	for i, sc := range scopes {
+		field := fmt.Sprintf("scopes[%d]", i)
+		if !sc.Valid() {
+			return nil, domain.Validation(CodeInvalidScopes, fmt.Sprintf("unknown scope %q: use %s", sc, op.Scopes(op.AllScopes))).WithField(field)
+		}
+		if slices.Contains(scopes[:i], sc) {
+			return nil, domain.Validation(CodeInvalidScopes, fmt.Sprintf("scope %q is named twice", sc)).WithField(field)
+		}
+	}
+	out := make(op.Scopes, 0, len(scopes))
+	for _, sc := range op.AllScopes {
+		if slices.Contains(scopes, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// IssueScopedAPIKey issues a key named name to the owner and records
+// api_key.issued in the same transaction. A key with scopes calls only the
+// ops they grant (op.Authorize); nil scopes make a full key. Only the key's
+// digest and prefix are stored; the key itself is in the result, once.
+func (s *Service) IssueScopedAPIKey(ctx context.Context, ownerID uuid.UUID, name string, scopes []op.Scope) (IssuedAPIKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > MaxAPIKeyNameLen || !utf8.ValidString(name) {
 		return IssuedAPIKey{}, domain.Validation(CodeInvalidName, fmt.Sprintf("name must have 1 to %d characters", MaxAPIKeyNameLen)).WithField("name")
+	}
+	granted, err := NormalizeScopes(scopes)
+	if err != nil {
+		return IssuedAPIKey{}, err
 	}
 	random, err := s.tokens.Token(apiKeyRandomBytes)
 	if err != nil {
@@ -48,7 +94,7 @@ func (s *Service) IssueAPIKey(ctx context.Context, ownerID uuid.UUID, name strin
 	if err != nil {
 		return IssuedAPIKey{}, err
 	}
-	k := APIKey{ID: id, OwnerID: ownerID, Name: name, Prefix: key[:listedPrefixLen], KeyHash: DigestOf(key), CreatedAt: s.now()}
+	k := APIKey{ID: id, OwnerID: ownerID, Name: name, Prefix: key[:listedPrefixLen], KeyHash: DigestOf(key), CreatedAt: s.now(), Scopes: granted}
 	err = s.uow.Do(ctx, func(tx Tx) error {
 		if err := tx.APIKeys().Create(ctx, k); err != nil {
 			return err

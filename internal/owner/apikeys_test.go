@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
 )
 
@@ -134,4 +135,90 @@ func TestRevokeAPIKey(t *testing.T) {
 	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
 	require.NoError(t, err)
 	require.NotNil(t, keys[0].RevokedAt)
+}
+
+func TestIssueScopedAPIKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+
+	k, err := b.svc.IssueScopedAPIKey(ctx, a.ID, "inbox reader", []op.Scope{op.ScopeInbound, op.ScopeRead})
+	require.NoError(t, err)
+	require.Equal(t, op.Scopes{op.ScopeRead, op.ScopeInbound}, k.Scopes, "kept in the order of op.AllScopes")
+
+	got, err := b.svc.AuthenticateAPIKey(ctx, k.Key)
+	require.NoError(t, err)
+	require.Equal(t, op.Scopes{op.ScopeRead, op.ScopeInbound}, got.Scopes, "authentication hands the scopes on")
+
+	full, err := b.svc.IssueAPIKey(ctx, a.ID, "deploys")
+	require.NoError(t, err)
+	require.Nil(t, full.Scopes, "a key issued without scopes is a full key")
+	got, err = b.svc.AuthenticateAPIKey(ctx, full.Key)
+	require.NoError(t, err)
+	require.Nil(t, got.Scopes)
+
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	views := map[string][]op.Scope{}
+	for _, x := range keys {
+		views[x.Name] = owner.ViewAPIKey(x).Scopes
+	}
+	require.Equal(t, map[string][]op.Scope{"inbox reader": {op.ScopeRead, op.ScopeInbound}, "deploys": nil}, views,
+		"the list shows each key's scopes, none for a full key")
+	require.Len(t, b.eventsOf(domain.EventAPIKeyIssued), 2)
+}
+
+func TestIssueScopedAPIKeyRefusesBadScopesAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	cases := []struct {
+		scopes []op.Scope
+		field  string
+		msg    string
+	}{
+		{[]op.Scope{}, "scopes", "at least one scope"},
+		{[]op.Scope{"admin"}, "scopes[0]", `unknown scope "admin"`},
+		{[]op.Scope{op.ScopeRead, "READ"}, "scopes[1]", `unknown scope "READ"`},
+		{[]op.Scope{op.ScopeWebhooks, op.ScopeRead, op.ScopeWebhooks}, "scopes[2]", `"webhooks" is named twice`},
+		{[]op.Scope{""}, "scopes[0]", "unknown scope"},
+	}
+	for _, tc := range cases {
+		_, err := b.svc.IssueScopedAPIKey(ctx, a.ID, "ci", tc.scopes)
+		requireCode(t, err, domain.KindValidation, owner.CodeInvalidScopes)
+		e := domain.AsError(err)
+		require.Equal(t, tc.field, e.Field, "%v", tc.scopes)
+		require.Contains(t, e.Message, tc.msg, "%v", tc.scopes)
+	}
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Empty(t, keys, "a refused issue stores no key")
+	require.Empty(t, b.eventsOf(domain.EventAPIKeyIssued), "and records no event")
+}
+
+func TestIssueAPIKeyOpTakesScopes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	issue, err := op.HandleOf[owner.IssueAPIKeyInput, owner.IssuedAPIKeyView](b.svc.Ops(), "api_keys.issue")
+	require.NoError(t, err)
+
+	out, err := issue.Call(ctx, op.Caller{OwnerID: a.ID}, owner.IssueAPIKeyInput{Name: "pub", Scopes: []op.Scope{op.ScopePublish}})
+	require.NoError(t, err)
+	require.Equal(t, []op.Scope{op.ScopePublish}, out.Scopes)
+
+	_, err = issue.Call(ctx, op.Caller{OwnerID: a.ID}, owner.IssueAPIKeyInput{Name: "bad", Scopes: []op.Scope{"everything"}})
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidScopes)
+
+	// A scoped key cannot issue keys, not even one with its own scopes: no
+	// key climbs to more than it was given.
+	_, err = issue.Call(ctx, op.Caller{OwnerID: a.ID, APIKeyID: out.ID, Scopes: op.AllScopes}, owner.IssueAPIKeyInput{Name: "escalate"})
+	requireCode(t, err, domain.KindForbidden, op.CodeForbiddenScope)
+	keys, err := b.svc.ListAPIKeys(ctx, a.ID)
+	require.NoError(t, err)
+	require.Len(t, keys, 1, "only the first issue stored a key")
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/standmeet/standmeet/internal/domain/op"
 )
 
 // Owner is an account that owns the instance. Its email is unique without
@@ -46,6 +48,9 @@ type APIKey struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// Scopes limit the ops the key calls (op.Authorize), in op.AllScopes'
+	// order; nil is a full key, as every key issued before scopes existed.
+	Scopes op.Scopes
 }
 
 // IPBan refuses every request from IP until ExpiresAt or until lifted. A ban

@@ -111,6 +111,7 @@ func Ops(store Store) op.Set {
 	return op.Set{
 		op.New(op.Meta{
 			Name:    "events.list",
+			Scopes:  op.Reads,
 			Summary: "List events, newest first",
 			Description: "Events recorded in this instance, newest first, optionally of one type and within a time range " +
 				"(since inclusive, until exclusive). next_cursor pages to older events (cursor=), prev_cursor to newer ones " +
@@ -138,6 +139,7 @@ func Ops(store Store) op.Set {
 		}),
 		op.New(op.Meta{
 			Name:    "events.poisoned",
+			Scopes:  op.Reads,
 			Summary: "List poisoned events",
 			Description: "Events the relay gave up on after repeated fan-out failures, most recently poisoned first. " +
 				"Release one once the cause is fixed.",
@@ -151,6 +153,7 @@ func Ops(store Store) op.Set {
 		}),
 		op.New(op.Meta{
 			Name:    "events.get",
+			Scopes:  op.Reads,
 			Summary: "Get an event",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (Event, error) {
 			ev, err := store.Get(ctx, c.OwnerID, in.ID)

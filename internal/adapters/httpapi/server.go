@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 )
 
@@ -205,6 +206,10 @@ const JobPagePrefix = "/admin/jobs/"
 // cannot send our CSRF token, so its unsafe requests are protected by Fetch
 // Metadata and Origin instead (http.CrossOriginProtection): a cross-site
 // request is refused with 403 before credentials are even read.
+// tasksMeta names /admin/tasks for op.Authorize: no scope grants it, so
+// only a full key (or a session) reaches it.
+var tasksMeta = op.Meta{Name: "/admin/tasks"}
+
 func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
 	origin := http.NewCrossOriginProtection()
 	authn := s.deps.TasksAuth
@@ -225,6 +230,11 @@ func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
 			if strings.Contains(r.Header.Get("Accept"), "text/html") {
 				return c.Redirect(http.StatusSeeOther, "/admin/login?next="+url.QueryEscape(r.URL.RequestURI()))
 			}
+			return WriteError(c, s.logger, err)
+		}
+		// River's UI changes every owner's jobs: no key limited by scopes
+		// reaches it, whatever its owner's role.
+		if err := op.Authorize(tasksMeta, caller); err != nil {
 			return WriteError(c, s.logger, err)
 		}
 		operator := false

@@ -53,6 +53,7 @@ func JobOps(client *river.Client[pgx.Tx], pool *pgxpool.Pool) op.Set {
 	return op.Set{
 		op.New(op.Meta{
 			Name:    "jobs.get",
+			Scopes:  op.Reads,
 			Summary: "One of your River jobs: state, attempts, errors, args, timestamps",
 			Description: "The job a delivery's or inbound message's task_url names. A job belongs to the owner of " +
 				"every endpoint, event or inbound message its args name; another owner's job, and a job of the " +

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -18,6 +19,45 @@ type apiKeysData struct {
 	CSRF string
 	// Issued is the key just issued, shown this once.
 	Issued *owner.IssuedAPIKeyView
+	// Scopes are the form's scope checkboxes, those the owner ticked
+	// checked again when the form comes back with an error.
+	Scopes []scopeChoice
+}
+
+// scopeChoice is one scope checkbox of the issue form.
+type scopeChoice struct {
+	Scope   op.Scope
+	Grants  string
+	Checked bool
+}
+
+// scopeGrants says in words what each scope lets a key do, as the form
+// shows it beside the checkbox.
+var scopeGrants = map[op.Scope]string{
+	op.ScopeRead:     "every list, get and stats of webhooks, inbound sources, notes, events and access (not the account)",
+	op.ScopePublish:  "publish events (events.publish, events.publish_batch)",
+	op.ScopeWebhooks: "read and change webhook endpoints and their deliveries",
+	op.ScopeInbound:  "read and change inbound sources, their messages and supplier connections",
+	op.ScopeNotes:    "read and change notes, search them, import a vault",
+}
+
+// scopeChoices returns the form's checkboxes with checked ticked.
+func scopeChoices(checked []op.Scope) []scopeChoice {
+	out := make([]scopeChoice, 0, len(op.AllScopes))
+	for _, sc := range op.AllScopes {
+		out = append(out, scopeChoice{Scope: sc, Grants: scopeGrants[sc], Checked: slices.Contains(checked, sc)})
+	}
+	return out
+}
+
+// formScopes reads the ticked scope checkboxes: none ticked is a full key
+// (nil), as leaving the API's field out is.
+func formScopes(c echo.Context) []op.Scope {
+	var out []op.Scope
+	for _, v := range c.Request().PostForm["scopes"] {
+		out = append(out, op.Scope(v))
+	}
+	return out
 }
 
 func (h *Handler) listAPIKeys(c echo.Context, s *Session) ([]owner.APIKeyView, error) {
@@ -34,7 +74,7 @@ func (h *Handler) apiKeysPage(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	return h.render(c, http.StatusOK, "apikeys", view{Title: "API keys", Section: "api-keys", Session: s, Notice: notice(c),
-		Data: apiKeysData{Keys: keys, CSRF: s.CSRFToken}})
+		Data: apiKeysData{Keys: keys, CSRF: s.CSRFToken, Scopes: scopeChoices(nil)}})
 }
 
 func (h *Handler) apiKeyIssue(c echo.Context, s *Session) error {
@@ -42,7 +82,8 @@ func (h *Handler) apiKeyIssue(c echo.Context, s *Session) error {
 	if h.owner == nil {
 		return h.fail(c, s, notDeclared("api_keys.issue"))
 	}
-	issued, err := h.owner.issueAPIKey.Call(c.Request().Context(), s.Caller, owner.IssueAPIKeyInput{Name: name})
+	scopes := formScopes(c)
+	issued, err := h.owner.issueAPIKey.Call(c.Request().Context(), s.Caller, owner.IssueAPIKeyInput{Name: name, Scopes: scopes})
 	keys, lerr := h.listAPIKeys(c, s)
 	if lerr != nil {
 		return h.fail(c, s, lerr)
@@ -50,7 +91,7 @@ func (h *Handler) apiKeyIssue(c echo.Context, s *Session) error {
 	if err != nil {
 		status, detail := h.describe(c, err)
 		return h.render(c, status, "apikeys", view{Title: "API keys", Section: "api-keys", Session: s, Error: detail,
-			Data: apiKeysData{Keys: keys, Name: name, CSRF: s.CSRFToken}})
+			Data: apiKeysData{Keys: keys, Name: name, CSRF: s.CSRFToken, Scopes: scopeChoices(scopes)}})
 	}
 	// The key is in this answer only; the page replaces its history entry
 	// with the list, so a reload does not show (or issue) it again.

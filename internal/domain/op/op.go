@@ -31,6 +31,11 @@ type Caller struct {
 	// SessionID is the owner session the request came with; zero for an
 	// API key or an internal caller.
 	SessionID uuid.UUID
+	// Scopes are the scopes of the API key the request authenticated with;
+	// nil for a full key, a session or an internal caller, who may call
+	// every op. Authorize refuses a scoped caller the ops none of them
+	// grants.
+	Scopes Scopes
 }
 
 // ActorOwner is the Actor of a caller with neither an API key nor a
@@ -64,6 +69,11 @@ type Meta struct {
 	// MaxBodyBytes, when positive, caps the request body the REST
 	// projection reads; a longer one is refused with 413.
 	MaxBodyBytes int64
+	// Scopes are the API key scopes that grant the op (Reads, ReadsIn,
+	// WritesIn); nil: only a full key, since the account's own ops (keys,
+	// sessions, bans, the owner) must never be reachable by a key limited
+	// to less. Every op's grant is pinned by a test in cmd/server.
+	Scopes Scopes
 }
 
 // Group returns the part of the name before the first dot.
@@ -117,13 +127,19 @@ func (o *Op[In, Out]) OutputType() reflect.Type { return reflect.TypeFor[Out]() 
 // (surfaces answer it as an internal error) and the handler does not run.
 var ErrInputType = errors.New("op: input of the wrong type")
 
-// Call implements Descriptor. The input passes the gate (Check) first, so
-// no handler on any surface sees a NUL byte, invalid UTF-8 or a limit out of
-// its range. An input that is not a non-nil *In fails with ErrInputType.
+// Call implements Descriptor. A caller whose API key's scopes do not grant
+// the op is refused first (Authorize), so REST, MCP and the admin UI refuse
+// it alike and the handler does not run. The input then passes the gate
+// (Check), so no handler on any surface sees a NUL byte, invalid UTF-8 or a
+// limit out of its range. An input that is not a non-nil *In fails with
+// ErrInputType.
 func (o *Op[In, Out]) Call(ctx context.Context, caller Caller, in any) (any, error) {
 	p, ok := in.(*In)
 	if !ok || p == nil {
 		return nil, fmt.Errorf("%w: %s takes *%v, got %T", ErrInputType, o.M.Name, reflect.TypeFor[In](), in)
+	}
+	if err := Authorize(o.M, caller); err != nil {
+		return nil, err
 	}
 	if err := Check(p); err != nil {
 		return nil, err

@@ -287,6 +287,39 @@ var contractCases = []struct {
 			return nil
 		})
 	}},
+	{"api key scopes", func(t *testing.T, h Harness) {
+		ctx := context.Background()
+		a := mkOwner(t, h, "a@example.com", t0)
+		mk := func(key string, at time.Time, scopes op.Scopes) owner.APIKey {
+			return owner.APIKey{ID: uuid.Must(uuid.NewV7()), OwnerID: a.ID, Name: "n-" + key, Prefix: key[:3], KeyHash: owner.DigestOf(key), CreatedAt: at, Scopes: scopes}
+		}
+		full := mk("smk_full", t0, nil)
+		one := mk("smk_one", t0.Add(time.Minute), op.Scopes{op.ScopePublish})
+		every := mk("smk_every", t0.Add(2*time.Minute), op.Scopes{op.ScopeRead, op.ScopePublish, op.ScopeWebhooks, op.ScopeInbound, op.ScopeNotes})
+		do(t, h, func(tx owner.Tx) error {
+			for _, k := range []owner.APIKey{full, one, every} {
+				require.NoError(t, tx.APIKeys().Create(ctx, k))
+			}
+			return nil
+		})
+		do(t, h, func(tx owner.Tx) error {
+			for _, want := range []owner.APIKey{full, one, every} {
+				got, err := tx.APIKeys().ByHash(ctx, want.KeyHash)
+				require.NoError(t, err)
+				require.Equal(t, want.Scopes, got.Scopes, "%s by hash", want.Name)
+				got, err = tx.APIKeys().Get(ctx, a.ID, want.ID)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "%s by id", want.Name)
+			}
+			got, err := tx.APIKeys().Get(ctx, a.ID, full.ID)
+			require.NoError(t, err)
+			require.Nil(t, got.Scopes, "a full key reads back as nil scopes, never as an empty list")
+			list, err := tx.APIKeys().List(ctx, a.ID)
+			require.NoError(t, err)
+			require.Equal(t, []owner.APIKey{every, one, full}, list, "the list carries every key's scopes")
+			return nil
+		})
+	}},
 	{"attempts", func(t *testing.T, h Harness) {
 		ctx := context.Background()
 		a := mkOwner(t, h, "a@example.com", t0)

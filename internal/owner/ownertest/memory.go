@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -373,6 +374,9 @@ func (s memKeys) Create(_ context.Context, k owner.APIKey) error {
 	if _, ok := s.t.st.owners[k.OwnerID]; !ok {
 		return fmt.Errorf("api key of unknown owner %s", k.OwnerID)
 	}
+	// The stored key owns its scopes, as a row would: a caller changing its
+	// slice afterwards changes nothing stored.
+	k.Scopes = slices.Clone(k.Scopes)
 	s.t.st.keys[k.ID] = k
 	return nil
 }

@@ -13,6 +13,7 @@ func (s *Service) Ops() op.Set {
 	return op.Set{
 		op.New(op.Meta{
 			Name:    "events.publish",
+			Scopes:  op.WritesIn(op.ScopePublish),
 			Summary: "Publish an event from one of your services; 202 {id}, or 200 with the first event for a repeated idempotency_key",
 			Description: "Records an event of an externally produced type (see webhooks.event_types: producer.kind \"external\") for this owner, " +
 				"in one transaction, exactly like the events this server records itself: it flows through the relay, endpoint scopes and webhooks. " +
@@ -22,6 +23,7 @@ func (s *Service) Ops() op.Set {
 		}, s.Publish),
 		op.New(op.Meta{
 			Name:    "events.publish_batch",
+			Scopes:  op.WritesIn(op.ScopePublish),
 			Summary: "Publish up to 100 events in one transaction: all or none",
 			Description: "Each event as for events.publish, recorded in one transaction; if any is refused none is recorded and the error " +
 				"names every refused item (field events[i].…; the code is the first one's). Answers 202 with the ids in input order; " +

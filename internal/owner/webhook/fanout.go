@@ -145,7 +145,7 @@ func (s *Service) EventFanout(ctx context.Context, ownerID, eventID uuid.UUID) (
 
 func (s *Service) eventFanoutOp() op.Descriptor {
 	return op.New(op.Meta{
-		Name: "webhooks.event_fanout", Summary: "Which endpoints got no delivery of one event, or got it late, and why",
+		Name: "webhooks.event_fanout", Scopes: op.ReadsIn(op.ScopeWebhooks), Summary: "Which endpoints got no delivery of one event, or got it late, and why",
 		Description: "Reasons: not_subscribed, out_of_scope_raw, out_of_scope_unpublished, out_of_scope_embed, out_of_scope, " +
 			"endpoint_disabled, filtered_out (the endpoint's payload filter refused the event), cooling_down (delivered, starting at until). Deleted endpoints are not listed. " +
 			"recorded is false when every endpoint got its delivery at once, or the fan-out has not run yet. " +

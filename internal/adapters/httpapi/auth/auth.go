@@ -86,7 +86,9 @@ func (g *Gate) Authenticate(r *http.Request) (op.Caller, error) {
 		if err != nil {
 			return op.Caller{}, err
 		}
-		return op.Caller{OwnerID: k.OwnerID, APIKeyID: k.ID}, nil
+		// The key's scopes go with the caller, so every op call refuses what
+		// they do not grant (op.Authorize); nil keeps a full key full.
+		return op.Caller{OwnerID: k.OwnerID, APIKeyID: k.ID, Scopes: k.Scopes}, nil
 	}
 	sess, token, err := g.sessionFromRequest(r)
 	if err != nil {

@@ -396,3 +396,30 @@ func TestLogMailerShowsTheTokenOnlyInDevelopment(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthenticateHandsOnTheKeysScopes: a scoped key's caller carries its
+// scopes, so op calls refuse what they do not grant; a full key's and a
+// session's carry none.
+func TestAuthenticateHandsOnTheKeysScopes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, auth.Options{})
+	ctx := context.Background()
+	scoped, err := b.svc.IssueScopedAPIKey(ctx, b.owner.ID, "pub", []op.Scope{op.ScopePublish})
+	require.NoError(t, err)
+	full, err := b.svc.IssueAPIKey(ctx, b.owner.ID, "full")
+	require.NoError(t, err)
+	for key, want := range map[string]op.Scopes{scoped.Key: {op.ScopePublish}, full.Key: nil} {
+		r := httptest.NewRequest(http.MethodPost, "/api/admin/events", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		caller, err := b.gate.Authenticate(r)
+		require.NoError(t, err)
+		require.Equal(t, b.owner.ID, caller.OwnerID)
+		require.Equal(t, want, caller.Scopes)
+	}
+	session, _ := b.login(t)
+	r := httptest.NewRequest(http.MethodGet, "/api/admin/me", nil)
+	r.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: session})
+	caller, err := b.gate.Authenticate(r)
+	require.NoError(t, err)
+	require.Nil(t, caller.Scopes, "a session is never scoped")
+}

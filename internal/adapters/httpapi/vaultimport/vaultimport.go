@@ -72,6 +72,11 @@ func (m *Mounter) handle(c echo.Context) error {
 	if err != nil {
 		return m.fail(c, err)
 	}
+	// This handler serves the op without its Call, so it refuses a key
+	// whose scopes do not grant the op itself, before reading the body.
+	if err := op.Authorize(corpus.VaultImportMeta, caller); err != nil {
+		return m.fail(c, err)
+	}
 	mediaType, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	var in corpus.ImportInput
 	switch mediaType {

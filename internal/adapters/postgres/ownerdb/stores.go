@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/owner"
 )
 
@@ -101,25 +102,53 @@ func (s sessionStore) DeleteExpired(ctx context.Context, now time.Time) error {
 // keyStore implements owner.APIKeyStore.
 type keyStore struct{ tx pgx.Tx }
 
-const keyColumns = `id, owner_id, name, prefix, key_hash, created_at, last_used_at, revoked_at`
+const keyColumns = `id, owner_id, name, prefix, key_hash, created_at, last_used_at, revoked_at, scopes`
 
 func scanKey(row pgx.Row) (owner.APIKey, error) {
 	var (
-		k   owner.APIKey
-		raw []byte
+		k      owner.APIKey
+		raw    []byte
+		scopes []string
 	)
-	if err := row.Scan(&k.ID, &k.OwnerID, &k.Name, &k.Prefix, &raw, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt); err != nil {
+	if err := row.Scan(&k.ID, &k.OwnerID, &k.Name, &k.Prefix, &raw, &k.CreatedAt, &k.LastUsedAt, &k.RevokedAt, &scopes); err != nil {
 		return owner.APIKey{}, err
 	}
 	k.CreatedAt, k.LastUsedAt, k.RevokedAt = utc(k.CreatedAt), utcPtr(k.LastUsedAt), utcPtr(k.RevokedAt)
+	k.Scopes = scopesOf(scopes)
 	var err error
 	k.KeyHash, err = digest(raw)
 	return k, err
 }
 
+// scopesOf turns the scopes column into a key's scopes: NULL (a full key)
+// stays nil, so a full key never reads as one limited to nothing.
+func scopesOf(col []string) op.Scopes {
+	if col == nil {
+		return nil
+	}
+	out := make(op.Scopes, len(col))
+	for i, s := range col {
+		out[i] = op.Scope(s)
+	}
+	return out
+}
+
+// scopesColumn is the scopes column's value of a key's scopes: NULL for a
+// full key.
+func scopesColumn(scopes op.Scopes) []string {
+	if scopes == nil {
+		return nil
+	}
+	out := make([]string, len(scopes))
+	for i, s := range scopes {
+		out[i] = string(s)
+	}
+	return out
+}
+
 func (s keyStore) Create(ctx context.Context, k owner.APIKey) error {
-	_, err := s.tx.Exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		k.ID, k.OwnerID, k.Name, k.Prefix, k.KeyHash[:], k.CreatedAt, k.LastUsedAt, k.RevokedAt)
+	_, err := s.tx.Exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		k.ID, k.OwnerID, k.Name, k.Prefix, k.KeyHash[:], k.CreatedAt, k.LastUsedAt, k.RevokedAt, scopesColumn(k.Scopes))
 	if err != nil {
 		return fmt.Errorf("insert api key: %w", err)
 	}

@@ -256,18 +256,18 @@ func (s *Service) HandleInbound(ctx context.Context, m inbound.Message) error {
 // Ops declares the supplier connection ops once.
 func (s *Service) Ops() op.Set {
 	return op.Set{
-		op.New(op.Meta{Name: "supplier_connections.list", Summary: "List supplier connections"},
+		op.New(op.Meta{Name: "supplier_connections.list", Scopes: op.ReadsIn(op.ScopeInbound), Summary: "List supplier connections"},
 			func(ctx context.Context, c op.Caller, in op.PageInput) (op.Page[View], error) {
 				return s.List(ctx, c.OwnerID, in)
 			}),
-		op.New(op.Meta{Name: "supplier_connections.create", Summary: "Connect a supplier through an inbound source",
+		op.New(op.Meta{Name: "supplier_connections.create", Scopes: op.WritesIn(op.ScopeInbound), Summary: "Connect a supplier through an inbound source",
 			Description: "Records supplier.connected; the first verified message on the source records supplier.activated."},
 			func(ctx context.Context, c op.Caller, in CreateInput) (View, error) {
 				return s.Create(ctx, c.OwnerID, in)
 			}),
-		op.New(op.Meta{Name: "supplier_connections.get", Summary: "Get a supplier connection"},
+		op.New(op.Meta{Name: "supplier_connections.get", Scopes: op.ReadsIn(op.ScopeInbound), Summary: "Get a supplier connection"},
 			func(ctx context.Context, c op.Caller, in IDInput) (View, error) { return s.Get(ctx, c.OwnerID, in.ID) }),
-		op.New(op.Meta{Name: "supplier_connections.delete", Summary: "Remove a supplier connection (its source stays)",
+		op.New(op.Meta{Name: "supplier_connections.delete", Scopes: op.WritesIn(op.ScopeInbound), Summary: "Remove a supplier connection (its source stays)",
 			Description: "Records supplier.disconnected."},
 			func(ctx context.Context, c op.Caller, in IDInput) (op.Empty, error) {
 				return op.Empty{}, s.Delete(ctx, c.OwnerID, in.ID)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
 	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
@@ -100,11 +101,13 @@ func receivedEvents(t *testing.T, rc *receiver) []receivedEvent {
 // verified message records exactly one inbound.message.received (its
 // duplicate and a refused request none), delivered to the endpoint
 // subscribed to it — through a payload filter on the provider type — with
-// the provider type in data; the receiver reads the body with an API key.
+// the provider type in data; the receiver reads the body with an API key
+// scoped to inbound, which reads nothing else.
 func TestInboundMessageReceivedPerVerifierKind(t *testing.T) {
 	t.Parallel()
 	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
 	owner, key := webhookOwner(t, ts)
+	receiverKey := scopedKey(t, ts, key, op.ScopeInbound)
 	c := &http.Client{Timeout: 30 * time.Second}
 	for _, k := range inboundKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -151,13 +154,15 @@ func TestInboundMessageReceivedPerVerifierKind(t *testing.T) {
 				owner, domain.EventInboundMessageReceived, src.ID).Scan(&n))
 			require.Equal(t, 1, n, "one event recorded for the source, none for the duplicate or the forged request")
 
-			status, resp = ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/messages/"+got[0].Data.MessageID.String(), key, "")
+			status, resp = ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/messages/"+got[0].Data.MessageID.String(), receiverKey, "")
 			require.Equal(t, http.StatusOK, status, resp)
 			var msg struct {
 				Body string `json:"body"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(resp), &msg))
-			require.Equal(t, body, msg.Body, "the receiver reads the body with an API key")
+			require.Equal(t, body, msg.Body, "the receiver reads the body with its inbound-scoped key")
+			status, resp = ts.do(t, http.MethodGet, "/api/admin/webhooks", receiverKey, "")
+			require.Equal(t, http.StatusForbidden, status, "the inbound key reads no endpoints: %s", resp)
 			if accepted.ID != uuid.Nil {
 				require.Equal(t, accepted.ID, got[0].Data.MessageID)
 			}

@@ -1194,3 +1194,11 @@ ALTER TABLE api_keys
     ADD COLUMN scopes text[] CHECK (scopes IS NULL OR (cardinality(scopes) > 0
         AND scopes <@ ARRAY['read', 'publish', 'webhooks', 'inbound', 'notes']::text[]));
 -- ==== end api key scopes ====
+-- ==== publish key requests (0255) ====
+-- The SHA-256 of what a publish asked for (type, subject, data as a JSON
+-- value), so a key reused for another event is refused (409) instead of
+-- answered with the first event. NULL for keys claimed before it existed:
+-- those are taken as the same request.
+ALTER TABLE event_publish_keys
+    ADD COLUMN request_sha256 bytea CHECK (length(request_sha256) = 32);
+-- ==== end publish key requests ====

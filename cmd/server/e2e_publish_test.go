@@ -162,17 +162,25 @@ func TestPublishIdempotencyOneEventOneDeliveryPerEndpoint(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &first))
 	require.False(t, first.Duplicate)
 
-	// The same key with another body: the first event, 200.
-	status, body = ts.do(t, http.MethodPost, "/api/admin/events", owner.Key, publishBody("b_2", "order-1"))
+	// The same request again: the first event, 200.
+	status, body = ts.do(t, http.MethodPost, "/api/admin/events", owner.Key, publishBody("b_1", "order-1"))
 	require.Equal(t, http.StatusOK, status, body)
 	var again publishOut
 	require.NoError(t, json.Unmarshal([]byte(body), &again))
 	require.Equal(t, publishOut{ID: first.ID, Duplicate: true}, again)
 	// In a batch too.
-	status, body = ts.do(t, http.MethodPost, "/api/admin/events/batch", owner.Key, `{"events":[`+publishBody("b_3", "order-1")+`]}`)
+	status, body = ts.do(t, http.MethodPost, "/api/admin/events/batch", owner.Key, `{"events":[`+publishBody("b_1", "order-1")+`]}`)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, first.ID.String())
-	require.Equal(t, 1, eventCount(t, ts, owner.ID, "booking.created"))
+	// The same key for another booking: 409 naming the first event, alone or in a batch.
+	status, body = ts.do(t, http.MethodPost, "/api/admin/events", owner.Key, publishBody("b_2", "order-1"))
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Contains(t, body, `"code":"IDEMPOTENCY_KEY_REUSED"`)
+	require.Contains(t, body, first.ID.String())
+	status, body = ts.do(t, http.MethodPost, "/api/admin/events/batch", owner.Key, `{"events":[`+publishBody("b_4", "")+`,`+publishBody("b_3", "order-1")+`]}`)
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Contains(t, body, `"field":"events[1].idempotency_key"`)
+	require.Equal(t, 1, eventCount(t, ts, owner.ID, "booking.created"), "a refused request records nothing")
 
 	for _, ep := range []createdEndpoint{ep1, ep2} {
 		waitDelivery(t, ts, owner.Key, ep.ID, first.ID, "completed")
@@ -348,8 +356,14 @@ func TestPublishThroughMCP(t *testing.T) {
 		"data": map[string]any{"period": "2026-12"}, "idempotency_key": "mcp-1"})
 	require.NotEqual(t, uuid.Nil, out.ID)
 	again := callTool[publishOut](t, cs, name, map[string]any{"type": "gas.exhausted", "subject": "instance://gas",
-		"data": map[string]any{"period": "2027-01"}, "idempotency_key": "mcp-1"})
+		"data": map[string]any{"period": "2026-12"}, "idempotency_key": "mcp-1"})
 	require.Equal(t, publishOut{ID: out.ID, Duplicate: true}, again)
+	reused, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{"type": "gas.exhausted",
+		"subject": "instance://gas", "data": map[string]any{"period": "2027-01"}, "idempotency_key": "mcp-1"}})
+	require.NoError(t, err)
+	require.True(t, reused.IsError)
+	require.Contains(t, textOf(reused), "IDEMPOTENCY_KEY_REUSED")
+	require.Contains(t, textOf(reused), out.ID.String())
 	require.Equal(t, 1, eventCount(t, ts, owner.ID, "gas.exhausted"))
 
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: map[string]any{

@@ -462,3 +462,48 @@ func TestRiverUIRouteListIsRiverUIs(t *testing.T) {
 	}
 	t.Fatal("riverqueue.com/riverui is not a dependency of the test binary")
 }
+
+// TestTasksLinkAndPageOnlyForTheOperator: the navigation offers Tasks
+// (River's UI) to the operator alone; another owner who opens /admin/tasks
+// in a browser gets the admin's own not-found page (navigation included),
+// and a program gets the JSON 404 as before.
+func TestTasksLinkAndPageOnlyForTheOperator(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	operator, owner := ts.newOwnerAccount(t), ts.newOwnerAccount(t)
+	_, err := ts.App.Commands.Owners.SetOperator(t.Context(), operator.Email, true)
+	require.NoError(t, err)
+	browse := func(u *uiClient, path string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+		resp, err := u.c.Do(req)
+		require.NoError(t, err)
+		return readUI(t, resp)
+	}
+	const link = `href="/admin/tasks"`
+
+	op := signIn(t, ts, operator)
+	status, body, _ := browse(op, "/admin/webhooks")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, link, "the operator sees Tasks")
+	status, body, _ = browse(op, "/admin/tasks/")
+	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, body, "Page not found", "the operator reaches River's UI")
+
+	u := signIn(t, ts, owner)
+	status, body, _ = browse(u, "/admin/webhooks")
+	require.Equal(t, http.StatusOK, status, body)
+	require.NotContains(t, body, link, "another owner does not")
+	for _, path := range []string{"/admin/tasks", "/admin/tasks/queues"} {
+		status, body, _ = browse(u, path)
+		require.Equal(t, http.StatusNotFound, status, path)
+		require.Contains(t, body, "Page not found", path)
+		require.Contains(t, body, `href="/admin/webhooks"`, "%s: inside the admin, with its navigation", path)
+		require.NotContains(t, body, link)
+	}
+	status, resp := ts.do(t, http.MethodGet, "/admin/tasks/api/jobs", owner.Key, "")
+	require.Equal(t, http.StatusNotFound, status)
+	require.Contains(t, resp, `"code":"NOT_FOUND"`, "a program still gets the error shape")
+}

@@ -165,7 +165,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	auth := provideWebAuth(gate)
+	auth := provideWebAuth(gate, ownerService)
 	webHandler, err := provideWeb(set, auth, logger)
 	if err != nil {
 		cleanup2()
@@ -183,7 +183,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, endpoints, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, logger, cfg)
+	server := provideServer(pool, v, endpoints, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, webHandler, logger, cfg)
 	v5 := provideSubscriptions()
 	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
 	if err != nil {

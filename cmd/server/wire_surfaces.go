@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/google/wire"
@@ -13,6 +14,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
+	"github.com/standmeet/standmeet/internal/owner"
 )
 
 // The surfaces other than REST — MCP tools, the OpenAPI document, the admin
@@ -39,7 +41,7 @@ func provideOpenAPI(eps httpapi.Endpoints) (*openapi.Handler, error) {
 
 // provideWebAuth gives the admin UI the owner domain's sign-in, sessions and
 // CSRF tokens through the functions it declares.
-func provideWebAuth(g *auth.Gate) web.Auth {
+func provideWebAuth(g *auth.Gate, owners *owner.Service) web.Auth {
 	return web.Auth{
 		Login: func(w http.ResponseWriter, r *http.Request, email, password string) error {
 			s, err := g.Login(r.Context(), email, password, g.ClientIP(r), r.UserAgent())
@@ -55,7 +57,11 @@ func provideWebAuth(g *auth.Gate) web.Auth {
 			if err != nil {
 				return web.Session{}, err
 			}
-			return web.Session{Caller: op.Caller{OwnerID: s.OwnerID, SessionID: s.ID}, CSRFToken: auth.CSRFToken(r), ID: s.ID}, nil
+			operator, err := owners.IsOperator(r.Context(), s.OwnerID)
+			if err != nil {
+				return web.Session{}, fmt.Errorf("is the session's owner the operator: %w", err)
+			}
+			return web.Session{Caller: op.Caller{OwnerID: s.OwnerID, SessionID: s.ID}, CSRFToken: auth.CSRFToken(r), ID: s.ID, Operator: operator}, nil
 		},
 	}
 }

@@ -64,6 +64,11 @@ type Deps struct {
 	// frontend cannot send ours); cross-origin requests are refused before
 	// it runs, by Fetch Metadata and Origin. Nil = Auth.
 	TasksAuth Authenticator
+	// AdminNotFound, when set, answers a browser's request for an admin
+	// page this owner has nothing at (River's UI for anyone but the
+	// operator) with the admin's own not-found page, instead of the JSON
+	// error.
+	AdminNotFound echo.HandlerFunc
 	// IsOperator tells whether an owner holds the operator role; nil = no
 	// owner does.
 	IsOperator func(ctx context.Context, ownerID uuid.UUID) (bool, error)
@@ -252,6 +257,8 @@ func (s *Server) mountTasks(e *echo.Echo, tasks http.Handler) {
 			return c.Redirect(http.StatusSeeOther, "/admin/tasks/jobs/"+url.PathEscape(job))
 		case job != "":
 			return c.Redirect(http.StatusSeeOther, JobPagePrefix+url.PathEscape(job))
+		case !operator && s.deps.AdminNotFound != nil && strings.Contains(r.Header.Get("Accept"), "text/html"):
+			return s.deps.AdminNotFound(c)
 		case !operator:
 			return WriteError(c, s.logger, notFound)
 		}

@@ -59,6 +59,11 @@ func (h *Handler) root(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin")
 }
 
+// NotFound is the admin's not-found page (404, HTML, inside the admin when
+// signed in): the server answers with it where an admin path has nothing
+// for this owner, such as River's UI for anyone but the operator.
+func (h *Handler) NotFound(c echo.Context) error { return h.notFound(c) }
+
 // notFound answers every /admin path no route serves with an HTML page (the
 // JSON error shape stays for /api).
 func (h *Handler) notFound(c echo.Context) error {

@@ -108,7 +108,9 @@ type navItem struct {
 	Key, Label, Href string
 }
 
-func (h *Handler) nav() []navItem {
+// nav lists the sections this server declares; Tasks (River's UI) only for
+// the operator, the one owner it answers.
+func (h *Handler) nav(s *Session) []navItem {
 	var items []navItem
 	if h.has("webhooks.stats") || h.has("inbound_sources.stats") {
 		items = append(items, navItem{"overview", "Overview", "/admin"})
@@ -132,7 +134,9 @@ func (h *Handler) nav() []navItem {
 		items = append(items, navItem{"access", "Access", "/admin/access/roles"})
 	}
 	items = append(items, h.ownerNav()...)
-	items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
+	if s != nil && s.Operator {
+		items = append(items, navItem{"tasks", "Tasks", "/admin/tasks"})
+	}
 	return items
 }
 
@@ -143,7 +147,7 @@ func (h *Handler) render(c echo.Context, status int, name string, v view) error 
 		return fmt.Errorf("web: no page %q", name)
 	}
 	if v.Session != nil {
-		v.Nav = h.nav()
+		v.Nav = h.nav(v.Session)
 		v.Banner = h.banner(c, v.Session)
 	}
 	var buf bytes.Buffer

@@ -53,6 +53,9 @@ type Session struct {
 	// ID is the session's id (the account page marks it among the owner's
 	// sessions); uuid.Nil when unknown.
 	ID uuid.UUID
+	// Operator is true when the owner holds the operator role: only the
+	// operator reaches River's UI, so only the operator sees its link.
+	Operator bool
 }
 
 // LoginFunc checks email and password and, when they are right, opens a

@@ -407,7 +407,7 @@ func TestSectionsFollowTheDeclaredOps(t *testing.T) {
 	b.login(t)
 	page := b.get(t, "/admin/webhooks")
 	require.Contains(t, page.body, "Integrations")
-	require.Contains(t, page.body, `href="/admin/tasks"`)
+	require.NotContains(t, page.body, `href="/admin/tasks"`, "Tasks only for the operator")
 	require.NotContains(t, page.body, `href="/admin/inbound"`)
 	require.Equal(t, http.StatusNotFound, b.get(t, "/admin/inbound").status)
 }

@@ -8,11 +8,13 @@
 // forge an event this server produces (owner.login, ip_ban.added). Data is
 // thin and closed: a JSON object of at most MaxDataBytes that matches the
 // type's declared schema. An idempotency key returns the first event published
-// under it for as long as that event is kept.
+// under it for as long as that event is kept, to the same request only.
 package publish
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,9 +51,11 @@ const (
 	CodeDataTooLarge       = "DATA_TOO_LARGE"
 	CodeDataSchema         = "DATA_SCHEMA_MISMATCH"
 	CodeInvalidIdempotency = "INVALID_IDEMPOTENCY_KEY"
-	CodeEmptyBatch         = "EMPTY_BATCH"
-	CodeBatchTooLarge      = "BATCH_TOO_LARGE"
-	CodeRateLimited        = "RATE_LIMITED"
+	// CodeKeyReused refuses a key used before for another request (409).
+	CodeKeyReused     = "IDEMPOTENCY_KEY_REUSED"
+	CodeEmptyBatch    = "EMPTY_BATCH"
+	CodeBatchTooLarge = "BATCH_TOO_LARGE"
+	CodeRateLimited   = "RATE_LIMITED"
 )
 
 // UnitOfWork runs fn in one transaction, committed when fn returns nil.
@@ -67,14 +71,24 @@ type Tx interface {
 }
 
 // KeyStore remembers which event was published under an owner's
-// idempotency key, for as long as that event is kept: when the event is
-// pruned its key goes with it.
+// idempotency key, and the fingerprint of the request that published it,
+// for as long as that event is kept: when the event is pruned its key goes
+// with it.
 type KeyStore interface {
-	// Find returns the event first published under key by ownerID.
-	Find(ctx context.Context, ownerID uuid.UUID, key string) (uuid.UUID, bool, error)
-	// Claim stores key for eventID; false when the key is taken (a
-	// concurrent publish committed it first), and then nothing is stored.
-	Claim(ctx context.Context, ownerID uuid.UUID, key string, eventID uuid.UUID) (bool, error)
+	// Find returns the event first published under key by ownerID and its
+	// request's fingerprint (nil when the key predates fingerprints).
+	Find(ctx context.Context, ownerID uuid.UUID, key string) (Claimed, bool, error)
+	// Claim stores key for the event and its request's fingerprint; false
+	// when the key is taken (a concurrent publish committed it first), and
+	// then nothing is stored.
+	Claim(ctx context.Context, ownerID uuid.UUID, key string, c Claimed) (bool, error)
+}
+
+// Claimed is what a key holds: the event first published under it and the
+// fingerprint of that request (Fingerprint).
+type Claimed struct {
+	EventID     uuid.UUID
+	Fingerprint []byte
 }
 
 // Limiter grants a caller's key events and bytes per unit of time. Allow
@@ -88,9 +102,10 @@ type Input struct {
 	Type    string          `json:"type" doc:"an event type whose producer is external (see webhooks.event_types)"`
 	Subject string          `json:"subject" doc:"what the event is about, an absolute URI such as booking://b_41"`
 	Data    json.RawMessage `json:"data" doc:"a JSON object of at most 4096 bytes matching the type's data_schema"`
-	// IdempotencyKey makes a retry safe: the same key within the event
-	// retention returns the first event, whatever the body.
-	IdempotencyKey string `json:"idempotency_key,omitempty" doc:"the same key within the event retention returns the first event (200) whatever the body; 1-255 printable ASCII characters"`
+	// IdempotencyKey makes a retry safe: the same key with the same
+	// request within the event retention returns the first event; with
+	// another request it is refused (CodeKeyReused).
+	IdempotencyKey string `json:"idempotency_key,omitempty" doc:"the same key with the same type, subject and data within the event retention returns the first event (200); with another, 409 IDEMPOTENCY_KEY_REUSED; 1-255 printable ASCII characters"`
 }
 
 // BatchInput is up to MaxBatch events published together.
@@ -145,7 +160,7 @@ func (s *Service) Publish(ctx context.Context, c op.Caller, in Input) (Output, e
 	if err := s.allow(c, []checked{ev}); err != nil {
 		return Output{}, err
 	}
-	out, err := s.record(ctx, c.OwnerID, []checked{ev})
+	out, err := s.record(ctx, c.OwnerID, []checked{ev}, false)
 	if err != nil {
 		return Output{}, fmt.Errorf("publish %s: %w", in.Type, err)
 	}
@@ -188,7 +203,7 @@ func (s *Service) PublishBatch(ctx context.Context, c op.Caller, in BatchInput) 
 	if err := s.allow(c, evs); err != nil {
 		return BatchOutput{}, err
 	}
-	out, err := s.record(ctx, c.OwnerID, evs)
+	out, err := s.record(ctx, c.OwnerID, evs, true)
 	if err != nil {
 		return BatchOutput{}, fmt.Errorf("publish batch of %d: %w", len(evs), err)
 	}
@@ -199,9 +214,9 @@ func (s *Service) PublishBatch(ctx context.Context, c op.Caller, in BatchInput) 
 // publish committed first; the publish is tried again and finds it.
 var errKeyRace = errors.New("idempotency key claimed concurrently")
 
-func (s *Service) record(ctx context.Context, ownerID uuid.UUID, evs []checked) ([]Output, error) {
+func (s *Service) record(ctx context.Context, ownerID uuid.UUID, evs []checked, batch bool) ([]Output, error) {
 	for attempt := 0; ; attempt++ {
-		out, err := s.recordOnce(ctx, ownerID, evs)
+		out, err := s.recordOnce(ctx, ownerID, evs, batch)
 		if errors.Is(err, errKeyRace) && attempt < 3 {
 			continue
 		}
@@ -209,23 +224,26 @@ func (s *Service) record(ctx context.Context, ownerID uuid.UUID, evs []checked) 
 	}
 }
 
-func (s *Service) recordOnce(ctx context.Context, ownerID uuid.UUID, evs []checked) ([]Output, error) {
+func (s *Service) recordOnce(ctx context.Context, ownerID uuid.UUID, evs []checked, batch bool) ([]Output, error) {
 	out := make([]Output, len(evs))
 	err := s.uow.Do(ctx, func(tx Tx) error {
-		inBatch := map[string]uuid.UUID{}
+		inBatch := map[string]Claimed{}
 		for i, ev := range evs {
+			fp := ev.fingerprint()
 			if ev.key != "" {
-				if id, ok := inBatch[ev.key]; ok {
-					out[i] = Output{ID: id, Duplicate: true}
-					continue
-				}
-				id, found, err := tx.Keys().Find(ctx, ownerID, ev.key)
-				if err != nil {
-					return err
+				first, found := inBatch[ev.key]
+				if !found {
+					var err error
+					if first, found, err = tx.Keys().Find(ctx, ownerID, ev.key); err != nil {
+						return err
+					}
 				}
 				if found {
-					out[i] = Output{ID: id, Duplicate: true}
-					inBatch[ev.key] = id
+					if first.Fingerprint != nil && !bytes.Equal(first.Fingerprint, fp) {
+						return keyReused(ev.key, first.EventID, i, batch)
+					}
+					out[i] = Output{ID: first.EventID, Duplicate: true}
+					inBatch[ev.key] = first
 					continue
 				}
 			}
@@ -234,20 +252,32 @@ func (s *Service) recordOnce(ctx context.Context, ownerID uuid.UUID, evs []check
 				return err
 			}
 			if ev.key != "" {
-				ok, err := tx.Keys().Claim(ctx, ownerID, ev.key, id)
+				c := Claimed{EventID: id, Fingerprint: fp}
+				ok, err := tx.Keys().Claim(ctx, ownerID, ev.key, c)
 				if err != nil {
 					return err
 				}
 				if !ok {
 					return errKeyRace
 				}
-				inBatch[ev.key] = id
+				inBatch[ev.key] = c
 			}
 			out[i] = Output{ID: id}
 		}
 		return nil
 	})
 	return out, err
+}
+
+// keyReused refuses the request (item i of a batch) whose key named
+// another request's event.
+func keyReused(key string, first uuid.UUID, i int, batch bool) error {
+	field := "idempotency_key"
+	if batch {
+		field = fmt.Sprintf("events[%d].idempotency_key", i)
+	}
+	return domain.Conflict(CodeKeyReused, fmt.Sprintf("idempotency_key %q was used for event %s with another type, subject or data; nothing recorded", key, first)).
+		WithField(field)
 }
 
 func (s *Service) allow(c op.Caller, evs []checked) error {
@@ -277,6 +307,30 @@ func (s *Service) allow(c op.Caller, evs []checked) error {
 type checked struct {
 	eventType, subject, key string
 	data                    json.RawMessage
+}
+
+// fingerprint is the SHA-256 of what the event asks for: its type, its
+// subject and its data as a JSON value, so white space and the order of
+// object members do not matter (numbers compare by their text).
+func (c checked) fingerprint() []byte {
+	h := sha256.New()
+	for _, part := range []string{c.eventType, c.subject} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(c.data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err == nil {
+		if canon, err := json.Marshal(v); err == nil {
+			h.Write(canon)
+			return h.Sum(nil)
+		}
+	}
+	// check accepted only a JSON object, so this is unreachable; the raw
+	// bytes still fingerprint the request.
+	h.Write(c.data)
+	return h.Sum(nil)
 }
 
 // check validates one event without touching any store.

@@ -137,21 +137,43 @@ func TestPublishRateLimitRefusesWithRetryAfterAndRecordsNothing(t *testing.T) {
 	require.Equal(t, len(booking("b_1").Data), l.bytes[0], "bytes count the data")
 }
 
+// An idempotency key returns the first event for the same request (the
+// same type, subject and data as a JSON value) and refuses another request
+// with 409 IDEMPOTENCY_KEY_REUSED naming the first event.
 func TestPublishIdempotencyKeyReturnsTheFirstEvent(t *testing.T) {
 	t.Parallel()
-	svc, m, _ := newService(10)
+	svc, m, _ := newService(20)
 	owner := uuid.New()
 	in := booking("b_1")
 	in.IdempotencyKey = "order-1"
 	first, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
 	require.NoError(t, err)
-	other := booking("b_2")
-	other.IdempotencyKey = "order-1"
-	again, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, other)
+	again, err := svc.Publish(context.Background(), op.Caller{OwnerID: owner}, in)
 	require.NoError(t, err)
-	require.Equal(t, publish.Output{ID: first.ID, Duplicate: true}, again, "whatever the body")
+	require.Equal(t, publish.Output{ID: first.ID, Duplicate: true}, again)
 	require.True(t, again.Replayed())
-	require.Len(t, m.Events(), 1)
+	reformatted := in
+	reformatted.Data = json.RawMessage("{\n  \"starts_at\": \"2026-12-08T09:30:00Z\",\n  \"booking_id\": \"b_1\"\n}")
+	again, err = svc.Publish(context.Background(), op.Caller{OwnerID: owner}, reformatted)
+	require.NoError(t, err)
+	require.Equal(t, publish.Output{ID: first.ID, Duplicate: true}, again, "white space and member order are the same request")
+
+	for name, change := range map[string]func(*publish.Input){
+		"data":    func(in *publish.Input) { in.Data = booking("b_2").Data },
+		"subject": func(in *publish.Input) { in.Subject = "booking://b_2" },
+		"type": func(in *publish.Input) {
+			in.Type = "booking.cancelled"
+			in.Data = json.RawMessage(`{"booking_id":"b_1"}`)
+		},
+	} {
+		other := in
+		change(&other)
+		_, err = svc.Publish(context.Background(), op.Caller{OwnerID: owner}, other)
+		de := requireCode(t, err, domain.KindConflict, publish.CodeKeyReused)
+		require.Equal(t, "idempotency_key", de.Field, name)
+		require.Contains(t, de.Message, first.ID.String(), "%s: the first event is named", name)
+	}
+	require.Len(t, m.Events(), 1, "a refused request records nothing")
 
 	// Keys are the owner's: another owner's same key is a new event.
 	theirs, err := svc.Publish(context.Background(), op.Caller{OwnerID: uuid.New()}, in)
@@ -250,16 +272,25 @@ func TestPublishBatchLimitsAndKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, out.Data, publish.MaxBatch)
 
-	// Keys repeated inside a batch and across batches return the first.
+	// Keys repeated inside a batch and across batches return the first;
+	// one reused for another request refuses the whole batch.
 	a, b := booking("k_1"), booking("k_2")
 	a.IdempotencyKey, b.IdempotencyKey = "same", "same"
-	out, err = svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{a, b}})
+	_, err = svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{booking("k_0"), a, b}})
+	de := requireCode(t, err, domain.KindConflict, publish.CodeKeyReused)
+	require.Equal(t, "events[2].idempotency_key", de.Field)
+	require.Len(t, m.Events(), publish.MaxBatch, "nothing of the refused batch is recorded")
+	out, err = svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{a, a}})
 	require.NoError(t, err)
 	require.False(t, out.Data[0].Duplicate)
 	require.Equal(t, publish.Output{ID: out.Data[0].ID, Duplicate: true}, out.Data[1])
-	again, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{b}})
+	again, err := svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{a}})
 	require.NoError(t, err)
 	require.True(t, again.Replayed(), "every item a replay")
+	_, err = svc.PublishBatch(context.Background(), owner, publish.BatchInput{Events: []publish.Input{b}})
+	de = requireCode(t, err, domain.KindConflict, publish.CodeKeyReused)
+	require.Equal(t, "events[0].idempotency_key", de.Field)
+	require.Contains(t, de.Message, out.Data[0].ID.String())
 	require.Len(t, m.Events(), publish.MaxBatch+1)
 
 	// A batch counts all its events against the rate at once.

@@ -34,24 +34,25 @@ func (t *txn) Keys() publish.KeyStore    { return keys{tx: t.tx} }
 // keys implements publish.KeyStore.
 type keys struct{ tx pgx.Tx }
 
-func (k keys) Find(ctx context.Context, ownerID uuid.UUID, key string) (uuid.UUID, bool, error) {
-	var id uuid.UUID
-	err := k.tx.QueryRow(ctx, `SELECT event_id FROM event_publish_keys WHERE owner_id = $1 AND key = $2`, ownerID, key).Scan(&id)
+func (k keys) Find(ctx context.Context, ownerID uuid.UUID, key string) (publish.Claimed, bool, error) {
+	var c publish.Claimed
+	err := k.tx.QueryRow(ctx, `SELECT event_id, request_sha256 FROM event_publish_keys WHERE owner_id = $1 AND key = $2`, ownerID, key).
+		Scan(&c.EventID, &c.Fingerprint)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return uuid.Nil, false, nil
+		return publish.Claimed{}, false, nil
 	case err != nil:
-		return uuid.Nil, false, fmt.Errorf("find idempotency key: %w", err)
+		return publish.Claimed{}, false, fmt.Errorf("find idempotency key: %w", err)
 	}
-	return id, true, nil
+	return c, true, nil
 }
 
 // Claim inserts the key; a concurrent transaction holding the same key
 // makes it wait for that one's outcome, so a committed winner is seen as a
 // conflict and an aborted one leaves the key to this transaction.
-func (k keys) Claim(ctx context.Context, ownerID uuid.UUID, key string, eventID uuid.UUID) (bool, error) {
-	tag, err := k.tx.Exec(ctx, `INSERT INTO event_publish_keys (owner_id, key, event_id) VALUES ($1, $2, $3)
-ON CONFLICT (owner_id, key) DO NOTHING`, ownerID, key, eventID)
+func (k keys) Claim(ctx context.Context, ownerID uuid.UUID, key string, c publish.Claimed) (bool, error) {
+	tag, err := k.tx.Exec(ctx, `INSERT INTO event_publish_keys (owner_id, key, event_id, request_sha256) VALUES ($1, $2, $3, $4)
+ON CONFLICT (owner_id, key) DO NOTHING`, ownerID, key, c.EventID, c.Fingerprint)
 	if err != nil {
 		return false, fmt.Errorf("claim idempotency key: %w", err)
 	}

@@ -3,6 +3,7 @@
 package publishtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -26,6 +27,7 @@ type Harness struct {
 func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 	ctx := context.Background()
 	data := map[string]any{"booking_id": "b_1", "starts_at": "2026-12-08T09:30:00Z"}
+	fingerprint := bytes.Repeat([]byte{7}, 32)
 	record := func(t *testing.T, h Harness, owner uuid.UUID, key string) (uuid.UUID, bool) {
 		t.Helper()
 		var id uuid.UUID
@@ -36,7 +38,7 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 			if err != nil {
 				return err
 			}
-			claimed, err = tx.Keys().Claim(ctx, owner, key, id)
+			claimed, err = tx.Keys().Claim(ctx, owner, key, publish.Claimed{EventID: id, Fingerprint: fingerprint})
 			return err
 		}))
 		return id, claimed
@@ -52,7 +54,7 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 			got, found, err := tx.Keys().Find(ctx, a, "k1")
 			require.NoError(t, err)
 			require.True(t, found)
-			require.Equal(t, id, got)
+			require.Equal(t, publish.Claimed{EventID: id, Fingerprint: fingerprint}, got, "the key keeps its event and its request's fingerprint")
 			_, found, err = tx.Keys().Find(ctx, b, "k1")
 			require.NoError(t, err)
 			require.False(t, found, "another owner's key is not found")
@@ -74,7 +76,7 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		err := h.UoW.Do(ctx, func(tx publish.Tx) error {
 			id, err := tx.Recorder().Record(ctx, owner, "booking.created", "booking://b_1", data)
 			require.NoError(t, err)
-			claimed, err := tx.Keys().Claim(ctx, owner, "k", id)
+			claimed, err := tx.Keys().Claim(ctx, owner, "k", publish.Claimed{EventID: id, Fingerprint: fingerprint})
 			require.NoError(t, err)
 			require.False(t, claimed)
 			return sentinel
@@ -91,7 +93,7 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 		err := h.UoW.Do(ctx, func(tx publish.Tx) error {
 			id, err := tx.Recorder().Record(ctx, owner, "booking.created", "booking://b_1", data)
 			require.NoError(t, err)
-			ok, err := tx.Keys().Claim(ctx, owner, "k", id)
+			ok, err := tx.Keys().Claim(ctx, owner, "k", publish.Claimed{EventID: id, Fingerprint: fingerprint})
 			require.NoError(t, err)
 			require.True(t, ok)
 			return sentinel

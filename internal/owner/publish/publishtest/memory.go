@@ -21,7 +21,7 @@ import (
 // (BeforeClaim). It passes RunContract, as the PostgreSQL adapter does.
 type Memory struct {
 	mu   sync.Mutex
-	keys map[string]uuid.UUID
+	keys map[string]publish.Claimed
 	rec  *domaintest.Recorder
 	// BeforeClaim, when set, runs before each Claim (tests use it to
 	// commit a concurrent publish under the same key).
@@ -32,7 +32,7 @@ var _ publish.UnitOfWork = (*Memory)(nil)
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{keys: map[string]uuid.UUID{}, rec: domaintest.NewRecorder()}
+	return &Memory{keys: map[string]publish.Claimed{}, rec: domaintest.NewRecorder()}
 }
 
 // Events returns the committed events, oldest first.
@@ -45,12 +45,12 @@ func (m *Memory) Recorder() *domaintest.Recorder { return m.rec }
 func (m *Memory) Prune(id uuid.UUID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	maps.DeleteFunc(m.keys, func(_ string, v uuid.UUID) bool { return v == id })
+	maps.DeleteFunc(m.keys, func(_ string, v publish.Claimed) bool { return v.EventID == id })
 }
 
 // Do runs fn in a transaction committed when fn returns nil.
 func (m *Memory) Do(ctx context.Context, fn func(tx publish.Tx) error) error {
-	t := &memTx{m: m, keys: map[string]uuid.UUID{}, rec: m.rec.Tx()}
+	t := &memTx{m: m, keys: map[string]publish.Claimed{}, rec: m.rec.Tx()}
 	defer t.rec.End()
 	if err := fn(t); err != nil {
 		return err
@@ -69,7 +69,7 @@ func (m *Memory) Do(ctx context.Context, fn func(tx publish.Tx) error) error {
 
 type memTx struct {
 	m    *Memory
-	keys map[string]uuid.UUID
+	keys map[string]publish.Claimed
 	rec  *domaintest.TxRecorder
 }
 
@@ -78,17 +78,17 @@ func (t *memTx) Keys() publish.KeyStore    { return t }
 
 func memKey(ownerID uuid.UUID, key string) string { return ownerID.String() + "\x00" + key }
 
-func (t *memTx) Find(_ context.Context, ownerID uuid.UUID, key string) (uuid.UUID, bool, error) {
-	if id, ok := t.keys[memKey(ownerID, key)]; ok {
-		return id, true, nil
+func (t *memTx) Find(_ context.Context, ownerID uuid.UUID, key string) (publish.Claimed, bool, error) {
+	if c, ok := t.keys[memKey(ownerID, key)]; ok {
+		return c, true, nil
 	}
 	t.m.mu.Lock()
 	defer t.m.mu.Unlock()
-	id, ok := t.m.keys[memKey(ownerID, key)]
-	return id, ok, nil
+	c, ok := t.m.keys[memKey(ownerID, key)]
+	return c, ok, nil
 }
 
-func (t *memTx) Claim(_ context.Context, ownerID uuid.UUID, key string, eventID uuid.UUID) (bool, error) {
+func (t *memTx) Claim(_ context.Context, ownerID uuid.UUID, key string, c publish.Claimed) (bool, error) {
 	if t.m.BeforeClaim != nil {
 		t.m.BeforeClaim()
 	}
@@ -102,6 +102,6 @@ func (t *memTx) Claim(_ context.Context, ownerID uuid.UUID, key string, eventID 
 	if taken {
 		return false, nil
 	}
-	t.keys[k] = eventID
+	t.keys[k] = c
 	return true, nil
 }

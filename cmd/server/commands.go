@@ -27,6 +27,8 @@ func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Rea
 	switch {
 	case len(args) >= 2 && args[0] == "owner" && args[1] == "create":
 		return c.ownerCreate(ctx, app, args[2:], stdin, stdout, stderr)
+	case len(args) >= 2 && args[0] == "owner" && args[1] == "reset-password":
+		return c.ownerResetPassword(ctx, app, args[2:], stdin, stdout, stderr)
 	case len(args) >= 2 && args[0] == "owner" && (args[1] == "grant-operator" || args[1] == "revoke-operator"):
 		return c.ownerOperator(ctx, app, args[1] == "grant-operator", args[2:], stdout, stderr)
 	case len(args) >= 2 && args[0] == "api-key" && args[1] == "issue":
@@ -63,19 +65,9 @@ func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdi
 		fmt.Fprintln(stderr, "usage: standmeet owner create --email E [--password-stdin] [--operator]")
 		return 2, nil
 	}
-	password, generated := "", false
-	if *fromStdin {
-		line, err := bufio.NewReaderSize(stdin, owner.MaxPasswordLen+2).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return 1, fmt.Errorf("read password from stdin: %w", err)
-		}
-		password = strings.TrimRight(line, "\r\n")
-	} else {
-		pw, err := c.Owners.GeneratePassword()
-		if err != nil {
-			return 1, err
-		}
-		password, generated = pw, true
+	password, generated, err := c.password(*fromStdin, stdin)
+	if err != nil {
+		return 1, err
 	}
 	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
 		return 1, fmt.Errorf("migrate: %w", err)
@@ -97,6 +89,58 @@ func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdi
 	if generated {
 		fmt.Fprintf(stdout, "password: %s\n", password)
 		fmt.Fprintln(stderr, "the password is shown this once; store it now")
+	}
+	return 0, nil
+}
+
+// password reads the password from the first line of stdin, or generates
+// one (generated true), which the caller prints once.
+func (c Commands) password(fromStdin bool, stdin io.Reader) (password string, generated bool, err error) {
+	if fromStdin {
+		line, err := bufio.NewReaderSize(stdin, owner.MaxPasswordLen+2).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", false, fmt.Errorf("read password from stdin: %w", err)
+		}
+		return strings.TrimRight(line, "\r\n"), false, nil
+	}
+	pw, err := c.Owners.GeneratePassword()
+	if err != nil {
+		return "", false, err
+	}
+	return pw, true, nil
+}
+
+// ownerResetPassword: `standmeet owner reset-password --email E
+// [--password-stdin]` is the way back in for a locked-out owner: the
+// password is read from stdin or generated and printed once, and every
+// session of the owner ends.
+func (c Commands) ownerResetPassword(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("owner reset-password", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	email := fs.String("email", "", "the owner's email (required)")
+	fromStdin := fs.Bool("password-stdin", false, "read the new password from the first line of stdin instead of generating one")
+	if err := fs.Parse(args); err != nil {
+		return 2, nil
+	}
+	if *email == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: standmeet owner reset-password --email E [--password-stdin]")
+		return 2, nil
+	}
+	password, generated, err := c.password(*fromStdin, stdin)
+	if err != nil {
+		return 1, err
+	}
+	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
+		return 1, fmt.Errorf("migrate: %w", err)
+	}
+	o, err := c.Owners.ResetPassword(ctx, *email, password)
+	if err != nil {
+		return 1, err
+	}
+	fmt.Fprintf(stdout, "reset the password of %s (%s); every session of theirs has ended\n", o.Email, o.ID)
+	if generated {
+		fmt.Fprintf(stdout, "password: %s\n", password)
+		fmt.Fprintln(stderr, "the password is shown this once; give it to the owner, who can change it under Account")
 	}
 	return 0, nil
 }

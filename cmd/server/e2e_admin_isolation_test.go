@@ -265,6 +265,7 @@ func adminUIIsolationRows() map[string]uiRow {
 		"GET /admin/static/*":     page(http.StatusOK, "/admin/static/app.css"),
 		"GET /admin/login":        page(http.StatusSeeOther, "/admin/login"),
 		"POST /admin/login":       page(http.StatusForbidden, "/admin/login"),
+		"GET /admin/forgot":       page(http.StatusOK, "/admin/forgot"),
 		"POST /admin/logout":      page(http.StatusSeeOther, "/admin/logout"),
 		"GET /admin/webhooks/new": page(http.StatusOK, "/admin/webhooks/new"),
 		"GET /admin/inbound/new":  page(http.StatusOK, "/admin/inbound/new"),

@@ -102,7 +102,10 @@ func TestDeliveryLogFiltersStepsAndRecovers(t *testing.T) {
 		evs = append(evs, recordEvent(t, ts, ownerID, "code.issued", fmt.Sprintf("code:%d", i), map[string]any{}))
 	}
 	revoked := recordEvent(t, ts, ownerID, "code.revoked", "code:9", map[string]any{})
-	waitFannedOut(t, ts, append([]uuid.UUID{revoked}, evs...)...)
+	// Another endpoint's test: of a type this one subscribes to, but the
+	// fan-out sends a test to its own endpoint only, and so does recover.
+	othersTest := recordEvent(t, ts, ownerID, "webhook.test", "webhook:other", map[string]any{"endpoint_id": uuid.NewString(), "test": true})
+	waitFannedOut(t, ts, append([]uuid.UUID{revoked, othersTest}, evs...)...)
 	require.Zero(t, countJobs(t, ts, ep.ID))
 	since := t0.Format(time.RFC3339Nano)
 	body := postJSON(t, ts, key, base+"/recover", `{"since":"`+since+`"}`, http.StatusConflict, nil)
@@ -129,11 +132,20 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Contains(t, body, "RANGE_TOO_LARGE")
 	require.Zero(t, countJobs(t, ts, ep.ID), "a refused recover queues nothing")
 
-	// Recover the range: the three code.issued and the code.revoked.
-	var rec struct{ Events, Queued, Existing int }
+	// Recover the range: the three code.issued and the code.revoked; the
+	// other endpoint's test is skipped, with its reason.
+	type skip struct {
+		EventID uuid.UUID `json:"event_id"`
+		Reason  string    `json:"reason"`
+	}
+	var rec struct {
+		Events, Queued, Existing int
+		Skipped                  []skip
+	}
 	postJSON(t, ts, key, base+"/recover", `{"since":"`+since+`"}`, http.StatusAccepted, &rec)
-	require.Equal(t, 4, rec.Events)
+	require.Equal(t, 5, rec.Events)
 	require.Equal(t, 4, rec.Queued)
+	require.Equal(t, []skip{{EventID: othersTest, Reason: "not_subscribed"}}, rec.Skipped)
 	// Completed in River, not only received: River records a run's
 	// completion after the receiver has answered.
 	for _, id := range append([]uuid.UUID{revoked}, evs...) {
@@ -142,7 +154,7 @@ SELECT $1, 'code.issued', 'code:bulk', now() - interval '2 hours' + i * interval
 	require.Eventually(t, func() bool { return rc.count() == 4 }, 30*time.Second, 20*time.Millisecond)
 	// Idempotent: the second recover of the range queues nothing.
 	postJSON(t, ts, key, base+"/recover", `{"since":"`+since+`"}`, http.StatusAccepted, &rec)
-	require.Equal(t, struct{ Events, Queued, Existing int }{4, 0, 4}, rec)
+	require.Equal(t, [3]int{5, 0, 4}, [3]int{rec.Events, rec.Queued, rec.Existing})
 	time.Sleep(200 * time.Millisecond)
 	require.Equal(t, 4, rc.count())
 	require.Equal(t, 4, countJobs(t, ts, ep.ID))

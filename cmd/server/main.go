@@ -4,6 +4,7 @@
 //	standmeet serve                                   serve HTTP, run River and the relay
 //	standmeet migrate                                 apply pending migrations and exit
 //	standmeet owner create --email E [--password-stdin] [--operator]
+//	standmeet owner reset-password --email E [--password-stdin]
 //	standmeet owner grant-operator --email E | revoke-operator --email E
 //	standmeet api-key issue --email E --name N        print a new API key, once
 //	standmeet rotate-master-key                       re-seal every secret under the current master key
@@ -32,6 +33,9 @@ const usage = `usage:
   standmeet migrate                                  apply pending migrations and exit
   standmeet owner create --email E [--password-stdin] [--operator]
                                                      create an owner; prints a generated password once
+  standmeet owner reset-password --email E [--password-stdin]
+                                                     set a locked-out owner's password (generated and printed
+                                                     once unless piped) and end their sessions
   standmeet owner grant-operator --email E           let the owner use River's UI at /admin/tasks
   standmeet owner revoke-operator --email E
   standmeet api-key issue --email E --name N         print a new API key, once

@@ -74,12 +74,13 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	unitOfWork3 := provideAccessUnitOfWork(pool, uowRecorder)
 	accessService := provideAccessService(unitOfWork3)
 	embedBelongsToFunc := provideEmbedBelongsTo(accessService)
+	embedAdmitsFunc := provideEmbedAdmits(accessService)
 	healthReader, err := provideWebhookHealth(pool, registry, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	webhookService := provideWebhookService(unitOfWork2, webhookSealFunc, embedBelongsToFunc, cfg, healthReader, pool)
+	webhookService := provideWebhookService(unitOfWork2, webhookSealFunc, embedBelongsToFunc, embedAdmitsFunc, cfg, healthReader, pool)
 	mainWebhookOps := provideWebhookOps(webhookService)
 	unitOfWork4 := provideCorpusUnitOfWork(pool, uowRecorder)
 	corpusService := corpus.NewService(unitOfWork4)
@@ -101,7 +102,6 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	embedAdmitsFunc := provideEmbedAdmits(accessService)
 	fanouter := provideWebhookFanouter(webhookdbStore, embedAdmitsFunc, cfg)
 	webhookFanoutWorker := &riverjob.WebhookFanoutWorker{
 		Fanouter: fanouter,

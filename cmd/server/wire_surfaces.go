@@ -51,7 +51,8 @@ func provideWebAuth(g *auth.Gate, owners *owner.Service) web.Auth {
 			g.SetSessionCookies(w, r, s)
 			return nil
 		},
-		Logout: g.Logout,
+		Logout:    g.Logout,
+		HasOwners: owners.HasOwners,
 		Session: func(r *http.Request) (web.Session, error) {
 			s, err := g.SessionFromRequest(r)
 			if err != nil {

@@ -67,9 +67,9 @@ func provideWebhookUnitOfWork(pool *pgxpool.Pool, rec uow.Recorder, ins *riverjo
 	return webhookdb.NewUnitOfWork(pool, rec, ins)
 }
 
-func provideWebhookService(uow *uow.UnitOfWork[webhook.Tx], seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, cfg config.Config,
-	health *webhookdb.HealthReader, pool *pgxpool.Pool) *webhook.Service {
-	return webhook.NewService(webhook.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, MaxEndpoints: cfg.WebhookMaxEndpoints,
+func provideWebhookService(uow *uow.UnitOfWork[webhook.Tx], seal webhook.SealFunc, belongs webhook.EmbedBelongsToFunc, admits delivery.EmbedAdmitsFunc,
+	cfg config.Config, health *webhookdb.HealthReader, pool *pgxpool.Pool) *webhook.Service {
+	return webhook.NewService(webhook.Deps{UnitOfWork: uow, Seal: seal, EmbedBelongsTo: belongs, EmbedAdmits: admits, MaxEndpoints: cfg.WebhookMaxEndpoints,
 		Health: health, Stats: health, Egress: webhookEgressCheck(cfg), Fanouts: webhookdb.NewFanoutReader(pool),
 		Version: buildVersion()})
 }

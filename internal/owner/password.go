@@ -60,6 +60,38 @@ func (s *Service) EndSessions(ctx context.Context, ownerID uuid.UUID) error {
 	return nil
 }
 
+// ResetPassword sets the password of the owner with email without the
+// current one, for the operator's CLI when an owner is locked out: the
+// password changes and every session of the owner ends, in one
+// transaction. An unknown email is domain.ErrNotFound; a bad password the
+// same refusal as at creation.
+func (s *Service) ResetPassword(ctx context.Context, email, newPassword string) (Owner, error) {
+	if err := validatePassword("password", newPassword); err != nil {
+		return Owner{}, err
+	}
+	hash, err := s.hasher.Hash(newPassword)
+	if err != nil {
+		return Owner{}, fmt.Errorf("hash password: %w", err)
+	}
+	var o Owner
+	err = s.uow.Do(ctx, func(tx Tx) error {
+		var err error
+		if o, err = tx.Owners().ByEmail(ctx, NormalizeEmail(email)); err != nil {
+			return err
+		}
+		now := s.now()
+		if err := tx.Owners().UpdatePassword(ctx, o.ID, hash, now); err != nil {
+			return err
+		}
+		o.PasswordHash, o.UpdatedAt = hash, now
+		return tx.Sessions().DeleteForOwner(ctx, o.ID)
+	})
+	if err != nil {
+		return Owner{}, fmt.Errorf("reset password: %w", err)
+	}
+	return o, nil
+}
+
 // ChangePasswordInput is the input of owner.change_password.
 type ChangePasswordInput struct {
 	CurrentPassword string `json:"current_password" doc:"the owner's current password"`

@@ -49,6 +49,41 @@ func TestChangePassword(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// ResetPassword (the operator's CLI) sets the password without the current
+// one and ends every session of that owner only; an unknown email or a
+// weak password changes nothing.
+func TestResetPassword(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	a := b.newOwner(t, "a@example.com")
+	b.newOwner(t, "b@example.com")
+	sess, err := b.login("a@example.com", testPassword, "192.0.2.1")
+	require.NoError(t, err)
+	otherSess, err := b.login("b@example.com", testPassword, "192.0.2.1")
+	require.NoError(t, err)
+	const newPassword = "a reset passphrase, long enough"
+
+	_, err = b.svc.ResetPassword(ctx, "nobody@example.com", newPassword)
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	_, err = b.svc.ResetPassword(ctx, "a@example.com", "short")
+	requireCode(t, err, domain.KindValidation, owner.CodeWeakPassword)
+	_, err = b.svc.AuthenticateSession(ctx, sess.Token)
+	require.NoError(t, err, "a refused reset ends no session")
+
+	o, err := b.svc.ResetPassword(ctx, "A@Example.com", newPassword)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, o.ID, "the email matches without regard to case")
+	_, err = b.svc.AuthenticateSession(ctx, sess.Token)
+	require.Error(t, err, "the reset ends the owner's sessions")
+	_, err = b.svc.AuthenticateSession(ctx, otherSess.Token)
+	require.NoError(t, err, "another owner's session stays")
+	_, err = b.login("a@example.com", testPassword, "192.0.2.2")
+	requireCode(t, err, domain.KindUnauthorized, owner.CodeInvalidCredentials)
+	_, err = b.login("a@example.com", newPassword, "192.0.2.2")
+	require.NoError(t, err)
+}
+
 func TestEndSessions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

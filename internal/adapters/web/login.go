@@ -21,6 +21,25 @@ type loginData struct {
 	Email string
 	Next  string
 	Token string
+	// NoOwner is true while the instance has no owner: nobody can sign in
+	// until the operator creates one.
+	NoOwner bool
+}
+
+// noOwner tells whether the instance has no owner yet (sign-in cannot
+// succeed until one is created).
+func (h *Handler) noOwner(c echo.Context) (bool, error) {
+	if h.auth.HasOwners == nil {
+		return false, nil
+	}
+	has, err := h.auth.HasOwners(c.Request().Context())
+	return !has, err
+}
+
+// forgot says how a locked-out owner gets back in on this instance: it
+// sends no mail, so the operator resets the password with the CLI.
+func (h *Handler) forgot(c echo.Context) error {
+	return h.render(c, http.StatusOK, "forgot", view{Title: "Forgot password"})
 }
 
 func (h *Handler) loginForm(c echo.Context) error {
@@ -32,7 +51,11 @@ func (h *Handler) loginForm(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, nil, err)
 	}
-	return h.render(c, http.StatusOK, "login", view{Title: "Sign in", Data: loginData{Next: next, Token: token}})
+	none, err := h.noOwner(c)
+	if err != nil {
+		return h.fail(c, nil, err)
+	}
+	return h.render(c, http.StatusOK, "login", view{Title: "Sign in", Data: loginData{Next: next, Token: token, NoOwner: none}})
 }
 
 // loginToken returns the sign-in form's token, setting its cookie when the
@@ -62,7 +85,11 @@ func (h *Handler) login(c echo.Context) error {
 		if err != nil {
 			return h.fail(c, nil, err)
 		}
-		return h.render(c, status, "login", view{Title: "Sign in", Error: e, Data: loginData{Email: email, Next: next, Token: token}})
+		none, err := h.noOwner(c)
+		if err != nil {
+			return h.fail(c, nil, err)
+		}
+		return h.render(c, status, "login", view{Title: "Sign in", Error: e, Data: loginData{Email: email, Next: next, Token: token, NoOwner: none}})
 	}
 	if err := h.origin.Check(r); err != nil {
 		return again(http.StatusForbidden, &httpapi.ErrorDetail{Code: "CROSS_ORIGIN", Message: "Cross-site sign-in is refused."})

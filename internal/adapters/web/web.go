@@ -29,6 +29,7 @@
 package web
 
 import (
+	"context"
 	"embed"
 	"net/http"
 
@@ -76,6 +77,9 @@ type Auth struct {
 	Login   LoginFunc
 	Logout  LogoutFunc
 	Session SessionFunc
+	// HasOwners tells whether the instance has an owner yet; without one
+	// the sign-in page says how to create the first. Nil: assume one.
+	HasOwners func(ctx context.Context) (bool, error)
 }
 
 // Deps is what the UI is built from.
@@ -181,6 +185,7 @@ func (h *Handler) Mount(e *echo.Echo) {
 	g.GET("/", h.page(h.overview))
 	g.GET("/static/*", h.static)
 	g.GET("/login", h.loginForm)
+	g.GET("/forgot", h.forgot)
 	g.POST("/login", h.login)
 	g.POST("/logout", h.form(h.logout))
 

@@ -285,7 +285,7 @@ func TestEndpointLifecycle(t *testing.T) {
 	require.NotContains(t, after.body, "data-refresh", "nothing left in flight")
 
 	redo := b.post(t, endpointPage+"/redeliver", url.Values{"csrf_token": {csrf}})
-	require.Equal(t, endpointPage+"?notice=redelivered&count=3&discarded=2&cancelled=1", redo.location)
+	require.Equal(t, endpointPage+"?notice=redelivered&count=3&discarded=2&cancelled=1&skipped=0", redo.location)
 
 	off := b.post(t, endpointPage+"/disable", url.Values{"csrf_token": {csrf}})
 	require.Equal(t, endpointPage+"?notice=disabled", off.location)

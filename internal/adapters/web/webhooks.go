@@ -614,7 +614,7 @@ func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
 	return h.endpointAction(c, s, "webhooks.redeliver", func(ctx context.Context, id uuid.UUID) (string, error) {
 		res, err := h.webhooks.redeliver.Call(ctx, s.Caller, webhook.IDInput{ID: id})
 		return "notice=redelivered&count=" + strconv.Itoa(res.Count) + "&discarded=" + strconv.Itoa(res.ByState["discarded"]) +
-			"&cancelled=" + strconv.Itoa(res.ByState["cancelled"]), err
+			"&cancelled=" + strconv.Itoa(res.ByState["cancelled"]) + "&skipped=" + strconv.Itoa(len(res.Skipped)), err
 	})
 }
 
@@ -693,7 +693,8 @@ func (h *Handler) deliverySteer(resend bool, noticeName string) func(c echo.Cont
 func (h *Handler) webhookRecover(c echo.Context, s *Session) error {
 	return h.endpointAction(c, s, "webhooks.recover", func(ctx context.Context, id uuid.UUID) (string, error) {
 		res, err := h.webhooks.recover.Call(ctx, s.Caller, webhook.RecoverInput{ID: id, Since: formTime(c.FormValue("since")), Until: formTime(c.FormValue("until"))})
-		return "notice=recovered&events=" + strconv.Itoa(res.Events) + "&count=" + strconv.Itoa(res.Queued) + "&existing=" + strconv.Itoa(res.Existing), err
+		return "notice=recovered&events=" + strconv.Itoa(res.Events) + "&count=" + strconv.Itoa(res.Queued) + "&existing=" + strconv.Itoa(res.Existing) +
+			"&skipped=" + strconv.Itoa(len(res.Skipped)), err
 	})
 }
 
@@ -891,14 +892,16 @@ func notice(c echo.Context) string {
 		return "Test event queued as job " + digits("job") + ". Its delivery appears below."
 	case "redelivered":
 		return digits("count") + " deliveries queued again: " + digits("discarded") + " failed (River: discarded) and " +
-			digits("cancelled") + " cancelled. Retrying and waiting ones are not taken: use Retry now on one."
+			digits("cancelled") + " cancelled; " + digits("skipped") + " left alone because the endpoint's subscription, scope or filter " +
+			"keeps their event out now (or the event was pruned). Retrying and waiting ones are not taken: use Retry now on one."
 	case "retried":
 		return "Delivery " + digits("job") + " runs now."
 	case "resent":
 		return "Delivery " + digits("job") + " is sent again (same webhook-id)."
 	case "recovered":
 		return digits("events") + " events in the range: " + digits("count") + " new deliveries queued, " + digits("existing") +
-			" already had a delivery and were left alone."
+			" already had a delivery and were left alone, " + digits("skipped") + " skipped because the endpoint's subscription, scope or " +
+			"filter keeps them out (as the fan-out does)."
 	case "enabled":
 		return "Endpoint enabled; its failure state was cleared."
 	case "disabled":

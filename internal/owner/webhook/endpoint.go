@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // SecretGrace is how long the previous secret stays valid after a rotation:
@@ -348,6 +349,16 @@ type EventDelivery struct {
 	EndpointState string `json:"endpoint_state"`
 }
 
+// FailedDelivery is a discarded or cancelled delivery redeliver may queue
+// again.
+type FailedDelivery struct {
+	JobID int64
+	// State is River's state: discarded or cancelled.
+	State string
+	// Event is the delivery's event, nil once the retention pruned it.
+	Event *delivery.Event
+}
+
 // TaskURL returns the River UI link of job id.
 func TaskURL(jobID int64) string {
 	return "/admin/tasks?job=" + strconv.FormatInt(jobID, 10)
@@ -450,18 +461,22 @@ type DeliveryStore interface {
 	// after ("" after when its state is not one of states; NOT_FOUND when
 	// it is not a delivery of endpointID).
 	Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (from, to string, err error)
-	// Recover queues, in endpointID's chain, a delivery of each event of
-	// ownerID of one of types that occurred in [since, until) and has no
-	// delivery to endpointID yet. It reads at most max+1 events and queues
-	// nothing when there are more; it returns how many events it found and
-	// how many deliveries it queued.
-	Recover(ctx context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (events, queued int, err error)
+	// RangeEvents returns ownerID's events of one of types that occurred
+	// in [since, until), oldest first, at most max+1 of them.
+	RangeEvents(ctx context.Context, ownerID uuid.UUID, types []string, since, until time.Time, max int) ([]delivery.Event, error)
+	// QueueRecovered queues, in endpointID's chain, a delivery of each of
+	// eventIDs that has no delivery to endpointID yet, and returns how many
+	// it queued.
+	QueueRecovered(ctx context.Context, endpointID uuid.UUID, eventIDs []uuid.UUID) (int, error)
 	// ListByEvent returns up to limit deliveries of eventID to ownerID's
 	// endpoints, oldest job first, or an error wrapping domain.ErrNotFound
 	// when eventID is not one of ownerID's events (or was pruned).
 	ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
-	// Redeliver queues again every discarded or cancelled delivery of
-	// endpointID (River's JobRetry: same job, same webhook-id) and returns
-	// how many of each River state.
-	Redeliver(ctx context.Context, endpointID uuid.UUID) (map[string]int, error)
+	// Failed returns the discarded or cancelled deliveries of endpointID
+	// that redeliver may queue again (no other job of the same event
+	// beside them), each with its event (nil once pruned).
+	Failed(ctx context.Context, endpointID uuid.UUID) ([]FailedDelivery, error)
+	// Requeue queues again the deliveries jobIDs of endpointID (River's
+	// JobRetry: same job, same webhook-id, available now).
+	Requeue(ctx context.Context, endpointID uuid.UUID, jobIDs []int64) error
 }

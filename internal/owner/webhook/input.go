@@ -235,6 +235,9 @@ type RedeliverOutput struct {
 	// States are the River states redeliver takes (RedeliverStates).
 	States  []string       `json:"states"`
 	ByState map[string]int `json:"by_state" doc:"how many deliveries of each taken state were queued again"`
+	// Skipped are the failed deliveries left alone because the fan-out's
+	// rules keep their event from the endpoint now (or it was pruned).
+	Skipped []SkippedEvent `json:"skipped"`
 }
 
 // EventTypeView is one Webhook-exposed event type, documented: who

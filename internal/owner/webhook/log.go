@@ -13,6 +13,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // Delivery statuses: what a delivery's River state means to an owner.
@@ -176,16 +177,51 @@ type RecoverInput struct {
 
 // RecoverOutput counts what a recover did.
 type RecoverOutput struct {
-	// Events is how many of the range's events the endpoint subscribes to.
+	// Events is how many of the range's events are of a type the endpoint
+	// subscribes to.
 	Events int `json:"events"`
 	// Queued are new deliveries; Existing had a delivery already (any
 	// state) and were left alone.
 	Queued   int `json:"queued"`
 	Existing int `json:"existing"`
+	// Skipped are the events the fan-out's rules keep from the endpoint
+	// (another endpoint's webhook.test, out of scope, filtered out, about
+	// the endpoint itself), each with its reason; none of them is queued.
+	Skipped []SkippedEvent `json:"skipped"`
 }
+
+// SkippedEvent is an event recover or redeliver left out, and why: a
+// fan-out reason (not_subscribed, out_of_scope_*, filtered_out,
+// endpoint_disabled) or event_gone (pruned by the retention).
+type SkippedEvent struct {
+	EventID   uuid.UUID `json:"event_id"`
+	EventType string    `json:"event_type,omitempty"`
+	// JobID is the delivery redeliver left alone; absent for recover.
+	JobID  int64  `json:"job_id,omitempty"`
+	Reason string `json:"reason"`
+	Text   string `json:"text"`
+}
+
+// ReasonEventGone is why redeliver leaves a delivery whose event the
+// retention pruned.
+const ReasonEventGone = "event_gone"
 
 // RedeliverStates are the River states "redeliver failed" takes.
 var RedeliverStates = []string{"discarded", "cancelled"}
+
+// skipped describes an event the fan-out's rules keep from an endpoint.
+func skipped(ev delivery.Event, jobID int64, reason string) SkippedEvent {
+	text := FanoutReasonText(reason, nil)
+	if reason == ReasonEventGone {
+		text = "the event was pruned by the retention"
+	}
+	return SkippedEvent{EventID: ev.ID, EventType: ev.Type, JobID: jobID, Reason: reason, Text: text}
+}
+
+// forRule is the endpoint as the fan-out's rules read it.
+func (e Endpoint) forRule() delivery.Endpoint {
+	return delivery.Endpoint{ID: e.ID, OwnerID: e.OwnerID, EventTypes: e.EventTypes, EmbedID: e.EmbedID, Enabled: e.Enabled, Filter: e.Filter}
+}
 
 // parseTime parses an RFC 3339 filter value.
 func parseTime(field, v string) (time.Time, error) {
@@ -429,14 +465,39 @@ func (s *Service) Recover(ctx context.Context, ownerID uuid.UUID, in RecoverInpu
 			return domain.Conflict(CodeEndpointDisabled, "the endpoint is disabled; enable it before recovering")
 		}
 		types := domain.ExpandGlobs(e.EventTypes, domain.Webhook)
-		n, queued, err := tx.Deliveries().Recover(ctx, ownerID, e.ID, types, since, until, MaxRecoverEvents)
+		if len(types) == 0 {
+			out = RecoverOutput{Skipped: []SkippedEvent{}}
+			return nil
+		}
+		evs, err := tx.Deliveries().RangeEvents(ctx, ownerID, types, since, until, MaxRecoverEvents)
 		if err != nil {
 			return err
 		}
-		if n > MaxRecoverEvents {
+		if len(evs) > MaxRecoverEvents {
 			return domain.Validation(CodeRangeTooLarge, fmt.Sprintf("the range holds more than %d events the endpoint subscribes to; recover a shorter range", MaxRecoverEvents)).WithField("since")
 		}
-		out = RecoverOutput{Events: n, Queued: queued, Existing: n - queued}
+		out = RecoverOutput{Events: len(evs), Skipped: []SkippedEvent{}}
+		ep := e.forRule()
+		var send []uuid.UUID
+		for _, ev := range evs {
+			reason, err := delivery.Rule(ctx, s.admits, ep, ev)
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				out.Skipped = append(out.Skipped, skipped(ev, 0, string(reason)))
+				continue
+			}
+			send = append(send, ev.ID)
+		}
+		if len(send) == 0 {
+			return nil
+		}
+		queued, err := tx.Deliveries().QueueRecovered(ctx, e.ID, send)
+		if err != nil {
+			return err
+		}
+		out.Queued, out.Existing = queued, len(send)-queued
 		return nil
 	})
 	if err != nil {

@@ -86,13 +86,18 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.redeliver", Scopes: op.WritesIn(op.ScopeWebhooks), Summary: "Redeliver failed: queue again every failed (River: discarded) and cancelled delivery of the endpoint",
-			Description: "Retrying and waiting deliveries are not taken (retry now runs one at once). The answer counts them by River state.",
+			Description: "Retrying and waiting deliveries are not taken (retry now runs one at once). A failed delivery whose event the " +
+				"fan-out's rules keep from the endpoint now (another endpoint's webhook.test, out of scope, filtered out, about the endpoint " +
+				"itself), or whose event was pruned (event_gone), is left alone and listed in skipped with its reason. " +
+				"The answer counts the others by River state.",
 		}, func(ctx context.Context, c op.Caller, in IDInput) (RedeliverOutput, error) {
 			return s.Redeliver(ctx, c.OwnerID, in.ID)
 		}),
 		op.New(op.Meta{
 			Name: "webhooks.recover", Scopes: op.WritesIn(op.ScopeWebhooks), Summary: "Recover: send the endpoint, as new deliveries, the events of [since, until) it subscribes to and has no delivery of",
-			Description: "Events still in retention only. An event the endpoint has a delivery of (in any state) is left alone, so a second " +
+			Description: "Events still in retention only. The fan-out's rules apply: another endpoint's webhook.test, an event out of the " +
+				"endpoint's scope, one its payload filter refuses and one about the endpoint itself are not queued but listed in skipped " +
+				"with their reasons. An event the endpoint has a delivery of (in any state) is left alone, so a second " +
 				"recover of the same range queues nothing; redeliver sends failed ones again. At most 1000 events per call. " +
 				"Errors: INVALID_TIME, RANGE_TOO_LARGE, ENDPOINT_DISABLED (409), ENDPOINT_DELETED (409).",
 		}, func(ctx context.Context, c op.Caller, in RecoverInput) (RecoverOutput, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // ReasonDisabledByOwner is the disabled_reason of an endpoint the owner
@@ -35,6 +36,7 @@ type Service struct {
 	statsReader    StatsReader
 	egress         EgressCheckFunc
 	fanouts        FanoutReader
+	admits         delivery.EmbedAdmitsFunc
 	userAgent      string
 }
 
@@ -64,6 +66,9 @@ type Deps struct {
 	Egress EgressCheckFunc
 	// Fanouts reads the fan-out summaries (webhooks.event_fanout).
 	Fanouts FanoutReader
+	// EmbedAdmits re-checks an embed endpoint's scope when recover and
+	// redeliver apply the fan-out's rules; nil admits nothing.
+	EmbedAdmits delivery.EmbedAdmitsFunc
 	// Version is the server's version, as the deliveries' User-Agent
 	// (StandMeet-Webhooks/<version>) carries it and the delivery log
 	// shows it; "" shows "dev".
@@ -87,7 +92,7 @@ func NewService(d Deps) *Service {
 	return &Service{
 		uow: d.UnitOfWork, seal: d.Seal, embedBelongsTo: d.EmbedBelongsTo, clock: d.Clock,
 		newSecret: d.NewSecret, newSigningKey: d.NewSigningKey, maxEndpoints: d.MaxEndpoints, health: d.Health, statsReader: d.Stats, egress: d.Egress, fanouts: d.Fanouts,
-		userAgent: "StandMeet-Webhooks/" + cmp.Or(d.Version, "dev"),
+		admits: d.EmbedAdmits, userAgent: "StandMeet-Webhooks/" + cmp.Or(d.Version, "dev"),
 	}
 }
 
@@ -717,15 +722,37 @@ func (s *Service) Redeliver(ctx context.Context, ownerID, id uuid.UUID) (Redeliv
 		if !e.Enabled {
 			return domain.Conflict(CodeEndpointDisabled, "the endpoint is disabled; enable it before redelivering")
 		}
-		by, err := tx.Deliveries().Redeliver(ctx, id)
+		failed, err := tx.Deliveries().Failed(ctx, id)
 		if err != nil {
 			return err
 		}
+		out.Skipped = []SkippedEvent{}
 		for _, st := range RedeliverStates {
-			out.ByState[st] = by[st]
-			out.Count += by[st]
+			out.ByState[st] = 0
 		}
-		return nil
+		ep := e.forRule()
+		var again []int64
+		for _, f := range failed {
+			if f.Event == nil {
+				out.Skipped = append(out.Skipped, SkippedEvent{JobID: f.JobID, Reason: ReasonEventGone, Text: "the event was pruned by the retention"})
+				continue
+			}
+			reason, err := delivery.Rule(ctx, s.admits, ep, *f.Event)
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				out.Skipped = append(out.Skipped, skipped(*f.Event, f.JobID, string(reason)))
+				continue
+			}
+			again = append(again, f.JobID)
+			out.ByState[f.State]++
+			out.Count++
+		}
+		if len(again) == 0 {
+			return nil
+		}
+		return tx.Deliveries().Requeue(ctx, id, again)
 	})
 	if err != nil {
 		return RedeliverOutput{}, fmt.Errorf("redeliver to endpoint %s: %w", id, err)

@@ -386,7 +386,7 @@ func TestStoreErrorsKeepTheirKind(t *testing.T) {
 	t.Parallel()
 	b := setupService(t)
 	boom := errors.New("database down")
-	b.store.RedeliverFunc = func(uuid.UUID) (map[string]int, error) { return nil, boom }
+	b.store.FailedFunc = func(uuid.UUID) ([]webhook.FailedDelivery, error) { return nil, boom }
 	created, err := b.svc.Create(context.Background(), b.owner, webhook.CreateInput{URL: "https://x.example", EventTypes: []string{"*"}})
 	require.NoError(t, err)
 	_, err = b.svc.Redeliver(context.Background(), b.owner, created.ID)

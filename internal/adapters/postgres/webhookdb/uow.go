@@ -16,6 +16,7 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // NewUnitOfWork returns the webhook domain's unit of work over pool; its Tx
@@ -241,45 +242,48 @@ WHERE endpoint_id = $1`, endpointID); err != nil {
 	return state, string(job.State), nil
 }
 
-// Recover reads the range's events the endpoint has no delivery of and
-// queues each pending in the endpoint's chain (marked, counted pending
-// under the queue row's lock, taken first and held to the commit); the
-// chain's finishing runs or the sweep make them available in order, within
-// its window.
-func (s *deliveryStore) Recover(ctx context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {
-	if len(types) == 0 {
-		return 0, 0, nil
+// RangeEvents reads the range's events of the types, oldest first, at most
+// max+1 (through events_owner_type_occurred_idx).
+func (s *deliveryStore) RangeEvents(ctx context.Context, ownerID uuid.UUID, types []string, since, until time.Time, max int) ([]delivery.Event, error) {
+	rows, err := s.tx.Query(ctx, `SELECT ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data FROM events ev
+WHERE ev.owner_id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at < $3 AND ev.type = ANY($4)
+ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
+	if err != nil {
+		return nil, fmt.Errorf("read events to recover: %w", err)
+	}
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[delivery.Event])
+	if err != nil {
+		return nil, fmt.Errorf("read events to recover: %w", err)
+	}
+	return evs, nil
+}
+
+// QueueRecovered queues each event's delivery pending in the endpoint's
+// chain (marked, counted pending under the queue row's lock, taken first
+// and held to the commit); the chain's finishing runs or the sweep make
+// them available in order, within its window. River's unique options skip
+// an event the endpoint has a delivery of.
+func (s *deliveryStore) QueueRecovered(ctx context.Context, endpointID uuid.UUID, eventIDs []uuid.UUID) (int, error) {
+	if len(eventIDs) == 0 {
+		return 0, nil
 	}
 	var lane *string
 	if err := s.tx.QueryRow(ctx, `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending) VALUES ($1, 0, 0)
 ON CONFLICT (endpoint_id) DO UPDATE SET pending = q.pending RETURNING `+laneOfChain, endpointID).Scan(&lane); err != nil {
-		return 0, 0, fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
+		return 0, fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
 	}
 	queue := ""
 	if lane != nil {
 		queue = *lane
 	}
-	rows, err := s.tx.Query(ctx, `SELECT ev.id FROM events ev
-WHERE ev.owner_id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at < $3 AND ev.type = ANY($4)
-ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
-	if err != nil {
-		return 0, 0, fmt.Errorf("read events to recover: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return 0, 0, fmt.Errorf("read events to recover: %w", err)
-	}
-	if len(ids) == 0 || len(ids) > max {
-		return len(ids), 0, nil
-	}
-	params := make([]river.InsertManyParams, len(ids))
-	for i, id := range ids {
+	params := make([]river.InsertManyParams, len(eventIDs))
+	for i, id := range eventIDs {
 		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id},
 			InsertOpts: &river.InsertOpts{Tags: chainTags, Pending: true, Queue: queue}}
 	}
 	res, err := s.river.InsertManyTx(ctx, s.tx, params)
 	if err != nil {
-		return 0, 0, fmt.Errorf("queue recovered deliveries: %w", err)
+		return 0, fmt.Errorf("queue recovered deliveries: %w", err)
 	}
 	queued := 0
 	for _, r := range res {
@@ -290,10 +294,10 @@ ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
 	if queued > 0 {
 		if _, err := s.tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET pending = pending + $2 WHERE endpoint_id = $1`,
 			endpointID, queued); err != nil {
-			return 0, 0, fmt.Errorf("count recovered deliveries: %w", err)
+			return 0, fmt.Errorf("count recovered deliveries: %w", err)
 		}
 	}
-	return len(ids), queued, nil
+	return queued, nil
 }
 
 // ListByEvent reads the event's delivery jobs through River's GIN index on
@@ -336,40 +340,61 @@ LIMIT $3`, eventID, ownerID, limit)
 	return out, nil
 }
 
-// Redeliver retries, with River's JobRetry, every discarded or cancelled
-// delivery of the endpoint whose (endpoint, event) has no other live or
-// completed job: such a sibling would either collide with River's unique
-// index or mean the event was delivered already (one job per pair is taken
-// when several were discarded). A retried job keeps its id, its errors and
-// its webhook-id; it becomes available now, and when it had spent all its
-// attempts River grants it one more. JobRetry locks the row and leaves an
-// already available job alone, so two concurrent redelivers queue each job
-// once.
-func (s *deliveryStore) Redeliver(ctx context.Context, endpointID uuid.UUID) (map[string]int, error) {
-	rows, err := s.tx.Query(ctx, `SELECT DISTINCT ON (j.unique_key) j.id, j.state::text FROM river_job j
-WHERE `+endpointJobs+` AND j.state IN ('discarded', 'cancelled')
-  AND NOT EXISTS (
-    SELECT 1 FROM river_job k
-    WHERE k.unique_key = j.unique_key AND k.id <> j.id AND k.unique_states IS NOT NULL
-      AND river_job_state_in_bitmask(k.unique_states, k.state))
-ORDER BY j.unique_key, j.id DESC`, endpointID)
+// Failed reads every discarded or cancelled delivery of the endpoint
+// whose (endpoint, event) has no other live or completed job: such a
+// sibling would either collide with River's unique index or mean the event
+// was delivered already (one job per pair is taken when several were
+// discarded). Each comes with its event, when the retention kept it.
+func (s *deliveryStore) Failed(ctx context.Context, endpointID uuid.UUID) ([]webhook.FailedDelivery, error) {
+	rows, err := s.tx.Query(ctx, `SELECT f.id, f.state, ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
+FROM (SELECT DISTINCT ON (j.unique_key) j.id, j.state::text AS state, (j.args->>'event_id')::uuid AS event_id FROM river_job j
+      WHERE `+endpointJobs+` AND j.state IN ('discarded', 'cancelled')
+        AND NOT EXISTS (
+          SELECT 1 FROM river_job k
+          WHERE k.unique_key = j.unique_key AND k.id <> j.id AND k.unique_states IS NOT NULL
+            AND river_job_state_in_bitmask(k.unique_states, k.state))
+      ORDER BY j.unique_key, j.id DESC) f
+LEFT JOIN events ev ON ev.id = f.event_id
+ORDER BY f.id`, endpointID)
 	if err != nil {
-		return nil, fmt.Errorf("find discarded deliveries: %w", err)
+		return nil, fmt.Errorf("find failed deliveries: %w", err)
 	}
-	type job struct {
-		ID    int64
-		State string
-	}
-	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[job])
-	if err != nil {
-		return nil, fmt.Errorf("find discarded deliveries: %w", err)
-	}
-	by := map[string]int{}
-	for _, j := range jobs {
-		if _, err := s.river.JobRetryTx(ctx, s.tx, j.ID); err != nil {
-			return nil, fmt.Errorf("retry delivery job %d: %w", j.ID, err)
+	defer rows.Close()
+	var out []webhook.FailedDelivery
+	for rows.Next() {
+		var (
+			f       webhook.FailedDelivery
+			id      *uuid.UUID
+			ownerID *uuid.UUID
+			typ     *string
+			subject *string
+			at      *time.Time
+			data    []byte
+		)
+		if err := rows.Scan(&f.JobID, &f.State, &id, &ownerID, &typ, &subject, &at, &data); err != nil {
+			return nil, fmt.Errorf("find failed deliveries: %w", err)
 		}
-		by[j.State]++
+		if id != nil {
+			f.Event = &delivery.Event{ID: *id, OwnerID: *ownerID, Type: *typ, Subject: *subject, OccurredAt: *at, Data: data}
+		}
+		out = append(out, f)
 	}
-	return by, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find failed deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Requeue retries each job with River's JobRetry. A retried job keeps its
+// id, its errors and its webhook-id; it becomes available now, and when it
+// had spent all its attempts River grants it one more. JobRetry locks the
+// row and leaves an already available job alone, so two concurrent
+// redelivers queue each job once.
+func (s *deliveryStore) Requeue(ctx context.Context, endpointID uuid.UUID, jobIDs []int64) error {
+	for _, id := range jobIDs {
+		if _, err := s.river.JobRetryTx(ctx, s.tx, id); err != nil {
+			return fmt.Errorf("retry delivery job %d of endpoint %s: %w", id, endpointID, err)
+		}
+	}
+	return nil
 }

@@ -92,28 +92,16 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 	test := ev.Type == domain.EventWebhookTest
 	thin := &filter.Event{Type: ev.Type, Subject: ev.Subject, Data: ev.Data}
 	for _, ep := range eps {
-		if !wants(ep, ev) {
-			if !test {
-				// A test event is for its one endpoint: the others are
-				// not worth a line.
-				sum.Add(ReasonNotSubscribed, ep.ID)
-			}
-			continue
-		}
-		if !ep.Enabled {
-			sum.Add(ReasonDisabled, ep.ID)
-			continue
-		}
-		reason, err := scope(ctx, f.admits, ep, ev)
+		reason, err := f.filters.decide(ctx, f.admits, ep, ev, thin)
 		if err != nil {
 			return 0, fmt.Errorf("fan out %s: %w", eventID, err)
 		}
 		if reason != "" {
-			sum.Add(reason, ep.ID)
-			continue
-		}
-		if !test && !f.filters.passes(ep, thin) {
-			sum.Add(ReasonFilteredOut, ep.ID)
+			if !test || reason != ReasonNotSubscribed {
+				// A test event is for its one endpoint: the others are
+				// not worth a line.
+				sum.Add(reason, ep.ID)
+			}
 			continue
 		}
 		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/entity"
+	"github.com/standmeet/standmeet/internal/domain/filter"
 )
 
 // noteChange is the part of a corpus.note.changed event's data the scope
@@ -35,6 +36,40 @@ func wants(ep Endpoint, ev Event) bool {
 		return td.EndpointID == ep.ID
 	}
 	return domain.MatchAnyGlob(ep.EventTypes, ev.Type) && !aboutItself(ep, ev)
+}
+
+// decide is the fan-out's rule for one endpoint and one event, the one
+// place it is made: the endpoint subscribes (wants: a webhook.test only to
+// its own endpoint, an event about an endpoint never to it), is enabled,
+// has the event in scope, and its payload filter passes the thin event (a
+// test event skips the filter). It returns "" when the event goes to the
+// endpoint, else why not.
+func (fs *filters) decide(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event, thin *filter.Event) (Reason, error) {
+	if !wants(ep, ev) {
+		return ReasonNotSubscribed, nil
+	}
+	if !ep.Enabled {
+		return ReasonDisabled, nil
+	}
+	if r, err := scope(ctx, admits, ep, ev); err != nil || r != "" {
+		return r, err
+	}
+	if ev.Type != domain.EventWebhookTest && !fs.passes(ep, thin) {
+		return ReasonFilteredOut, nil
+	}
+	return "", nil
+}
+
+// Rule applies the fan-out's rule (decide) to one endpoint and one event
+// outside a fan-out, for the owner's recover and redeliver: "" when the
+// fan-out would deliver ev to ep, else the reason it would not. A type
+// that is not Webhook-exposed is ReasonNotSubscribed.
+func Rule(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event) (Reason, error) {
+	if et, ok := domain.LookupEventType(ev.Type); !ok || et.Exposure != domain.Webhook {
+		return ReasonNotSubscribed, nil
+	}
+	var fs filters
+	return fs.decide(ctx, admits, ep, ev, &filter.Event{Type: ev.Type, Subject: ev.Subject, Data: ev.Data})
 }
 
 // inScope reports whether ev is in ep's scope (see scope).

@@ -18,6 +18,7 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/domain/domaintest"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // ReasonDeleted is the disabled reason the fake gives a deleted endpoint.
@@ -33,12 +34,16 @@ type Queued struct{ EndpointID, EventID uuid.UUID }
 type Memory struct {
 	// DeliveriesFunc answers DeliveryStore.List.
 	DeliveriesFunc func(endpointID uuid.UUID, q webhook.DeliveryQuery) ([]webhook.Delivery, error)
-	// RedeliverFunc answers DeliveryStore.Redeliver.
-	RedeliverFunc func(endpointID uuid.UUID) (map[string]int, error)
+	// FailedFunc answers DeliveryStore.Failed; RequeueFunc receives
+	// DeliveryStore.Requeue's jobs.
+	FailedFunc  func(endpointID uuid.UUID) ([]webhook.FailedDelivery, error)
+	RequeueFunc func(endpointID uuid.UUID, jobIDs []int64) error
 	// RetryFunc answers DeliveryStore.Retry.
 	RetryFunc func(endpointID uuid.UUID, jobID int64, states []string) (string, string, error)
-	// RecoverFunc answers DeliveryStore.Recover.
-	RecoverFunc func(ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error)
+	// RangeEventsFunc answers DeliveryStore.RangeEvents; QueueRecoveredFunc
+	// DeliveryStore.QueueRecovered.
+	RangeEventsFunc    func(ownerID uuid.UUID, types []string, since, until time.Time, max int) ([]delivery.Event, error)
+	QueueRecoveredFunc func(endpointID uuid.UUID, eventIDs []uuid.UUID) (int, error)
 	// EventDeliveriesFunc answers DeliveryStore.ListByEvent.
 	EventDeliveriesFunc func(ownerID, eventID uuid.UUID, limit int) ([]webhook.EventDelivery, error)
 
@@ -233,11 +238,18 @@ func (d deliveries) Retry(_ context.Context, endpointID uuid.UUID, jobID int64, 
 	return d.t.m.RetryFunc(endpointID, jobID, states)
 }
 
-func (d deliveries) Recover(_ context.Context, ownerID, endpointID uuid.UUID, types []string, since, until time.Time, max int) (int, int, error) {
-	if d.t.m.RecoverFunc == nil {
-		return 0, 0, nil
+func (d deliveries) RangeEvents(_ context.Context, ownerID uuid.UUID, types []string, since, until time.Time, max int) ([]delivery.Event, error) {
+	if d.t.m.RangeEventsFunc == nil {
+		return nil, nil
 	}
-	return d.t.m.RecoverFunc(ownerID, endpointID, types, since, until, max)
+	return d.t.m.RangeEventsFunc(ownerID, types, since, until, max)
+}
+
+func (d deliveries) QueueRecovered(_ context.Context, endpointID uuid.UUID, eventIDs []uuid.UUID) (int, error) {
+	if d.t.m.QueueRecoveredFunc == nil {
+		return len(eventIDs), nil
+	}
+	return d.t.m.QueueRecoveredFunc(endpointID, eventIDs)
 }
 
 func (d deliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID, limit int) ([]webhook.EventDelivery, error) {
@@ -247,9 +259,16 @@ func (d deliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID, l
 	return d.t.m.EventDeliveriesFunc(ownerID, eventID, limit)
 }
 
-func (d deliveries) Redeliver(_ context.Context, endpointID uuid.UUID) (map[string]int, error) {
-	if d.t.m.RedeliverFunc == nil {
+func (d deliveries) Failed(_ context.Context, endpointID uuid.UUID) ([]webhook.FailedDelivery, error) {
+	if d.t.m.FailedFunc == nil {
 		return nil, nil
 	}
-	return d.t.m.RedeliverFunc(endpointID)
+	return d.t.m.FailedFunc(endpointID)
+}
+
+func (d deliveries) Requeue(_ context.Context, endpointID uuid.UUID, jobIDs []int64) error {
+	if d.t.m.RequeueFunc == nil {
+		return nil
+	}
+	return d.t.m.RequeueFunc(endpointID, jobIDs)
 }

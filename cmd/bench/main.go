@@ -24,7 +24,7 @@ func main() {
 	logs := flag.String("logs", filepath.Join(os.TempDir(), "standmeet-bench-logs"), "directory for the server processes' logs")
 	budget := flag.Duration("budget", 12*time.Minute, "skip steps that would end past this much time (0: no bound)")
 	fastDB := flag.Bool("fast-db", false, "the database runs without durability (make bench then uses the tests' cluster); without it a database with fsync, synchronous_commit or full_page_writes off is refused")
-	only := flag.String("only", "", "comma-separated steps to run (relay, ceilings, w1, w2, reasons, filters, w3, w4, w4events, memory, endpoints, replicas); empty: all")
+	only := flag.String("only", "", "comma-separated steps to run (relay, ceilings, w5, w1, w2, reasons, filters, w3, w4, w4events, memory, endpoints, replicas); empty: all")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -134,8 +134,9 @@ func TestSinkVerifiesAndRecords(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, c.status, resp.StatusCode, c.name)
 	}
-	require.EqualValues(t, 3, ep.OK())
-	require.EqualValues(t, 3, ep.OKType("corpus.note.changed"))
+	require.EqualValues(t, 2, ep.OK(), "a duplicate is not a delivery")
+	require.EqualValues(t, 2, ep.OKType("corpus.note.changed"))
+	require.EqualValues(t, 1, ep.Duplicates())
 	require.Zero(t, ep.OKType("webhook.test"))
 	require.Equal(t, 1, ep.Invalid())
 	require.Len(t, ep.Delivered(), 2)
@@ -205,4 +206,54 @@ func TestWaitOKReportsTheShortfall(t *testing.T) {
 	ep := sink.Endpoint("w", nil)
 	err = WaitOK(context.Background(), []*SinkEndpoint{ep}, []int64{2}, 0)
 	require.ErrorContains(t, err, "2 deliveries to 1 endpoints still missing")
+}
+
+// TestAStepWithADuplicateOrAShortfallFails delivers three expected events
+// to an endpoint in three ways: each once (the step passes), one of them
+// twice (the duplicate does not make up for anything and fails the step),
+// and one fewer (the shortfall fails it).
+func TestAStepWithADuplicateOrAShortfallFails(t *testing.T) {
+	t.Parallel()
+	sink, err := StartSink("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sink.Close()) })
+	cases := []struct {
+		name     string
+		send     []int
+		wantWait string
+		wantStep string
+	}{
+		{"every event once", []int{0, 1, 2}, "", ""},
+		{"a duplicate", []int{0, 1, 1, 2}, "", "1 duplicate deliveries"},
+		{"a duplicate in place of the third event", []int{0, 1, 1}, "1 deliveries to 1 endpoints still missing", "2 of 3 expected deliveries arrived"},
+		{"one fewer", []int{0, 1}, "1 deliveries to 1 endpoints still missing", "2 of 3 expected deliveries arrived"},
+		{"one more", []int{0, 1, 2, 3}, "1 deliveries beyond the 3 expected", "4 of 3 expected deliveries arrived"},
+	}
+	for ci, c := range cases {
+		secret, err := standardwebhooks.NewSecret()
+		require.NoError(t, err)
+		ep := sink.Endpoint(fmt.Sprintf("dup-%d", ci), nil)
+		require.NoError(t, ep.SetSecret(secret))
+		commits := newCommits()
+		for i := 0; i < 4; i++ {
+			commits.add(fmt.Sprintf("wiki://%d", i), time.Now())
+		}
+		for _, i := range c.send {
+			resp, err := http.DefaultClient.Do(signed(t, ep.URL, secret, fmt.Sprintf("evt_%d", i), fmt.Sprintf("wiki://%d", i)))
+			require.NoError(t, err, c.name)
+			resp.Body.Close()
+		}
+		err = WaitOK(context.Background(), []*SinkEndpoint{ep}, []int64{3}, 0)
+		if c.wantWait == "" {
+			require.NoError(t, err, c.name)
+		} else {
+			require.ErrorContains(t, err, c.wantWait, c.name)
+		}
+		err = CheckDelivered(Tally([]*SinkEndpoint{ep}, commits), 3)
+		if c.wantStep == "" {
+			require.NoError(t, err, c.name)
+		} else {
+			require.ErrorContains(t, err, c.wantStep, c.name)
+		}
+	}
 }

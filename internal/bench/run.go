@@ -29,7 +29,7 @@ type Options struct {
 	Binary string
 	// LogDir receives the server processes' logs; empty = discarded.
 	LogDir string
-	// Only, when not empty, names the steps to run (relay, w1, w2, …).
+	// Only, when not empty, names the steps to run (relay, w5, w1, w2, …).
 	Only map[string]bool
 	// Budget bounds the whole run: a step that would end past it is
 	// skipped with a note (0: no bound).
@@ -148,6 +148,7 @@ func Run(ctx context.Context, o Options, r *Report) error {
 	}{
 		{"ceilings", 30 * time.Second, b.runCeilings},
 		{"start", time.Second, func(ctx context.Context) error { return b.Scale(ctx, 1) }},
+		{"w5", 190 * time.Second, b.runW5},
 		{"w1", time.Minute, b.runW1},
 		{"w2", 80 * time.Second, b.runW2},
 		{"reasons", 45 * time.Second, b.runReasons},

@@ -8,7 +8,7 @@ import (
 
 func TestOnlyReplicasRunsW2AndTheOneProcessBaselineBeforeTheReplicaSteps(t *testing.T) {
 	t.Parallel()
-	steps := []string{"ceilings", "start", "w1", "w2", "reasons", "w3", "w4", "publish", "memory", "endpoints", "replicas1", "replicas2", "replicas3"}
+	steps := []string{"ceilings", "start", "w5", "w1", "w2", "reasons", "w3", "w4", "publish", "memory", "endpoints", "replicas1", "replicas2", "replicas3"}
 	for _, c := range []struct {
 		only string
 		want []string

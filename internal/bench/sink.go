@@ -58,7 +58,11 @@ type SinkEndpoint struct {
 
 	mu       sync.Mutex
 	arrivals []Arrival
-	okByType map[string]int64
+	// okByType holds, per event type, the webhook-ids delivered (answered
+	// 2xx with a valid signature) at least once; dups counts the verified
+	// 2xx answers beyond the first per id.
+	okByType map[string]map[string]struct{}
+	dups     int64
 }
 
 // SetSecret sets the whsec_ secret to verify with (known once the endpoint
@@ -79,7 +83,9 @@ func (e *SinkEndpoint) SetSecret(secret string) error {
 // MaxInFlight is the most requests the endpoint ever served at once.
 func (e *SinkEndpoint) MaxInFlight() int64 { return e.maxIn.Load() }
 
-// OK is how many verified requests were answered with a 2xx.
+// OK is how many distinct events (webhook-ids) were delivered: a verified
+// request answered with a 2xx, counted once per id however often the
+// event arrived.
 func (e *SinkEndpoint) OK() int64 { return e.ok.Load() }
 
 // OKType is OK for one event type (an endpoint subscribed with a wide glob
@@ -87,7 +93,15 @@ func (e *SinkEndpoint) OK() int64 { return e.ok.Load() }
 func (e *SinkEndpoint) OKType(eventType string) int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.okByType[eventType]
+	return int64(len(e.okByType[eventType]))
+}
+
+// Duplicates counts the verified 2xx answers to an event already delivered
+// (the same webhook-id again): they are never deliveries.
+func (e *SinkEndpoint) Duplicates() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dups
 }
 
 // RequestsType counts the requests that carried an event of the type.
@@ -251,14 +265,25 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	delivered := a.Valid && a.Status/100 == 2
 	e.mu.Lock()
 	e.arrivals = append(e.arrivals, a)
+	first := false
 	if delivered {
 		if e.okByType == nil {
-			e.okByType = map[string]int64{}
+			e.okByType = map[string]map[string]struct{}{}
 		}
-		e.okByType[a.Type]++
+		ids := e.okByType[a.Type]
+		if ids == nil {
+			ids = map[string]struct{}{}
+			e.okByType[a.Type] = ids
+		}
+		if _, seen := ids[a.ID]; seen {
+			e.dups++
+		} else {
+			ids[a.ID] = struct{}{}
+			first = true
+		}
 	}
 	e.mu.Unlock()
-	if delivered {
+	if first {
 		e.ok.Add(1)
 	}
 }

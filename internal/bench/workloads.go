@@ -357,20 +357,28 @@ func writeNote(ctx context.Context, a *Admin, prefix string, i int, into *Commit
 	return nil
 }
 
-// WaitOK waits until every endpoint has answered want[i] verified 2xx
-// requests carrying corpus.note.changed in all, or limit passes (an error
-// naming the shortfall).
+// WaitOK waits until every endpoint has delivered want[i] distinct events
+// (webhook-ids) carrying corpus.note.changed in all, or limit passes; an
+// event that arrives twice counts once. After the deadline it returns an
+// error naming the shortfall; an endpoint holding more distinct events
+// than expected is an error too (delivered must equal expected).
 func WaitOK(ctx context.Context, eps []*SinkEndpoint, want []int64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		short, missing := 0, int64(0)
+		short, missing, extra := 0, int64(0), int64(0)
 		for i, ep := range eps {
-			if d := want[i] - ep.OKType(noteEventType); d > 0 {
+			d := want[i] - ep.OKType(noteEventType)
+			if d > 0 {
 				short++
 				missing += d
+			} else {
+				extra -= d
 			}
 		}
 		if short == 0 {
+			if extra > 0 {
+				return fmt.Errorf("%d deliveries beyond the %d expected", extra, sum(want))
+			}
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -378,6 +386,28 @@ func WaitOK(ctx context.Context, eps []*SinkEndpoint, want []int64, limit time.D
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func sum(xs []int64) int64 {
+	var s int64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// CheckDelivered compares what a step delivered with what it expected: an
+// error names the shortfall (or the excess) of distinct deliveries and the
+// duplicates, which never count as deliveries.
+func CheckDelivered(out Outcome, expected int) error {
+	var errs []error
+	if out.Delivered != expected {
+		errs = append(errs, fmt.Errorf("%d of %d expected deliveries arrived", out.Delivered, expected))
+	}
+	if out.Duplicates > 0 {
+		errs = append(errs, fmt.Errorf("%d duplicate deliveries", out.Duplicates))
+	}
+	return errors.Join(errs...)
 }
 
 // Outcome summarises what some endpoints received for the notes in commits.
@@ -621,6 +651,7 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 	}
 	b.wait(ctx, "W1", eps, want)
 	out := Tally(eps, commits)
+	b.checkDelivered("W1", out, n)
 	rate := out.Rate(commits.First())
 
 	// The ceiling: the same bodies, signed and POSTed one at a time by a
@@ -630,9 +661,15 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 	if err := ceil.SetSecret(secret); err != nil {
 		return err
 	}
+	// One message per event delivered: a retry or a duplicate is not a
+	// message the loop would send.
 	var msgs []Message
+	seen := map[string]bool{}
 	for _, ar := range eps[0].Arrivals() {
-		msgs = append(msgs, Message{ID: ar.ID, Body: ar.Body})
+		if ar.Valid && ar.Status/100 == 2 && !seen[ar.ID] {
+			seen[ar.ID] = true
+			msgs = append(msgs, Message{ID: ar.ID, Body: ar.Body})
+		}
 	}
 	serialRate, serialLat, err := SerialSign(ctx, ceil.URL, secret, msgs)
 	if err != nil {
@@ -709,6 +746,7 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 		}
 		b.wait(ctx, "W1 drain", eps, want)
 		out = Tally(eps, commits)
+		b.checkDelivered("W1 drain", out, n)
 		return int64(out.Delivered), nil
 	}); err != nil {
 		return err
@@ -752,6 +790,14 @@ func (b *ServerBench) Problem(format string, args ...any) {
 // Problems returns what went wrong, if anything.
 func (b *ServerBench) Problems() []string { return b.problems }
 
+// checkDelivered makes CheckDelivered's error a problem of the run: the
+// step's figures stand, but the run fails.
+func (b *ServerBench) checkDelivered(name string, out Outcome, expected int) {
+	if err := CheckDelivered(out, expected); err != nil {
+		b.Problem("%s: %v", name, err)
+	}
+}
+
 // checkClean turns a bad signature or a broken lease into an error: the
 // bench's figures mean nothing if the deliveries were wrong.
 func (b *ServerBench) checkClean(name string, out Outcome) {
@@ -775,6 +821,7 @@ func (b *ServerBench) runFanout(ctx context.Context, groups []Group, prefix stri
 	}
 	b.wait(ctx, prefix, eps, want)
 	out := Tally(eps, commits)
+	b.checkDelivered(prefix, out, events*len(eps))
 	b.spanNote(prefix, commits, out)
 	return out, out.Rate(commits.First()), nil
 }
@@ -871,6 +918,7 @@ func (b *ServerBench) runW3(ctx context.Context) error {
 	}
 	b.wait(ctx, "W3", eps, want)
 	out := Tally(eps, commits)
+	b.checkDelivered("W3", out, sent)
 	b.spanNote("W3", commits, out)
 	b.r.Add(Figure{Key: "w3_p50_ms", Label: "W3 paced 200/s, 10 endpoints: p50", Unit: "ms", LowerIsBetter: true,
 		Value: Ms(out.Latency.Percentile(50)), Ceiling: "River insert-to-work-start at 200/s", CeilingValue: Ms(b.pickup.Percentile(50))})

@@ -1,0 +1,506 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// W5's receivers, as issue 32 describes real ones.
+const (
+	// w5Seed makes the receivers' latencies, max_in_flight and the
+	// events' endpoints the same in every run.
+	w5Seed = 32
+	// The answers of a healthy receiver: 2 % 500, 1 % 429 with
+	// Retry-After: 1, 0.5 % hanging until the endpoint's timeout.
+	w5FailRate, w5ThrottleRate, w5HangRate = 0.02, 0.01, 0.005
+	// w5Timeout is every W5 endpoint's timeout_seconds: it bounds a hang.
+	w5Timeout = 2 * time.Second
+	// Latencies are log-normal with median 40 ms (mu = ln 40 ms) and
+	// sigma 1.15: p90 40·e^(1.2816·1.15) ≈ 175 ms and p99
+	// 40·e^(2.3263·1.15) ≈ 580 ms, between the issue's p90 (150 ms) and
+	// p99 (800 ms), which no single log-normal meets together. Draws are
+	// capped below the timeout so a healthy receiver never times out by
+	// its latency alone.
+	w5MedianLatency = 40 * time.Millisecond
+	w5Sigma         = 1.15
+	w5MaxLatency    = 1500 * time.Millisecond
+	// w5ZipfS is the Zipf exponent of the events over endpoints: the
+	// endpoint of rank r gets a share proportional to 1/r^s.
+	w5ZipfS = 1.0
+	// w5Load is the share of what the receivers can take that is offered.
+	w5Load = 0.7
+	// w5MaxRate caps the offered rate where the machine, not the
+	// receivers, would bound it: on 2 cores the server, PostgreSQL, the
+	// receivers and the publishers share about 300 events a second (W5
+	// costs some 6.5 ms of processor time per delivery).
+	w5MaxRate = 250.0
+	// w5EventType is a publishable type; each endpoint subscribes to it
+	// with a filter on its own subject, so each event goes to one endpoint.
+	w5EventType = "booking.created"
+)
+
+// w5Receiver is one W5 endpoint: its model, where it listens and the
+// events it was sent.
+type w5Receiver struct {
+	model   ReceiverModel
+	rank    int
+	weight  float64
+	subject string
+	url     string
+	// ep is the verifying sink endpoint; nil for a down receiver.
+	ep       *SinkEndpoint
+	serverID string
+	owner    int
+}
+
+func (r *w5Receiver) healthy() bool { return !r.model.Down && !r.model.AlwaysFail }
+
+// w5Receivers draws n receivers (seeded): log-normal latencies, 10 % with
+// max_in_flight 4, down and always failing ones at ranks spread over the
+// skew, and the Zipf weight of each. Ranks go to healthy receivers by
+// capacity, largest first: the busiest integrations have the most capable
+// receivers, so the skewed load can stay under what each receiver takes.
+func w5Receivers(n, down, alwaysFail int) []*w5Receiver {
+	rng := rand.New(rand.NewPCG(w5Seed, w5Seed))
+	rs := make([]*w5Receiver, n)
+	mu := math.Log(float64(w5MedianLatency))
+	for i := range rs {
+		lat := time.Duration(math.Exp(mu + w5Sigma*rng.NormFloat64()))
+		lat = min(max(lat, time.Millisecond), w5MaxLatency)
+		mif := 1
+		if rng.Float64() < 0.1 {
+			mif = 4
+		}
+		rs[i] = &w5Receiver{model: ReceiverModel{Latency: lat, MaxInFlight: mif, Timeout: w5Timeout,
+			FailRate: w5FailRate, ThrottleRate: w5ThrottleRate, HangRate: w5HangRate}}
+	}
+	for i := 0; i < down+alwaysFail; i++ {
+		m := &rs[i].model
+		m.FailRate, m.ThrottleRate, m.HangRate = 0, 0, 0
+		if i < down {
+			m.Down = true
+		} else {
+			m.AlwaysFail = true
+		}
+	}
+	// Healthy receivers by capacity, largest first; the sick take evenly
+	// spread ranks (the first at rank 10).
+	sick, healthy := rs[:down+alwaysFail], append([]*w5Receiver(nil), rs[down+alwaysFail:]...)
+	sort.SliceStable(healthy, func(i, j int) bool { return healthy[i].model.Capacity() > healthy[j].model.Capacity() })
+	order := make([]*w5Receiver, 0, n)
+	step := n / max(len(sick), 1)
+	for rank, si, hi := 1, 0, 0; rank <= n; rank++ {
+		if si < len(sick) && rank == min(10, step)+si*step {
+			order = append(order, sick[si])
+			si++
+		} else if hi < len(healthy) {
+			order = append(order, healthy[hi])
+			hi++
+		} else {
+			order = append(order, sick[si])
+			si++
+		}
+	}
+	var h float64
+	for r := 1; r <= n; r++ {
+		h += 1 / math.Pow(float64(r), w5ZipfS)
+	}
+	for i, r := range order {
+		r.rank = i + 1
+		r.weight = 1 / math.Pow(float64(r.rank), w5ZipfS) / h
+		r.subject = fmt.Sprintf("booking://w5-e%d", r.rank)
+	}
+	return order
+}
+
+// w5Rate is the events per second offered: w5Load times the largest rate
+// at which no healthy receiver gets more than it can take (rate·weight ≤
+// Capacity for each), so every receiver runs at most at w5Load of its
+// capacity under the skew.
+func w5Rate(rs []*w5Receiver) float64 {
+	best := math.Inf(1)
+	for _, r := range rs {
+		if r.healthy() && r.weight > 0 {
+			best = min(best, r.model.Capacity()/r.weight)
+		}
+	}
+	return w5Load * best
+}
+
+// w5Respond answers as the receiver's model says: after its latency, 500,
+// 429 with Retry-After: 1 or 204 by the drawn shares, or no answer at all
+// until the sender gives up (a hang).
+func w5Respond(m ReceiverModel) Respond {
+	return func(w http.ResponseWriter, r *http.Request, _ int64) {
+		u := rand.Float64()
+		if u < m.HangRate {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(m.Timeout + 5*time.Second):
+				w.WriteHeader(http.StatusGatewayTimeout)
+			}
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(m.Latency):
+		}
+		switch {
+		case m.AlwaysFail || u < m.HangRate+m.FailRate:
+			w.WriteHeader(http.StatusInternalServerError)
+		case u < m.HangRate+m.FailRate+m.ThrottleRate:
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}
+}
+
+// w5Sent is one published event: its receiver and when the publish call
+// returned (the commit as the client sees it).
+type w5Sent struct {
+	receiver int
+	at       time.Time
+}
+
+// w5Phase is what one W5 phase measured.
+type w5Phase struct {
+	offered         []int
+	published       int
+	delivered       int
+	lost            int
+	duplicates      int
+	latency         *Latencies
+	window, drained time.Duration
+}
+
+// runW5 is the real world: receivers with long-tailed latencies, failures,
+// 429s, hangs, some down and some always failing, fed a steady skewed
+// load; then the same load with the sick endpoints disabled.
+func (b *ServerBench) runW5(ctx context.Context) error {
+	n, down, fail := 1000, 10, 10
+	window, second, drain := 60*time.Second, 45*time.Second, 20*time.Second
+	if b.o.Quick {
+		n, down, fail = 100, 1, 1
+		window, second, drain = 15*time.Second, 10*time.Second, 15*time.Second
+	}
+	rs := w5Receivers(n, down, fail)
+	owners := max(n/100, 1)
+	admins := make([]*Admin, owners)
+	for i := range admins {
+		a, err := b.NewOwner(ctx, "w5")
+		if err != nil {
+			return err
+		}
+		admins[i] = a
+	}
+	if err := b.w5Endpoints(ctx, admins, rs); err != nil {
+		return err
+	}
+	receiversRate := w5Rate(rs)
+	rate := min(receiversRate, w5MaxRate)
+	b.r.Extra["w5_offered_per_s"] = rate
+	b.r.Extra["w5_receivers_rate_per_s"] = receiversRate
+	var receiverLat Latencies
+	b.r.Note("W5: %d endpoints over %d owners (%d down, %d answering 500), log-normal latencies (median %s, sigma %.2f, seeded), 10%% max_in_flight 4; %.1f events/s offered (%.0f%% of the rate at which the busiest receiver under a Zipf s=%.1f skew is full, %.1f/s, capped at %.0f/s)",
+		n, owners, down, fail, w5MedianLatency, w5Sigma, rate, 100*w5Load, w5ZipfS, receiversRate, w5MaxRate)
+
+	var one w5Phase
+	if err := b.MeasureWork(ctx, "w5", "delivery", func() (int64, error) {
+		var err error
+		one, err = b.w5Phase(ctx, admins, rs, rate, window, drain)
+		return int64(one.delivered), err
+	}); err != nil {
+		return err
+	}
+	// Where the lost events are: deliveries a failing endpoint's cooldown
+	// scheduled minutes out.
+	var cooling int64
+	if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'scheduled'
+		AND scheduled_at > now() + interval '1 minute' AND args->>'endpoint_id' = ANY($2)`, DeliverKind, w5HealthyIDs(rs)).Scan(&cooling); err != nil {
+		return err
+	}
+	b.r.Extra["w5_healthy_deliveries_scheduled_minutes_out"] = float64(cooling)
+	b.r.Note("W5: %d deliveries to healthy endpoints scheduled more than a minute out after the phase with the sick endpoints (a failing endpoint's cooldown)", cooling)
+	if peak, err := b.Servers[0].PeakRSS(); err == nil {
+		b.r.Extra["w5_server_peak_rss_mb"] = float64(peak) / (1 << 20)
+	}
+	for _, r := range rs {
+		if r.healthy() {
+			for i := 0; i < one.offered[r.rank-1]; i++ {
+				receiverLat.Add(r.model.Latency)
+			}
+		}
+	}
+	models := make([]ReceiverModel, len(rs))
+	for i, r := range rs {
+		models[i] = r.model
+	}
+	ideal := IdealDeliveries(models, one.offered, one.window+drain)
+	b.r.Add(Figure{Key: "w5_delivered_vs_ideal", Label: fmt.Sprintf("W5 real world, %d endpoints: deliveries", n), Unit: "",
+		Value: float64(one.delivered), Ceiling: "ideal: what the receivers could take", CeilingValue: ideal})
+	p50, p99 := one.latency.Percentile(50), one.latency.Percentile(99)
+	own50, own99 := receiverLat.Percentile(50), receiverLat.Percentile(99)
+	b.r.Add(Figure{Key: "w5_healthy_p50_ms", Label: "W5 healthy endpoints, publish-to-receipt p50", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(p50), Ceiling: "their receivers' own answer time p50 + 100 ms", CeilingValue: Ms(own50) + 100})
+	b.r.Add(Figure{Key: "w5_healthy_p99_ms", Label: "W5 healthy endpoints, publish-to-receipt p99", Unit: "ms", LowerIsBetter: true,
+		Value: Ms(p99), Ceiling: "their receivers' own answer time p99 + 100 ms", CeilingValue: Ms(own99) + 100})
+	b.r.Extra["w5_events"] = float64(one.published)
+	b.r.Extra["w5_ideal"] = ideal
+	b.r.Extra["w5_lost"] = float64(one.lost)
+	b.r.Extra["w5_duplicates"] = float64(one.duplicates)
+	b.r.Extra["w5_receivers_p99_ms"] = Ms(own99)
+	b.r.Note("W5 with the sick endpoints: %d events in %.0f s, %d delivered by %.0f s after the last (ideal %.0f: %.3f), healthy publish-to-receipt p50 %.0f ms, p99 %.0f ms (their receivers answer in p50 %.0f ms, p99 %.0f ms), %d lost, %d duplicates",
+		one.published, one.window.Seconds(), one.delivered, one.drained.Seconds(), ideal, Ratio(float64(one.delivered), ideal),
+		Ms(p50), Ms(p99), Ms(own50), Ms(own99), one.lost, one.duplicates)
+	b.r.Series = append(b.r.Series, one.latency.Series("W5 healthy, with sick endpoints"))
+
+	// The same load with the sick endpoints disabled: their events still
+	// go through publish and the fan-out, and reach no one.
+	for _, r := range rs {
+		if r.healthy() {
+			continue
+		}
+		if err := admins[r.owner].Do(ctx, http.MethodPatch, "/api/admin/webhooks/"+r.serverID, map[string]any{"enabled": false}, nil); err != nil {
+			return fmt.Errorf("disable sick endpoint %s: %w", r.serverID, err)
+		}
+	}
+	two, err := b.w5Phase(ctx, admins, rs, rate, second, drain)
+	if err != nil {
+		return err
+	}
+	q50, q99 := two.latency.Percentile(50), two.latency.Percentile(99)
+	b.r.Extra["w5_no_sick_p50_ms"] = Ms(q50)
+	b.r.Extra["w5_no_sick_p99_ms"] = Ms(q99)
+	b.r.Extra["w5_no_sick_lost"] = float64(two.lost)
+	b.r.Extra["w5_no_sick_duplicates"] = float64(two.duplicates)
+	b.r.Extra["w5_healthy_p99_vs_no_sick_ratio"] = Ratio(Ms(p99), Ms(q99))
+	b.r.Note("W5 without the sick endpoints: %d events in %.0f s, healthy p50 %.0f ms, p99 %.0f ms, %d lost, %d duplicates; healthy p99 with sick / without: %.2f",
+		two.published, two.window.Seconds(), Ms(q50), Ms(q99), two.lost, two.duplicates, Ratio(Ms(p99), Ms(q99)))
+	b.r.Series = append(b.r.Series, two.latency.Series("W5 healthy, without sick endpoints"))
+
+	for _, r := range rs {
+		if r.ep != nil && r.ep.MaxInFlight() > int64(r.model.MaxInFlight) {
+			b.Problem("W5: endpoint %s saw %d requests in flight, its max_in_flight is %d", r.ep.Name, r.ep.MaxInFlight(), r.model.MaxInFlight)
+		}
+		if r.ep != nil && r.ep.Invalid() > 0 {
+			b.Problem("W5: endpoint %s got %d requests whose signature did not verify", r.ep.Name, r.ep.Invalid())
+		}
+	}
+	if lost := one.lost + two.lost; lost > 0 {
+		b.Problem("W5: %d events to healthy endpoints not delivered by the deadline (%d with the sick endpoints, %d without)", lost, one.lost, two.lost)
+	}
+	if d := one.duplicates + two.duplicates; d > 0 {
+		b.Problem("W5: %d duplicate deliveries", d)
+	}
+	return nil
+}
+
+func w5HealthyIDs(rs []*w5Receiver) []string {
+	var ids []string
+	for _, r := range rs {
+		if r.healthy() {
+			ids = append(ids, r.serverID)
+		}
+	}
+	return ids
+}
+
+// w5Endpoints registers the receivers, rank order spread over the owners,
+// eight at a time: a verifying sink endpoint each, or a loopback port with
+// nothing listening for a down one.
+func (b *ServerBench) w5Endpoints(ctx context.Context, admins []*Admin, rs []*w5Receiver) error {
+	for i, r := range rs {
+		r.owner = i % len(admins)
+		if r.model.Down {
+			addr, err := freeLoopbackAddr()
+			if err != nil {
+				return err
+			}
+			r.url = "http://" + addr + "/e/w5-down"
+			continue
+		}
+		r.ep = b.Sink.Endpoint(fmt.Sprintf("w5-%d", r.rank), w5Respond(r.model))
+		r.url = r.ep.URL
+	}
+	var next atomic.Int64
+	next.Store(-1)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1))
+				if i >= len(rs) || ctx.Err() != nil {
+					return
+				}
+				r := rs[i]
+				filter := json.RawMessage(fmt.Sprintf(`{"subject":{"$eq":%q}}`, r.subject))
+				var created Endpoint
+				if err := admins[r.owner].Do(ctx, http.MethodPost, "/api/admin/webhooks", map[string]any{
+					"url": r.url, "event_types": []string{w5EventType}, "description": "bench w5",
+					"max_in_flight": r.model.MaxInFlight, "timeout_seconds": int(w5Timeout / time.Second), "filter": filter,
+				}, &created); err != nil {
+					errs <- err
+					next.Store(int64(len(rs)))
+					return
+				}
+				r.serverID = created.ID
+				if r.ep != nil {
+					if err := r.ep.SetSecret(created.Secret); err != nil {
+						errs <- err
+						next.Store(int64(len(rs)))
+						return
+					}
+					r.ep.ServerID = created.ID
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// w5Phase publishes events at rate for window, each to a receiver drawn by
+// the Zipf weights (seeded), then waits up to drain for the healthy
+// receivers to have theirs; it tallies first 2xx receipts, the lost and
+// the duplicates of the events it published.
+func (b *ServerBench) w5Phase(ctx context.Context, admins []*Admin, rs []*w5Receiver, rate float64, window, drain time.Duration) (w5Phase, error) {
+	cum := make([]float64, len(rs))
+	var c float64
+	for i, r := range rs {
+		c += r.weight
+		cum[i] = c
+	}
+	total := int(rate * window.Seconds())
+	rng := rand.New(rand.NewPCG(w5Seed, uint64(total)))
+	targets := make([]int, total)
+	ph := w5Phase{offered: make([]int, len(rs)), latency: &Latencies{}}
+	for i := range targets {
+		targets[i] = min(sort.SearchFloat64s(cum, rng.Float64()*c), len(rs)-1)
+		ph.offered[targets[i]]++
+	}
+	want := make([]int64, len(rs))
+	for i, r := range rs {
+		if r.ep != nil {
+			want[i] = r.ep.OK()
+		}
+		if r.healthy() {
+			want[i] += int64(ph.offered[i])
+		}
+	}
+	var (
+		mu       sync.Mutex
+		sent     = map[string]w5Sent{}
+		failed   atomic.Int64
+		firstErr atomic.Value
+	)
+	start := time.Now()
+	interval := time.Duration(float64(time.Second) / rate)
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+			time.Sleep(wait)
+		}
+		wg.Add(1)
+		go func(i, t int) {
+			defer wg.Done()
+			r := rs[t]
+			var out struct {
+				ID string `json:"id"`
+			}
+			err := admins[r.owner].Do(ctx, http.MethodPost, "/api/admin/events", map[string]any{
+				"type": w5EventType, "subject": r.subject,
+				"data": map[string]any{"booking_id": fmt.Sprintf("w5-%d-%d", total, i), "starts_at": "2026-12-08T09:30:00Z"},
+			}, &out)
+			at := time.Now()
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+				return
+			}
+			mu.Lock()
+			sent[out.ID] = w5Sent{receiver: t, at: at}
+			mu.Unlock()
+		}(i, t)
+	}
+	wg.Wait()
+	ph.window = time.Since(start)
+	if f := failed.Load(); f > 0 {
+		return ph, fmt.Errorf("W5: %d of %d publish calls failed: %v", f, total, firstErr.Load())
+	}
+	ph.published = len(sent)
+	end := time.Now()
+	deadline := end.Add(drain)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		done := true
+		for i, r := range rs {
+			if r.healthy() && r.ep.OK() < want[i] {
+				done = false
+				break
+			}
+		}
+		if done {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ph.drained = time.Since(end)
+	cutoff := time.Now()
+	got := make([]map[string]Arrival, len(rs))
+	dups := make([]map[string]int, len(rs))
+	for i, r := range rs {
+		if r.ep == nil {
+			continue
+		}
+		got[i], dups[i] = map[string]Arrival{}, map[string]int{}
+		for _, a := range r.ep.Arrivals() {
+			if !a.Valid || a.Status/100 != 2 || a.At.After(cutoff) {
+				continue
+			}
+			if _, ok := got[i][a.ID]; ok {
+				dups[i][a.ID]++
+				continue
+			}
+			got[i][a.ID] = a
+		}
+	}
+	for id, s := range sent {
+		r := rs[s.receiver]
+		if got[s.receiver] == nil {
+			continue
+		}
+		ph.duplicates += dups[s.receiver][id]
+		a, ok := got[s.receiver][id]
+		switch {
+		case ok:
+			ph.delivered++
+			if r.healthy() {
+				ph.latency.Add(a.At.Sub(s.at))
+			}
+		case r.healthy():
+			ph.lost++
+		}
+	}
+	if len(sent) != total {
+		return ph, errors.New("W5: publish answers without an event id")
+	}
+	return ph, nil
+}

@@ -598,9 +598,27 @@ func (h *Handler) endpointAction(c echo.Context, s *Session, name string, act fu
 	}
 	q, err := act(c.Request().Context(), id)
 	if err != nil {
-		return h.fail(c, s, err)
+		return h.failOnEndpoint(c, s, id, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String()+"?"+q)
+}
+
+// failOnEndpoint renders an endpoint action's refusal inside the admin with
+// the way forward: a disabled endpoint's with an Enable button, every one
+// with the way back to the endpoint's page.
+func (h *Handler) failOnEndpoint(c echo.Context, s *Session, id uuid.UUID, err error) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind == domain.KindInternal || de.Kind == domain.KindNotFound {
+		return h.fail(c, s, err)
+	}
+	status, detail := h.describe(c, err)
+	page := "/admin/webhooks/" + id.String()
+	fw := &forward{Back: page, BackLabel: "Back to the endpoint"}
+	if de.Code == webhook.CodeEndpointDisabled && h.webhooks != nil {
+		fw.Text = "Enable the endpoint, then try again: while it is disabled nothing is sent to it."
+		fw.Action, fw.Button, fw.CSRF = page+"/enable", "Enable endpoint", s.CSRFToken
+	}
+	return h.render(c, status, "error", view{Title: http.StatusText(status), Section: "webhooks", Session: s, Error: detail, Forward: fw})
 }
 
 func (h *Handler) webhookTest(c echo.Context, s *Session) error {
@@ -680,7 +698,7 @@ func (h *Handler) deliverySteer(resend bool, noticeName string) func(c echo.Cont
 			return h.fail(c, s, notDeclared(name))
 		}
 		if _, err := steer.Call(c.Request().Context(), s.Caller, webhook.DeliveryIDInput{ID: id, JobID: job}); err != nil {
-			return h.fail(c, s, err)
+			return h.failOnEndpoint(c, s, id, err)
 		}
 		back := "/admin/webhooks/" + id.String()
 		if c.FormValue("back") == "delivery" {

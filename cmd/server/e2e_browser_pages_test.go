@@ -221,7 +221,9 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#message-state"))), "dead")
 	b.snap("inbound-message")
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#replay-all button")),
-		chromedp.Click(chromedp.CSS("#replay-all button")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		chromedp.Click(chromedp.CSS("#replay-all button")))
+	b.confirmStep("Each dead letter is processed again")
+	b.do(chromedp.WaitVisible(chromedp.CSS(".notice")))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "1 dead letters replayed")
 	b.waitFor(`document.querySelector("tr.dead-letter") === null && document.querySelector('tr.message[data-state="done"]') !== null`, 60*time.Second)
 

@@ -307,13 +307,14 @@ func TestAdminUIInABrowser(t *testing.T) {
 	b.waitFor(`document.body.innerText.includes("webhook.deliver") && document.querySelector("#job-state").dataset.state === "completed"`, 60*time.Second)
 	b.snap("task")
 
-	// Disable, then enable again.
+	// Disable (it asks first), then enable again.
 	b.do(
 		chromedp.Navigate(endpointURL),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/disable"] button`)),
 		chromedp.Click(chromedp.CSS(`form[action$="/disable"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`form[action$="/enable"] button`)),
 	)
+	b.confirmStep("Nothing is sent to it until it is enabled again")
+	b.do(chromedp.WaitVisible(chromedp.CSS(`form[action$="/enable"] button`)))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-state"))), "Disabled")
 	var ep struct {
 		Enabled bool `json:"enabled"`

@@ -628,7 +628,25 @@ func (h *Handler) webhookTest(c echo.Context, s *Session) error {
 	})
 }
 
+// webhookRedeliver queues every failed and cancelled delivery again after
+// a confirmation step.
 func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
+	if !confirmed(c) {
+		id, err := routeID(c)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		e, err := h.getEndpoint(c, s, id)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		page := "/admin/webhooks/" + id.String()
+		return h.confirm(c, s, "webhooks", confirmData{
+			Heading: "Redeliver every failed and cancelled delivery of " + e.URL + "?", Action: page + "/redeliver", Button: "Redeliver them", Back: page,
+			Lines: []string{"Each failed (River: discarded) and cancelled delivery of this endpoint is queued again, with its own webhook-id, " +
+				"so the receiver may get events it saw before; one its subscription, scope or filter keeps out now is left alone."},
+		})
+	}
 	return h.endpointAction(c, s, "webhooks.redeliver", func(ctx context.Context, id uuid.UUID) (string, error) {
 		res, err := h.webhooks.redeliver.Call(ctx, s.Caller, webhook.IDInput{ID: id})
 		return "notice=redelivered&count=" + strconv.Itoa(res.Count) + "&discarded=" + strconv.Itoa(res.ByState["discarded"]) +
@@ -728,7 +746,25 @@ func (h *Handler) webhookEnable(c echo.Context, s *Session) error {
 	return h.endpointEnabled(c, s, true, "notice=enabled")
 }
 
+// webhookDisable disables the endpoint after a confirmation step: nothing
+// is sent to it until it is enabled again.
 func (h *Handler) webhookDisable(c echo.Context, s *Session) error {
+	if !confirmed(c) {
+		id, err := routeID(c)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		e, err := h.getEndpoint(c, s, id)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		page := "/admin/webhooks/" + id.String()
+		return h.confirm(c, s, "webhooks", confirmData{
+			Heading: "Disable " + e.URL + "?", Action: page + "/disable", Button: "Disable endpoint", Back: page, Danger: true,
+			Lines: []string{"Nothing is sent to it until it is enabled again: new events get no delivery (recover them later), " +
+				"and its waiting and retrying deliveries are cancelled when they come due."},
+		})
+	}
 	return h.endpointEnabled(c, s, false, "notice=disabled")
 }
 

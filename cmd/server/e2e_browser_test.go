@@ -306,6 +306,15 @@ func TestAdminUIInABrowser(t *testing.T) {
 	b.waitFor(`location.pathname === "/admin/jobs/`+job+`"`, 15*time.Second)
 	b.waitFor(`document.body.innerText.includes("webhook.deliver") && document.querySelector("#job-state").dataset.state === "completed"`, 60*time.Second)
 	b.snap("task")
+	// The job page leads back to the delivery's attempts, its endpoint and its event.
+	links := value(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#job-links a")].map(a => a.getAttribute("href"))`))
+	endpointPath := strings.TrimPrefix(endpointURL, ts.URL)
+	require.Len(t, links, 3)
+	require.Equal(t, endpointPath+"/deliveries/"+job, links[0])
+	require.Equal(t, endpointPath, links[1])
+	require.Regexp(t, `^/admin/events/[0-9a-f-]{36}$`, links[2])
+	b.do(chromedp.Click(chromedp.CSS(`#job-links a[href^="/admin/events/"]`)), chromedp.WaitVisible(chromedp.CSS("#event-deliveries")))
+	require.Contains(t, b.html(), `href="`+endpointPath+`/deliveries/`+job+`"`, "the event page links the delivery's attempts")
 
 	// Disable (it asks first), then enable again.
 	b.do(

@@ -49,11 +49,13 @@ const (
 	// new event.
 	Cooldown = 5 * time.Minute
 	// CooldownAfter is how long an endpoint must have failed without a
-	// success before its new deliveries are cooled down. A receiver that
-	// fails now and then (a 500, a 429 or a timeout among successes) is
-	// cleared by its next success well inside it and keeps getting its
-	// events at once; one that is down stays failing and is cooled down.
-	CooldownAfter = 30 * time.Second
+	// success before its new deliveries are cooled down: the first retry's
+	// delay, so an endpoint is taken for down once that retry has not
+	// succeeded either. A receiver that fails now and then (a 500, a 429
+	// or a timeout among successes) is cleared by its next success inside
+	// it and keeps getting its events at once; one that is down is cooled
+	// down before its failing deliveries slow the healthy endpoints.
+	CooldownAfter = 5 * time.Second
 	// DisableAfter is how long an endpoint may fail continuously before it
 	// is disabled.
 	DisableAfter = 5 * 24 * time.Hour

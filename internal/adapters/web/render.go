@@ -54,6 +54,15 @@ func parsePages() (*pages, error) {
 }
 
 var funcs = template.FuncMap{
+	// words turns an option's name into words: "signature_header" is
+	// "Signature header".
+	"words": func(name string) string {
+		s := strings.ReplaceAll(name, "_", " ")
+		if s == "" {
+			return s
+		}
+		return strings.ToUpper(s[:1]) + s[1:]
+	},
 	"time": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

@@ -221,7 +221,9 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#message-state"))), "dead")
 	b.snap("inbound-message")
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#replay-all button")),
-		chromedp.Click(chromedp.CSS("#replay-all button")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		chromedp.Click(chromedp.CSS("#replay-all button")))
+	b.confirmStep("Each dead letter is processed again")
+	b.do(chromedp.WaitVisible(chromedp.CSS(".notice")))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "1 dead letters replayed")
 	b.waitFor(`document.querySelector("tr.dead-letter") === null && document.querySelector('tr.message[data-state="done"]') !== null`, 60*time.Second)
 
@@ -250,7 +252,9 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	// An endpoint's rotation: confirmation, the 24 h grace, the snippets.
 	sink := newHookSink(t)
 	epID := (&isolationFixture{ts: ts, A: testOwner{ID: o.ID, Key: o.Key}}).createAsA(t, "/api/admin/webhooks", `{"url":"`+sink.URL+`/hook","event_types":["webhook.test"]}`)
-	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks/"+epID), chromedp.WaitVisible(chromedp.CSS("#verify")))
+	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks/"+epID), chromedp.WaitVisible(chromedp.CSS("#verify-fold summary")))
+	require.False(t, value(b, chromedp.Evaluate[bool](`document.querySelector("#verify").checkVisibility()`)), "the snippets are folded")
+	b.do(chromedp.Click(chromedp.CSS("#verify-fold summary")), chromedp.WaitVisible(chromedp.CSS("#verify")))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#verify"))), "standardwebhooks")
 	b.do(chromedp.Click(chromedp.CSS(`form[action$="/rotate"] button`)))
 	b.confirmStep("stays valid for 24 hours")

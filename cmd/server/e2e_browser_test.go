@@ -306,14 +306,24 @@ func TestAdminUIInABrowser(t *testing.T) {
 	b.waitFor(`location.pathname === "/admin/jobs/`+job+`"`, 15*time.Second)
 	b.waitFor(`document.body.innerText.includes("webhook.deliver") && document.querySelector("#job-state").dataset.state === "completed"`, 60*time.Second)
 	b.snap("task")
+	// The job page leads back to the delivery's attempts, its endpoint and its event.
+	links := value(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#job-links a")].map(a => a.getAttribute("href"))`))
+	endpointPath := strings.TrimPrefix(endpointURL, ts.URL)
+	require.Len(t, links, 3)
+	require.Equal(t, endpointPath+"/deliveries/"+job, links[0])
+	require.Equal(t, endpointPath, links[1])
+	require.Regexp(t, `^/admin/events/[0-9a-f-]{36}$`, links[2])
+	b.do(chromedp.Click(chromedp.CSS(`#job-links a[href^="/admin/events/"]`)), chromedp.WaitVisible(chromedp.CSS("#event-deliveries")))
+	require.Contains(t, b.html(), `href="`+endpointPath+`/deliveries/`+job+`"`, "the event page links the delivery's attempts")
 
-	// Disable, then enable again.
+	// Disable (it asks first), then enable again.
 	b.do(
 		chromedp.Navigate(endpointURL),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/disable"] button`)),
 		chromedp.Click(chromedp.CSS(`form[action$="/disable"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`form[action$="/enable"] button`)),
 	)
+	b.confirmStep("Nothing is sent to it until it is enabled again")
+	b.do(chromedp.WaitVisible(chromedp.CSS(`form[action$="/enable"] button`)))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-state"))), "Disabled")
 	var ep struct {
 		Enabled bool `json:"enabled"`

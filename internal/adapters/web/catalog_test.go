@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"html"
+	"html/template"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,9 +39,9 @@ func TestEventCatalogPageShowsEveryTypeWithProducerSchemaAndExample(t *testing.T
 		require.Contains(t, body, `data-schema="`+et.Name+`"`)
 		require.Contains(t, body, `"type": "`+et.Name+`"`, "the example body of %s", et.Name)
 		if et.Publishable() {
-			require.Contains(t, body, "external")
+			require.Contains(t, body, "your services publish it")
 		} else {
-			require.Contains(t, body, et.Producer.Name)
+			require.Contains(t, body, "(in the code: <code>"+template.HTMLEscapeString(et.Producer.Name)+"</code>)", "the code name is a note")
 		}
 	}
 	require.Contains(t, body, `"additionalProperties": false`, "schemas are shown indented")

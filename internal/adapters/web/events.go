@@ -136,6 +136,9 @@ type eventShowData struct {
 	// Fanout is the fan-out's account of the endpoints that got no
 	// delivery, or got it late (nil when the op is not declared).
 	Fanout *webhook.EventFanout
+	// Refresh is true while the event is not fanned out yet or a delivery
+	// of it is not final: the deliveries refresh themselves.
+	Refresh bool
 }
 
 func (h *Handler) eventShow(c echo.Context, s *Session) error {
@@ -160,8 +163,11 @@ func (h *Handler) eventShow(c echo.Context, s *Session) error {
 		if err != nil {
 			return h.fail(c, s, err)
 		}
+		d.Refresh = ev.FannedOutAt == nil && ev.PoisonedAt == nil
 		for _, ed := range list.Data {
-			d.Deliveries = append(d.Deliveries, eventDelivery{delivery: deliveryOf(ed.Delivery),
+			dv := deliveryOf(ed.Delivery)
+			d.Refresh = d.Refresh || !dv.Final()
+			d.Deliveries = append(d.Deliveries, eventDelivery{delivery: dv,
 				EndpointID: ed.EndpointID, EndpointURL: ed.EndpointURL, EndpointState: ed.EndpointState})
 		}
 	}

@@ -337,7 +337,7 @@ func TestWebhookPagesCallTheWebhookOps(t *testing.T) {
 	require.Empty(t, v.Headers)
 	require.Equal(t, []int{3, 4, 6}, []int{v.MaxInFlight, v.TimeoutSeconds, v.MaxAttempts})
 
-	res = b.post(t, page+"/disable", url.Values{"csrf_token": {csrf}})
+	res = b.post(t, page+"/disable", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
 	require.Equal(t, http.StatusSeeOther, res.status, res.body)
 	v, err = svc.Get(ctx, ownerID, e.ID)
 	require.NoError(t, err)
@@ -417,7 +417,7 @@ func TestInboundPagesCallTheInboundOps(t *testing.T) {
 	require.Equal(t, int64(4096), v.BodyLimitBytes)
 	require.JSONEq(t, `"X-Other"`, string(v.Options["signature_header"]))
 
-	res = b.post(t, page+"/disable", url.Values{"csrf_token": {csrf}})
+	res = b.post(t, page+"/disable", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
 	require.Equal(t, http.StatusSeeOther, res.status, res.body)
 	v, err = get.Call(ctx, caller, inbound.SourceIDInput{ID: src.ID})
 	require.NoError(t, err)

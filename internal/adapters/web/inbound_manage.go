@@ -207,6 +207,17 @@ func (h *Handler) deadLettersReplay(c echo.Context, s *Session) error {
 	if h.inbound == nil {
 		return h.fail(c, s, notDeclared("inbound_sources.replay_dead_letters"))
 	}
+	if !confirmed(c) {
+		src, err := h.getSource(c, s, id)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		page := "/admin/inbound/" + id.String()
+		return h.confirm(c, s, "inbound", confirmData{
+			Heading: "Replay every dead letter of " + src.Name + "?", Action: page + "/dead-letters/replay", Button: "Replay them all", Back: page,
+			Lines: []string{"Each dead letter is processed again from its first attempt, as it was received: a handler that still fails makes it a dead letter again."},
+		})
+	}
 	res, err := h.inbound.replayDeadLetters.Call(c.Request().Context(), s.Caller, inbound.ReplayDeadLettersInput{ID: id})
 	if err != nil {
 		return h.fail(c, s, err)

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -14,6 +15,35 @@ import (
 type jobData struct {
 	Job  riverjob.Job
 	Args string
+	// Links lead from the job to what it works on (a delivery's endpoint,
+	// its attempts and its event), empty for other kinds.
+	Links []jobLink
+}
+
+// jobLink is one page the job page links to.
+type jobLink struct{ Label, Href string }
+
+// linksOf names the pages of what a webhook delivery job works on.
+func linksOf(j riverjob.Job) []jobLink {
+	if j.Kind != (riverjob.WebhookDeliverArgs{}).Kind() {
+		return nil
+	}
+	var a struct {
+		EndpointID string `json:"endpoint_id"`
+		EventID    string `json:"event_id"`
+	}
+	if json.Unmarshal(j.Args, &a) != nil || a.EndpointID == "" {
+		return nil
+	}
+	ep := "/admin/webhooks/" + url.PathEscape(a.EndpointID)
+	links := []jobLink{
+		{"The delivery and its attempts", ep + "/deliveries/" + strconv.FormatInt(j.ID, 10)},
+		{"Its endpoint", ep},
+	}
+	if a.EventID != "" {
+		links = append(links, jobLink{"Its event", "/admin/events/" + url.PathEscape(a.EventID)})
+	}
+	return links
 }
 
 // jobShow is the owner's page for one of their jobs, where a delivery's
@@ -34,5 +64,5 @@ func (h *Handler) jobShow(c echo.Context, s *Session) error {
 	if err != nil {
 		args = j.Args
 	}
-	return h.render(c, http.StatusOK, "job", view{Title: "Job " + strconv.FormatInt(j.ID, 10), Section: "webhooks", Session: s, Data: jobData{Job: j, Args: string(args)}})
+	return h.render(c, http.StatusOK, "job", view{Title: "Job " + strconv.FormatInt(j.ID, 10), Section: "webhooks", Session: s, Data: jobData{Job: j, Args: string(args), Links: linksOf(j)}})
 }

@@ -54,6 +54,15 @@ func parsePages() (*pages, error) {
 }
 
 var funcs = template.FuncMap{
+	// words turns an option's name into words: "signature_header" is
+	// "Signature header".
+	"words": func(name string) string {
+		s := strings.ReplaceAll(name, "_", " ")
+		if s == "" {
+			return s
+		}
+		return strings.ToUpper(s[:1]) + s[1:]
+	},
 	"time": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -102,6 +111,17 @@ type view struct {
 	// Banner are the endpoints the banner of every page names: disabled
 	// by the server, or failing for an hour.
 	Banner []webhook.Attention
+	// Forward is the way forward an error page offers (a refused action's
+	// fix), nil for none.
+	Forward *forward
+}
+
+// forward is the way forward of a refused action: a form that fixes what
+// refused it, and the page to go back to.
+type forward struct {
+	Text, Action, Button, CSRF string
+	// Back and BackLabel lead back to where the action came from.
+	Back, BackLabel string
 }
 
 type navItem struct {

@@ -284,10 +284,16 @@ func TestEndpointLifecycle(t *testing.T) {
 	require.Contains(t, after.body, `data-state="completed"`)
 	require.NotContains(t, after.body, "data-refresh", "nothing left in flight")
 
-	redo := b.post(t, endpointPage+"/redeliver", url.Values{"csrf_token": {csrf}})
+	ask := b.post(t, endpointPage+"/redeliver", url.Values{"csrf_token": {csrf}})
+	require.Equal(t, http.StatusOK, ask.status, "redeliver asks first")
+	require.Contains(t, ask.body, `name="confirm" value="yes"`)
+	redo := b.post(t, endpointPage+"/redeliver", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
 	require.Equal(t, endpointPage+"?notice=redelivered&count=3&discarded=2&cancelled=1&skipped=0", redo.location)
 
-	off := b.post(t, endpointPage+"/disable", url.Values{"csrf_token": {csrf}})
+	ask = b.post(t, endpointPage+"/disable", url.Values{"csrf_token": {csrf}})
+	require.Equal(t, http.StatusOK, ask.status, "disable asks first")
+	require.Contains(t, ask.body, "Disable https://")
+	off := b.post(t, endpointPage+"/disable", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}})
 	require.Equal(t, endpointPage+"?notice=disabled", off.location)
 	disabled := b.get(t, off.location)
 	require.Contains(t, disabled.body, "Disabled")
@@ -296,7 +302,7 @@ func TestEndpointLifecycle(t *testing.T) {
 	on := b.post(t, endpointPage+"/enable", url.Values{"csrf_token": {csrf}})
 	require.Contains(t, b.get(t, on.location).body, endpointPage+"/disable")
 
-	ask := b.post(t, endpointPage+"/rotate", url.Values{"csrf_token": {csrf}})
+	ask = b.post(t, endpointPage+"/rotate", url.Values{"csrf_token": {csrf}})
 	require.Equal(t, http.StatusOK, ask.status)
 	require.Contains(t, ask.body, `name="confirm" value="yes"`)
 	require.Contains(t, ask.body, "stays valid for 24 hours")

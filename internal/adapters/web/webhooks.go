@@ -598,9 +598,27 @@ func (h *Handler) endpointAction(c echo.Context, s *Session, name string, act fu
 	}
 	q, err := act(c.Request().Context(), id)
 	if err != nil {
-		return h.fail(c, s, err)
+		return h.failOnEndpoint(c, s, id, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id.String()+"?"+q)
+}
+
+// failOnEndpoint renders an endpoint action's refusal inside the admin with
+// the way forward: a disabled endpoint's with an Enable button, every one
+// with the way back to the endpoint's page.
+func (h *Handler) failOnEndpoint(c echo.Context, s *Session, id uuid.UUID, err error) error {
+	de := domain.AsError(err)
+	if de == nil || de.Kind == domain.KindInternal || de.Kind == domain.KindNotFound {
+		return h.fail(c, s, err)
+	}
+	status, detail := h.describe(c, err)
+	page := "/admin/webhooks/" + id.String()
+	fw := &forward{Back: page, BackLabel: "Back to the endpoint"}
+	if de.Code == webhook.CodeEndpointDisabled && h.webhooks != nil {
+		fw.Text = "Enable the endpoint, then try again: while it is disabled nothing is sent to it."
+		fw.Action, fw.Button, fw.CSRF = page+"/enable", "Enable endpoint", s.CSRFToken
+	}
+	return h.render(c, status, "error", view{Title: http.StatusText(status), Section: "webhooks", Session: s, Error: detail, Forward: fw})
 }
 
 func (h *Handler) webhookTest(c echo.Context, s *Session) error {
@@ -610,7 +628,25 @@ func (h *Handler) webhookTest(c echo.Context, s *Session) error {
 	})
 }
 
+// webhookRedeliver queues every failed and cancelled delivery again after
+// a confirmation step.
 func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
+	if !confirmed(c) {
+		id, err := routeID(c)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		e, err := h.getEndpoint(c, s, id)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		page := "/admin/webhooks/" + id.String()
+		return h.confirm(c, s, "webhooks", confirmData{
+			Heading: "Redeliver every failed and cancelled delivery of " + e.URL + "?", Action: page + "/redeliver", Button: "Redeliver them", Back: page,
+			Lines: []string{"Each failed (River: discarded) and cancelled delivery of this endpoint is queued again, with its own webhook-id, " +
+				"so the receiver may get events it saw before; one its subscription, scope or filter keeps out now is left alone."},
+		})
+	}
 	return h.endpointAction(c, s, "webhooks.redeliver", func(ctx context.Context, id uuid.UUID) (string, error) {
 		res, err := h.webhooks.redeliver.Call(ctx, s.Caller, webhook.IDInput{ID: id})
 		return "notice=redelivered&count=" + strconv.Itoa(res.Count) + "&discarded=" + strconv.Itoa(res.ByState["discarded"]) +
@@ -680,7 +716,7 @@ func (h *Handler) deliverySteer(resend bool, noticeName string) func(c echo.Cont
 			return h.fail(c, s, notDeclared(name))
 		}
 		if _, err := steer.Call(c.Request().Context(), s.Caller, webhook.DeliveryIDInput{ID: id, JobID: job}); err != nil {
-			return h.fail(c, s, err)
+			return h.failOnEndpoint(c, s, id, err)
 		}
 		back := "/admin/webhooks/" + id.String()
 		if c.FormValue("back") == "delivery" {
@@ -710,7 +746,25 @@ func (h *Handler) webhookEnable(c echo.Context, s *Session) error {
 	return h.endpointEnabled(c, s, true, "notice=enabled")
 }
 
+// webhookDisable disables the endpoint after a confirmation step: nothing
+// is sent to it until it is enabled again.
 func (h *Handler) webhookDisable(c echo.Context, s *Session) error {
+	if !confirmed(c) {
+		id, err := routeID(c)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		e, err := h.getEndpoint(c, s, id)
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		page := "/admin/webhooks/" + id.String()
+		return h.confirm(c, s, "webhooks", confirmData{
+			Heading: "Disable " + e.URL + "?", Action: page + "/disable", Button: "Disable endpoint", Back: page, Danger: true,
+			Lines: []string{"Nothing is sent to it until it is enabled again: new events get no delivery (recover them later), " +
+				"and its waiting and retrying deliveries are cancelled when they come due."},
+		})
+	}
 	return h.endpointEnabled(c, s, false, "notice=disabled")
 }
 

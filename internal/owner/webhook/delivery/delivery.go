@@ -30,7 +30,9 @@ type Fanouter struct {
 	admits   EmbedAdmitsFunc
 	clock    domain.Clock
 	cooldown time.Duration
-	filters  filters
+	// cooldownAfter is CooldownAfter, scaled as cooldown.
+	cooldownAfter time.Duration
+	filters       filters
 }
 
 // FanoutDeps are the Fanouter's ports.
@@ -51,11 +53,12 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 	if d.Clock == nil {
 		d.Clock = domain.SystemClock{}
 	}
-	cooldown := Cooldown
+	cooldown, after := Cooldown, CooldownAfter
 	if d.BackoffScale > 1 {
 		cooldown = time.Duration(float64(cooldown) / d.BackoffScale)
+		after = time.Duration(float64(after) / d.BackoffScale)
 	}
-	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown}
+	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown, cooldownAfter: after}
 }
 
 // Fanout delivers event eventID to every endpoint of its owner that wants
@@ -65,10 +68,9 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 // (endpoint, event), so running it twice queues nothing new; the same
 // transaction records the event's Summary: which of the owner's other
 // (not deleted) endpoints got nothing and why, and which wait out a
-// cooldown. Deliveries to
-// an endpoint that is failing are scheduled Cooldown out (not a
-// webhook.test: the owner is testing now); the others join their
-// endpoint's chain. An event that is gone or not Webhook-exposed fans out
+// cooldown. Deliveries to an endpoint failing for CooldownAfter are
+// scheduled Cooldown out (not a webhook.test: the owner is testing now);
+// the others join their endpoint's chain. An event that is gone or not Webhook-exposed fans out
 // to nobody. It returns how many deliveries it asked for; an error means
 // River should retry the fan-out.
 func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
@@ -105,7 +107,7 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 			continue
 		}
 		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
-		if ep.FailingSince != nil && !test {
+		if ep.FailingSince != nil && !test && !now.Before(ep.FailingSince.Add(f.cooldownAfter)) {
 			d.ScheduledAt, d.Chain, d.Wait = now.Add(f.cooldown), false, ReasonCoolingDown
 			sum.Add(ReasonCoolingDown, ep.ID)
 			sum.Until = &d.ScheduledAt

@@ -18,6 +18,7 @@ func TestFanoutScalesTheCooldown(t *testing.T) {
 	t.Parallel()
 	f := NewFanouter(FanoutDeps{BackoffScale: 300})
 	require.Equal(t, time.Second, f.cooldown)
+	require.Equal(t, 5*time.Second/300, f.cooldownAfter)
 }
 
 func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {

@@ -44,9 +44,18 @@ const (
 	MaxResponseBytes = 64 << 10
 	// ResponseExcerptBytes is the most of it kept in the delivery log.
 	ResponseExcerptBytes = 1 << 10
-	// Cooldown is how far out new deliveries to a failing endpoint are
-	// scheduled, so a dead receiver is not hit once per new event.
+	// Cooldown is how far out new deliveries to an endpoint failing for
+	// CooldownAfter are scheduled, so a dead receiver is not hit once per
+	// new event.
 	Cooldown = 5 * time.Minute
+	// CooldownAfter is how long an endpoint must have failed without a
+	// success before its new deliveries are cooled down: the first retry's
+	// delay, so an endpoint is taken for down once that retry has not
+	// succeeded either. A receiver that fails now and then (a 500, a 429
+	// or a timeout among successes) is cleared by its next success inside
+	// it and keeps getting its events at once; one that is down is cooled
+	// down before its failing deliveries slow the healthy endpoints.
+	CooldownAfter = 5 * time.Second
 	// DisableAfter is how long an endpoint may fail continuously before it
 	// is disabled.
 	DisableAfter = 5 * 24 * time.Hour

@@ -138,7 +138,7 @@ func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
 	in := webhook.RecoverInput{ID: ep.ID, Since: since.UTC().Format(time.RFC3339Nano)}
 	out, err := b.svc.Recover(ctx, b.owner, in)
 	require.NoError(t, err)
-	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 2, Existing: 1}, out)
+	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 2, Existing: 1, Skipped: []webhook.SkippedEvent{}}, out)
 	pendingJobs := 0
 	for _, j := range b.deliveryJobs(t, river.NewJobListParams().States(rivertype.JobStatePending)) {
 		if deliveryArgs(t, j).EndpointID == ep.ID && slices.Contains(j.Tags, riverjob.ChainTag) {
@@ -156,7 +156,7 @@ func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
 
 	out, err = b.svc.Recover(ctx, b.owner, in)
 	require.NoError(t, err)
-	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 0, Existing: 3}, out, "a second recover queues nothing")
+	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 0, Existing: 3, Skipped: []webhook.SkippedEvent{}}, out, "a second recover queues nothing")
 }
 
 func TestStatusFilterMatchesStatusOf(t *testing.T) {

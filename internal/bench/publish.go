@@ -122,8 +122,10 @@ WHERE type = 'booking.created' AND subject LIKE $1 AND fanned_out_at IS NOT NULL
 	}
 }
 
-// relayCeiling is the relay figure of this run; when the relay step did not
-// run, it runs the relay on a fresh database for it.
+// relayCeiling is the relay figure of this run, measured on the work's
+// database before the servers started; when the relay step did not run
+// (-only), it runs the relay on a database of its own, since the servers'
+// relays would claim its events on theirs.
 func (b *ServerBench) relayCeiling(ctx context.Context) (float64, error) {
 	for _, f := range b.r.Figures {
 		if f.Key == "relay_events_per_s" {

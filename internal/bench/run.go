@@ -124,13 +124,20 @@ func Run(ctx context.Context, o Options, r *Report) error {
 			return err
 		}
 	}
+	// The relay step runs on the work's database before the servers start
+	// (their relays would claim its events), so its figure and the publish
+	// step's ceiling come from the same database as the work.
+	dbURL, err := FreshDatabase(ctx, o.AdminURL, "standmeet_bench")
+	if err != nil {
+		return err
+	}
 	if o.want("relay") {
 		fmt.Printf("\n== relay\n")
-		if err := runRelay(ctx, o, r); err != nil {
+		if err := runRelay(ctx, o, r, dbURL); err != nil {
 			return fmt.Errorf("relay: %w", err)
 		}
 	}
-	b, err := NewServerBench(ctx, o, r)
+	b, err := NewServerBench(ctx, o, r, dbURL)
 	if err != nil {
 		return err
 	}
@@ -200,11 +207,10 @@ func (o Options) want(step string) bool {
 	return false
 }
 
-func runRelay(ctx context.Context, o Options, r *Report) error {
-	dbURL, err := FreshDatabase(ctx, o.AdminURL, "standmeet_bench_relay")
-	if err != nil {
-		return err
-	}
+// runRelay measures the relay and its ceiling (a bare single-row INSERT,
+// the same clients) on the database at dbURL, and removes its events and
+// jobs afterwards.
+func runRelay(ctx context.Context, o Options, r *Report, dbURL string) error {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return err

@@ -64,14 +64,11 @@ type ServerBench struct {
 	emails        atomic.Int64
 }
 
-// NewServerBench creates the bench database and the sink. Close releases
-// everything, child processes included.
-func NewServerBench(ctx context.Context, o Options, r *Report) (*ServerBench, error) {
-	b := &ServerBench{o: o, r: r}
+// NewServerBench opens the bench database at dbURL (FreshDatabase) and
+// starts the sink. Close releases everything, child processes included.
+func NewServerBench(ctx context.Context, o Options, r *Report, dbURL string) (*ServerBench, error) {
+	b := &ServerBench{o: o, r: r, DBURL: dbURL}
 	var err error
-	if b.DBURL, err = FreshDatabase(ctx, o.AdminURL, "standmeet_bench"); err != nil {
-		return nil, err
-	}
 	cfg, err := pgxpool.ParseConfig(b.DBURL)
 	if err != nil {
 		return nil, err

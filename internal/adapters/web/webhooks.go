@@ -628,23 +628,33 @@ func (h *Handler) webhookTest(c echo.Context, s *Session) error {
 	})
 }
 
+// confirmOnEndpoint answers an endpoint action's post without confirm=yes
+// with its confirmation page, after reading the endpoint (so another
+// owner's id is 404): ask fills in what to say, the action is the
+// endpoint's page plus suffix, and Cancel leads back to the page.
+func (h *Handler) confirmOnEndpoint(c echo.Context, s *Session, suffix string, ask func(e endpoint) confirmData) error {
+	id, err := routeID(c)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	e, err := h.getEndpoint(c, s, id)
+	if err != nil {
+		return h.fail(c, s, err)
+	}
+	d := ask(e)
+	page := "/admin/webhooks/" + id.String()
+	d.Action, d.Back = page+suffix, page
+	return h.confirm(c, s, "webhooks", d)
+}
+
 // webhookRedeliver queues every failed and cancelled delivery again after
 // a confirmation step.
 func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
 	if !confirmed(c) {
-		id, err := routeID(c)
-		if err != nil {
-			return h.fail(c, s, err)
-		}
-		e, err := h.getEndpoint(c, s, id)
-		if err != nil {
-			return h.fail(c, s, err)
-		}
-		page := "/admin/webhooks/" + id.String()
-		return h.confirm(c, s, "webhooks", confirmData{
-			Heading: "Redeliver every failed and cancelled delivery of " + e.URL + "?", Action: page + "/redeliver", Button: "Redeliver them", Back: page,
-			Lines: []string{"Each failed (River: discarded) and cancelled delivery of this endpoint is queued again, with its own webhook-id, " +
-				"so the receiver may get events it saw before; one its subscription, scope or filter keeps out now is left alone."},
+		return h.confirmOnEndpoint(c, s, "/redeliver", func(e endpoint) confirmData {
+			return confirmData{Heading: "Redeliver every failed and cancelled delivery of " + e.URL + "?", Button: "Redeliver them",
+				Lines: []string{"Each failed (River: discarded) and cancelled delivery of this endpoint is queued again, with its own webhook-id, " +
+					"so the receiver may get events it saw before; one its subscription, scope or filter keeps out now is left alone."}}
 		})
 	}
 	return h.endpointAction(c, s, "webhooks.redeliver", func(ctx context.Context, id uuid.UUID) (string, error) {
@@ -750,19 +760,10 @@ func (h *Handler) webhookEnable(c echo.Context, s *Session) error {
 // is sent to it until it is enabled again.
 func (h *Handler) webhookDisable(c echo.Context, s *Session) error {
 	if !confirmed(c) {
-		id, err := routeID(c)
-		if err != nil {
-			return h.fail(c, s, err)
-		}
-		e, err := h.getEndpoint(c, s, id)
-		if err != nil {
-			return h.fail(c, s, err)
-		}
-		page := "/admin/webhooks/" + id.String()
-		return h.confirm(c, s, "webhooks", confirmData{
-			Heading: "Disable " + e.URL + "?", Action: page + "/disable", Button: "Disable endpoint", Back: page, Danger: true,
-			Lines: []string{"Nothing is sent to it until it is enabled again: new events get no delivery (recover them later), " +
-				"and its waiting and retrying deliveries are cancelled when they come due."},
+		return h.confirmOnEndpoint(c, s, "/disable", func(e endpoint) confirmData {
+			return confirmData{Heading: "Disable " + e.URL + "?", Button: "Disable endpoint", Danger: true,
+				Lines: []string{"Nothing is sent to it until it is enabled again: new events get no delivery (recover them later), " +
+					"and its waiting and retrying deliveries are cancelled when they come due."}}
 		})
 	}
 	return h.endpointEnabled(c, s, false, "notice=disabled")

@@ -41,16 +41,9 @@ SELECT count(*), pg_notify('` + Channel + `', '')::text FROM ins`
 // ErrDataNotObject, nothing kept) and keeps it for Flush; it returns the id
 // the event gets.
 func (b *BatchRecorder) Record(_ context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
-	if b.r.isDeclared == nil || !b.r.isDeclared(eventType) {
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, ErrUndeclaredType)
-	}
-	raw, err := marshalObject(data)
+	id, raw, err := b.r.prepare(eventType, data)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
-	}
-	id, err := newEventID()
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
+		return uuid.Nil, err
 	}
 	b.ids, b.owners, b.types, b.subs, b.data = append(b.ids, id), append(b.owners, ownerID), append(b.types, eventType),
 		append(b.subs, subject), append(b.data, raw)

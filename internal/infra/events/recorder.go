@@ -64,16 +64,9 @@ RETURNING pg_notify('` + Channel + `', '')::text`
 // (ErrUndeclaredType) and data that is not a JSON object (ErrDataNotObject)
 // without writing anything.
 func (t *TxRecorder) Record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
-	if t.r.isDeclared == nil || !t.r.isDeclared(eventType) {
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, ErrUndeclaredType)
-	}
-	raw, err := marshalObject(data)
+	id, raw, err := t.r.prepare(eventType, data)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
-	}
-	id, err := newEventID()
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("record %q: %w", eventType, err)
+		return uuid.Nil, err
 	}
 	var ignored string
 	if err := t.tx.QueryRow(ctx, insertEvent, id, ownerID, eventType, subject, raw).Scan(&ignored); err != nil {
@@ -81,6 +74,24 @@ func (t *TxRecorder) Record(ctx context.Context, ownerID uuid.UUID, eventType, s
 	}
 	t.r.metrics.incRecorded(eventType)
 	return id, nil
+}
+
+// prepare checks an event before it is written: a declared type
+// (ErrUndeclaredType) and data that is a JSON object (ErrDataNotObject);
+// it returns the event's new id and its data as JSON.
+func (r *Recorder) prepare(eventType string, data any) (uuid.UUID, json.RawMessage, error) {
+	if r.isDeclared == nil || !r.isDeclared(eventType) {
+		return uuid.Nil, nil, fmt.Errorf("record %q: %w", eventType, ErrUndeclaredType)
+	}
+	raw, err := marshalObject(data)
+	if err != nil {
+		return uuid.Nil, nil, fmt.Errorf("record %q: %w", eventType, err)
+	}
+	id, err := newEventID()
+	if err != nil {
+		return uuid.Nil, nil, fmt.Errorf("record %q: %w", eventType, err)
+	}
+	return id, raw, nil
 }
 
 // marshalObject returns data as JSON, which must be an object.

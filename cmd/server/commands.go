@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/standmeet/standmeet/internal/domain/op"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/internal/owner"
 )
@@ -186,17 +187,24 @@ func (c Commands) apiKeyIssue(ctx context.Context, app *App, args []string, stdo
 	fs.SetOutput(stderr)
 	email := fs.String("email", "", "the owner's email (required)")
 	name := fs.String("name", "", "what the key is for (required)")
+	scopeList := fs.String("scopes", "", "limit the key to these comma-separated scopes (read, publish, webhooks, inbound, notes); empty: a full key")
 	if err := fs.Parse(args); err != nil {
 		return 2, nil
 	}
 	if *email == "" || *name == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: standmeet api-key issue --email E --name N")
+		fmt.Fprintln(stderr, "usage: standmeet api-key issue --email E --name N [--scopes read,inbound]")
 		return 2, nil
+	}
+	var scopes []op.Scope
+	for _, sc := range strings.Split(*scopeList, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			scopes = append(scopes, op.Scope(sc))
+		}
 	}
 	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
 		return 1, fmt.Errorf("migrate: %w", err)
 	}
-	k, err := c.Owners.IssueAPIKeyForEmail(ctx, *email, *name)
+	k, err := c.Owners.IssueAPIKeyForEmail(ctx, *email, *name, scopes)
 	if err != nil {
 		return 1, err
 	}

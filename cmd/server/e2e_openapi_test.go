@@ -38,7 +38,7 @@ func newSurfaceOwner(t *testing.T, ts *testServer) surfaceOwner {
 	created, err := ts.App.Commands.Owners.CreateOwner(ctx, o.Email, o.Password)
 	require.NoError(t, err)
 	o.ID = created.ID
-	k, err := ts.App.Commands.Owners.IssueAPIKeyForEmail(ctx, o.Email, "surfaces e2e")
+	k, err := ts.App.Commands.Owners.IssueAPIKeyForEmail(ctx, o.Email, "surfaces e2e", nil)
 	require.NoError(t, err)
 	o.Key = k.Key
 	return o

@@ -217,8 +217,23 @@ func TestScopedKeysOnRESTAndMCP(t *testing.T) {
 		require.Contains(t, resp, r.needs, "the message names the scope needed")
 	}
 
-	// The same on MCP.
+	// The same on MCP, whose tool list shows a scoped key only its tools.
 	cs := mcpSession(t, ts, inbound)
+	toolNames := func(cs *sdk.ClientSession) []string {
+		t.Helper()
+		res, err := cs.ListTools(t.Context(), nil)
+		require.NoError(t, err)
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+	inboundTools := toolNames(cs)
+	require.Contains(t, inboundTools, mcp.ToolName("inbound_sources.list"))
+	require.Contains(t, inboundTools, mcp.ToolName("inbound_sources.message"))
+	require.NotContains(t, inboundTools, mcp.ToolName("webhooks.list"))
+	require.NotContains(t, inboundTools, mcp.ToolName("api_keys.issue"))
 	type listed struct {
 		Data []struct {
 			ID string `json:"id"`
@@ -259,6 +274,10 @@ func TestScopedKeysOnRESTAndMCP(t *testing.T) {
 	status, resp = ts.do(t, http.MethodGet, "/api/admin/webhooks", full, "")
 	require.Equal(t, http.StatusOK, status, resp)
 	fullMCP := mcpSession(t, ts, full)
+	fullTools := toolNames(fullMCP)
+	require.Contains(t, fullTools, mcp.ToolName("webhooks.list"))
+	require.Contains(t, fullTools, mcp.ToolName("api_keys.issue"))
+	require.Greater(t, len(fullTools), len(inboundTools), "a full key lists every tool")
 	callTool[json.RawMessage](t, fullMCP, mcp.ToolName("inbound_sources.message"), map[string]any{"id": src.ID, "message_id": msgID})
 	issued := callTool[struct {
 		Key string `json:"key"`

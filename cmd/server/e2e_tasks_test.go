@@ -413,7 +413,7 @@ func TestOperatorRoleFromTheCLI(t *testing.T) {
 
 	ts := startTestServer(t, testServerOptions{DBURL: dbURL})
 	keyOf := func(email string) string {
-		k, err := ts.App.Commands.Owners.IssueAPIKeyForEmail(context.Background(), email, "cli-test")
+		k, err := ts.App.Commands.Owners.IssueAPIKeyForEmail(context.Background(), email, "cli-test", nil)
 		require.NoError(t, err)
 		return k.Key
 	}

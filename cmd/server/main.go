@@ -6,7 +6,7 @@
 //	standmeet owner create --email E [--password-stdin] [--operator]
 //	standmeet owner reset-password --email E [--password-stdin]
 //	standmeet owner grant-operator --email E | revoke-operator --email E
-//	standmeet api-key issue --email E --name N        print a new API key, once
+//	standmeet api-key issue --email E --name N [--scopes S,…]  print a new API key, once
 //	standmeet rotate-master-key                       re-seal every secret under the current master key
 //	standmeet help                                    print the usage (also -h, --help), touching no database
 package main
@@ -38,7 +38,8 @@ const usage = `usage:
                                                      once unless piped) and end their sessions
   standmeet owner grant-operator --email E           let the owner use River's UI at /admin/tasks
   standmeet owner revoke-operator --email E
-  standmeet api-key issue --email E --name N         print a new API key, once
+  standmeet api-key issue --email E --name N [--scopes read,inbound]
+                                                     print a new API key, once; scopes limit it
   standmeet rotate-master-key                        re-seal every secret under the current master key
   standmeet help                                     print this help
 

@@ -111,13 +111,14 @@ func (s *Service) IssueScopedAPIKey(ctx context.Context, ownerID uuid.UUID, name
 }
 
 // IssueAPIKeyForEmail issues a key to the owner with that email (the CLI's
-// `api-key issue`); OWNER_NOT_FOUND when there is none.
-func (s *Service) IssueAPIKeyForEmail(ctx context.Context, email, name string) (IssuedAPIKey, error) {
+// `api-key issue`), limited to scopes (nil: a full key); OWNER_NOT_FOUND
+// when there is none.
+func (s *Service) IssueAPIKeyForEmail(ctx context.Context, email, name string, scopes []op.Scope) (IssuedAPIKey, error) {
 	o, err := s.ownerByEmail(ctx, email)
 	if err != nil {
 		return IssuedAPIKey{}, err
 	}
-	return s.IssueAPIKey(ctx, o.ID, name)
+	return s.IssueScopedAPIKey(ctx, o.ID, name, scopes)
 }
 
 // ListAPIKeys returns the owner's keys, revoked ones included, newest

@@ -49,11 +49,16 @@ func TestIssueAPIKeyForEmail(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	a := b.newOwner(t, "a@example.com")
-	k, err := b.svc.IssueAPIKeyForEmail(ctx, "A@example.com", "cli")
+	k, err := b.svc.IssueAPIKeyForEmail(ctx, "A@example.com", "cli", nil)
 	require.NoError(t, err)
 	require.Equal(t, a.ID, k.OwnerID)
-	_, err = b.svc.IssueAPIKeyForEmail(ctx, "nobody@example.com", "cli")
+	_, err = b.svc.IssueAPIKeyForEmail(ctx, "nobody@example.com", "cli", nil)
 	requireCode(t, err, domain.KindNotFound, owner.CodeOwnerNotFound)
+	scoped, err := b.svc.IssueAPIKeyForEmail(ctx, "a@example.com", "cli read", []op.Scope{op.ScopeRead})
+	require.NoError(t, err)
+	require.Equal(t, op.Scopes{op.ScopeRead}, scoped.Scopes)
+	_, err = b.svc.IssueAPIKeyForEmail(ctx, "a@example.com", "cli bad", []op.Scope{"everything"})
+	requireCode(t, err, domain.KindValidation, owner.CodeInvalidScopes)
 }
 
 func TestIssueAPIKeyRollsBackWhenRecordFails(t *testing.T) {

@@ -113,6 +113,7 @@ func New(eps httpapi.Endpoints, auth httpapi.Authenticator, logger *zap.Logger, 
 		h.tools = append(h.tools, tool)
 		server.AddTool(tool, h.call(d))
 	}
+	server.AddReceivingMiddleware(h.scopedToolList)
 	h.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
@@ -125,6 +126,32 @@ func New(eps httpapi.Endpoints, auth httpapi.Authenticator, logger *zap.Logger, 
 		DisableLocalhostProtection: true,
 	})
 	return h, nil
+}
+
+// scopedToolList lists to a caller only the tools its key's scopes grant
+// (a full key, every tool); a call of another is refused by the op all the
+// same (op.Authorize), so the list only spares a model tools it cannot use.
+func (h *Handler) scopedToolList(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*sdk.ListToolsResult)
+		if err != nil || method != "tools/list" || !ok {
+			return res, err
+		}
+		caller, known := callerFrom(ctx)
+		if !known || len(caller.Scopes) == 0 {
+			return res, nil
+		}
+		granted := make([]*sdk.Tool, 0, len(list.Tools))
+		for _, t := range list.Tools {
+			if d, ok := h.byTools[t.Name]; ok && op.Authorize(d.Meta(), caller) == nil {
+				granted = append(granted, t)
+			}
+		}
+		out := *list
+		out.Tools = granted
+		return &out, nil
+	}
 }
 
 // Tools returns the tools, sorted by name (tests and docs).

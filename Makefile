@@ -13,7 +13,7 @@ PKGS := ./...
 REDOCLY_VERSION := 2.77.0
 REDOCLY := .tools/redocly/node_modules/.bin/redocly
 
-.PHONY: run build test browser openapi-linter test-go test-race lint generate check-generated devdb devdb-stop bench test-faults clean
+.PHONY: run build test browser sender-tools openapi-linter test-go test-race lint generate check-generated devdb devdb-stop bench test-faults clean
 
 # VERSION names the build in the webhooks' User-Agent, MCP and OpenAPI.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -31,7 +31,7 @@ run: build
 	./bin/standmeet migrate >/dev/null && exec ./bin/standmeet serve
 
 # test: every check CI runs — generated code fresh, lint, then every test on real PostgreSQL.
-test: browser openapi-linter check-generated lint test-go test-race
+test: browser sender-tools openapi-linter check-generated lint test-go test-race
 
 # browser: Debian's chromium for the browser tests (cmd/server/e2e_browser_test.go).
 # Installed with apt-get when it is missing and we run as root; otherwise this
@@ -48,6 +48,25 @@ browser:
 	  fi; \
 	else \
 	  echo "browser: chromium is missing and cannot be installed here (needs root and apt-get); the browser tests will skip"; \
+	fi
+
+# sender-tools: curl and openssl, which the inbound source page's signing
+# examples use and cmd/server/e2e_inbound_page_test.go runs as a sender would.
+# Installed with apt-get when missing and we run as root; otherwise that test
+# skips with a message, unless STANDMEET_REQUIRE_SENDER_TOOLS=1 (CI).
+sender-tools:
+	@missing=""; for t in curl openssl; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -z "$$missing" ]; then \
+	  echo "sender-tools: curl and openssl are installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "sender-tools:$$missing missing; running apt-get update && apt-get install -y$$missing"; \
+	  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null); then \
+	    echo "sender-tools: installing$$missing failed; the signing example test will skip"; \
+	    [ "$${STANDMEET_REQUIRE_SENDER_TOOLS:-}" != 1 ]; \
+	  fi; \
+	else \
+	  echo "sender-tools:$$missing missing and cannot be installed here (needs root and apt-get); the signing example test will skip"; \
+	  [ "$${STANDMEET_REQUIRE_SENDER_TOOLS:-}" != 1 ]; \
 	fi
 
 # openapi-linter: Redocly CLI from the npm registry under .tools/, for the

@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -28,14 +29,26 @@ func runSigningExample(t *testing.T, page, secret string) string {
 	script := html.UnescapeString(m[1])
 	require.Contains(t, script, "SECRET='paste the secret here'")
 	script = strings.Replace(script, "SECRET='paste the secret here'", "SECRET='"+secret+"'", 1)
-	for _, tool := range []string{"bash", "openssl", "curl"} {
-		_, err := exec.LookPath(tool)
-		require.NoError(t, err, "the example needs %s", tool)
-	}
+	requireSenderTools(t)
 	cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", script)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s\n%s", script, out)
 	return string(out)
+}
+
+// requireSenderTools skips the test when bash, openssl or curl is missing
+// (make test installs them where it can), and fails it instead under
+// STANDMEET_REQUIRE_SENDER_TOOLS=1 (CI).
+func requireSenderTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"bash", "openssl", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("STANDMEET_REQUIRE_SENDER_TOOLS") == "1" {
+				t.Fatalf("the signing example needs %s: %v", tool, err)
+			}
+			t.Skipf("the signing example needs %s, which is missing (make sender-tools installs it as root)", tool)
+		}
+	}
 }
 
 // sourceMessages counts the source's inbox messages.
@@ -51,6 +64,7 @@ func sourceMessages(t *testing.T, ts *testServer, id string) int {
 // is, posts a message the source accepts.
 func TestInboundSourcePageSigningExamplesAreAccepted(t *testing.T) {
 	t.Parallel()
+	requireSenderTools(t)
 	ts := startTestServer(t, testServerOptions{})
 	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t)}
 	u := signIn(t, ts, fx.A)
@@ -97,6 +111,7 @@ func TestInboundSourcePageSigningExamplesAreAccepted(t *testing.T) {
 // edit form says so and its messages record none.
 func TestInboundSourcePageSaysWhatHappensToMessages(t *testing.T) {
 	t.Parallel()
+	requireSenderTools(t)
 	ts := startTestServer(t, testServerOptions{Env: webhookEnv(1000)})
 	fx := &isolationFixture{ts: ts, A: ts.newOwnerAccount(t)}
 	u := signIn(t, ts, fx.A)

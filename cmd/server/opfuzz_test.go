@@ -195,7 +195,7 @@ func gateCases(t reflect.Type, s schema.Schema, method string, fields map[string
 		args[name] = v
 		out = append(out, fuzzCase{what: what, args: args, field: field})
 	}
-	for _, f := range flatFields(t) {
+	for _, f := range httpapi.InputFields(t) {
 		name, ok := schema.FieldName(f)
 		rf := fields[name]
 		if !ok || !f.IsExported() || rf.path || (bodyless && !rf.query) {
@@ -256,7 +256,7 @@ func gateCases(t reflect.Type, s schema.Schema, method string, fields map[string
 // structs included.
 func stringFields(t reflect.Type) []reflect.StructField {
 	var out []reflect.StructField
-	for _, f := range flatFields(t) {
+	for _, f := range httpapi.InputFields(t) {
 		if f.IsExported() && f.Type.Kind() == reflect.String {
 			out = append(out, f)
 		}
@@ -604,7 +604,7 @@ type restField struct{ path, query bool }
 
 func fieldsOf(t reflect.Type) map[string]restField {
 	out := map[string]restField{}
-	for _, f := range flatFields(t) {
+	for _, f := range httpapi.InputFields(t) {
 		name, ok := schema.FieldName(f)
 		if !ok {
 			continue
@@ -612,25 +612,6 @@ func fieldsOf(t reflect.Type) map[string]restField {
 		_, p := f.Tag.Lookup("path")
 		_, q := f.Tag.Lookup("query")
 		out[name] = restField{path: p, query: q}
-	}
-	return out
-}
-
-// flatFields are the fields of the struct t with those of its embedded
-// structs in their place, as encoding/json sees them (none when t is not
-// a struct).
-func flatFields(t reflect.Type) []reflect.StructField {
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	var out []reflect.StructField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			out = append(out, flatFields(f.Type)...)
-			continue
-		}
-		out = append(out, f)
 	}
 	return out
 }

@@ -49,13 +49,6 @@ func (b *ServerBench) runFilters(ctx context.Context) error {
 		b.checkClean("filters "+side, out)
 		rates[side] = append(rates[side], rate)
 	}
-	mean := func(xs []float64) float64 {
-		var s float64
-		for _, x := range xs {
-			s += x
-		}
-		return s / float64(len(xs))
-	}
 	p, f := mean(rates["plain"]), mean(rates["filtered"])
 	b.r.Add(Figure{Key: "filters_deliveries_per_s", Label: fmt.Sprintf("W2 fan-out with a payload filter per endpoint, %d endpoints x %d events", 100, events),
 		Unit: "/s", Value: f, Ceiling: "the same fan-out without filters, measured in turns", CeilingValue: p})

@@ -75,7 +75,6 @@ func (b *ServerBench) runW4Events(ctx context.Context) error {
 		b.r.Note("W4 events %s (turn %d): %d accepted at %.0f/s, all settled at %.0f/s", side, i+1, n,
 			float64(n)/res.Elapsed.Seconds(), float64(n)/settled.Seconds())
 	}
-	mean := func(xs []float64) float64 { return (xs[0] + xs[1]) / 2 }
 	withEvents, without := mean(rates["on"]), mean(rates["off"])
 	b.r.Add(Figure{Key: "w4_events_per_s", Label: fmt.Sprintf("W4 with inbound.message.received, %d messages a turn, received to settled", n),
 		Unit: "/s", Value: withEvents, Ceiling: "the same source kind with record_events off, measured in turns", CeilingValue: without})

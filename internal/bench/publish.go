@@ -122,9 +122,9 @@ WHERE type = 'booking.created' AND subject LIKE $1 AND fanned_out_at IS NOT NULL
 	}
 }
 
-// relayCeiling is the relay figure of this run, measured on the work's
-// database before the servers started; when the relay step did not run
-// (-only), it runs the relay on a database of its own, since the servers'
+// relayCeiling returns the relay figure of the report (the relay step runs
+// on the work's database before the servers start); without one (-only),
+// it measures the relay on a database of its own, since the servers'
 // relays would claim its events on theirs.
 func (b *ServerBench) relayCeiling(ctx context.Context) (float64, error) {
 	for _, f := range b.r.Figures {

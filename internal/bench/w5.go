@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// W5's receivers, as issue 32 describes real ones.
+// W5's receivers answer as real ones do: long-tailed latencies, some
+// failures, throttling and hangs.
 const (
 	// w5Seed makes the receivers' latencies, max_in_flight and the
 	// events' endpoints the same in every run.
@@ -26,7 +27,7 @@ const (
 	w5Timeout = 2 * time.Second
 	// Latencies are log-normal with median 40 ms (mu = ln 40 ms) and
 	// sigma 1.15: p90 40·e^(1.2816·1.15) ≈ 175 ms and p99
-	// 40·e^(2.3263·1.15) ≈ 580 ms, between the issue's p90 (150 ms) and
+	// 40·e^(2.3263·1.15) ≈ 580 ms, between the wanted p90 (150 ms) and
 	// p99 (800 ms), which no single log-normal meets together. Draws are
 	// capped below the timeout so a healthy receiver never times out by
 	// its latency alone.
@@ -174,7 +175,8 @@ type w5Sent struct {
 	at       time.Time
 }
 
-// w5Phase is what one W5 phase measured.
+// w5Phase holds the figures of one W5 phase: what was offered, published
+// and received.
 type w5Phase struct {
 	offered         []int
 	published       int

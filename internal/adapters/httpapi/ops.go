@@ -116,6 +116,26 @@ func BindInput(c echo.Context, in any) error {
 
 var uuidType = reflect.TypeFor[uuid.UUID]()
 
+// InputFields lists the fields of an op's input struct t with those of its
+// embedded structs in their place, as BindInput and encoding/json see them
+// (none when t is not a struct); the projections that describe an input
+// (OpenAPI, the op fuzz harness) walk the same fields.
+func InputFields(t reflect.Type) []reflect.StructField {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, InputFields(f.Type)...)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 func bindTagged(v reflect.Value, c echo.Context) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {

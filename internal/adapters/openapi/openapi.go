@@ -140,7 +140,7 @@ func operationOf(ep httpapi.Endpoint) (map[string]any, error) {
 	}
 	var params []any
 	bound := map[string]bool{}
-	for _, f := range taggedFields(in) {
+	for _, f := range httpapi.InputFields(in) {
 		if name, ok := f.Tag.Lookup("path"); ok {
 			bound[name] = true
 			params = append(params, parameter(name, "path", f, true))
@@ -234,24 +234,6 @@ func copySchema(s schema.Schema) schema.Schema {
 		c[k] = v
 	}
 	return c
-}
-
-// taggedFields lists the fields of a struct, embedded structs flattened, the
-// way httpapi.BindInput walks them.
-func taggedFields(t reflect.Type) []reflect.StructField {
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	var out []reflect.StructField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			out = append(out, taggedFields(f.Type)...)
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // pathParams returns the {names} of an op path.

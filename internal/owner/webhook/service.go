@@ -734,7 +734,7 @@ func (s *Service) Redeliver(ctx context.Context, ownerID, id uuid.UUID) (Redeliv
 		var again []int64
 		for _, f := range failed {
 			if f.Event == nil {
-				out.Skipped = append(out.Skipped, SkippedEvent{JobID: f.JobID, Reason: ReasonEventGone, Text: "the event was pruned by the retention"})
+				out.Skipped = append(out.Skipped, skipped(delivery.Event{}, f.JobID, ReasonEventGone))
 				continue
 			}
 			reason, err := delivery.Rule(ctx, s.admits, ep, *f.Event)

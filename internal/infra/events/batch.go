@@ -29,13 +29,18 @@ type BatchRecorder struct {
 }
 
 // insertEvents writes the kept events and queues one wake-up in one round
-// trip (ORDER BY keeps the ids' order, so the primary key grows append-only).
-const insertEvents = `WITH ins AS (
+// trip (ORDER BY keeps the ids' order, so the primary key grows append-only);
+// insertEventsQuiet writes them alone.
+const (
+	insertEventsRows = `WITH ins AS (
 	INSERT INTO events (id, owner_id, type, subject, data)
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[]) ORDER BY 1
 	RETURNING 1
 )
-SELECT count(*), pg_notify('` + Channel + `', '')::text FROM ins`
+`
+	insertEvents      = insertEventsRows + `SELECT count(*), pg_notify('` + Channel + `', '')::text FROM ins`
+	insertEventsQuiet = insertEventsRows + `SELECT count(*), ''::text FROM ins`
+)
 
 // Record checks the event as TxRecorder.Record does (ErrUndeclaredType,
 // ErrDataNotObject, nothing kept) and keeps it for Flush; it returns the id
@@ -57,9 +62,13 @@ func (b *BatchRecorder) Flush(ctx context.Context) error {
 	if n == 0 {
 		return nil
 	}
+	q := insertEventsQuiet
+	if b.r.wake() {
+		q = insertEvents
+	}
 	var written int64
 	var ignored string
-	if err := b.tx.QueryRow(ctx, insertEvents, b.ids, b.owners, b.types, b.subs, b.data).Scan(&written, &ignored); err != nil {
+	if err := b.tx.QueryRow(ctx, q, b.ids, b.owners, b.types, b.subs, b.data).Scan(&written, &ignored); err != nil {
 		return fmt.Errorf("record %d events: insert: %w", n, err)
 	}
 	if written != int64(n) {

@@ -20,6 +20,7 @@ type Metrics struct {
 	pruned         prometheus.Counter
 	notifyWakeups  prometheus.Counter
 	pollWakeups    prometheus.Counter
+	trailWakeups   prometheus.Counter
 	startupWakeups prometheus.Counter
 }
 
@@ -67,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		wakeups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "standmeet_events_relay_wakeups_total",
-			Help: "Relay wake-ups by cause: notify (LISTEN standmeet_events), poll (fallback timer) or start.",
+			Help: "Relay wake-ups by cause: notify (LISTEN standmeet_events), trail (the look NotifySpacing after a notify), poll (fallback timer) or start.",
 		}, []string{"by"}),
 		pruned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "standmeet_events_pruned_total",
@@ -76,6 +77,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	m.notifyWakeups = m.wakeups.WithLabelValues("notify")
 	m.pollWakeups = m.wakeups.WithLabelValues("poll")
+	m.trailWakeups = m.wakeups.WithLabelValues("trail")
 	m.startupWakeups = m.wakeups.WithLabelValues("start")
 	for _, c := range []prometheus.Collector{
 		m.recorded, m.fannedOut, m.lagSeconds, m.lagRows, m.batchSize, m.fanoutDelay,
@@ -138,6 +140,8 @@ func (m *Metrics) incWakeup(by wakeCause) {
 		m.notifyWakeups.Inc()
 	case wakePoll:
 		m.pollWakeups.Inc()
+	case wakeTrail:
+		m.trailWakeups.Inc()
 	default:
 		m.startupWakeups.Inc()
 	}

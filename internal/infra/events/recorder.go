@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -23,11 +25,21 @@ var ErrUndeclaredType = errors.New("event type not declared in the catalog")
 // marshal to a JSON object (nil, a slice, a string, …); nothing is written.
 var ErrDataNotObject = errors.New("event data is not a JSON object")
 
-// Recorder writes events. It holds the catalog check and the metrics; bind it
-// to a transaction with With.
+// NotifySpacing is the least time between two wake-ups one Recorder queues.
+// PostgreSQL serializes the commits of notifying transactions (each holds the
+// notify queue's lock through its WAL flush), so a wake-up per transaction
+// would undo group commit under load; one per spacing keeps the relay as
+// prompt. An event written without one is found by the drain the relay runs
+// NotifySpacing after every wake-up.
+const NotifySpacing = 25 * time.Millisecond
+
+// Recorder writes events. It holds the catalog check, the metrics and the
+// time of the last wake-up it queued; bind it to a transaction with With.
 type Recorder struct {
 	isDeclared func(eventType string) bool
 	metrics    *Metrics
+	// notified is the time (Unix nanoseconds) the last wake-up was queued.
+	notified atomic.Int64
 }
 
 // NewRecorder returns a Recorder that refuses every type isDeclared rejects.
@@ -53,14 +65,29 @@ type TxRecorder struct {
 // NOTIFY payload is constant on purpose: PostgreSQL delivers identical
 // channel+payload pairs of one transaction once, at commit, so a bulk write
 // wakes the relay once instead of flooding it; a listener only needs a hint
-// to look.
-const insertEvent = `INSERT INTO events (id, owner_id, type, subject, data)
+// to look. insertEventQuiet writes the row alone.
+const (
+	insertEvent = `INSERT INTO events (id, owner_id, type, subject, data)
 VALUES ($1, $2, $3, $4, $5)
 RETURNING pg_notify('` + Channel + `', '')::text`
+	insertEventQuiet = `INSERT INTO events (id, owner_id, type, subject, data)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING ''::text`
+)
+
+// wake reports whether a write now queues a wake-up: the first one after
+// NotifySpacing has passed since the last does. A wake-up whose transaction
+// rolls back still counts, so events written in the spacing after it wait
+// for the relay's poll.
+func (r *Recorder) wake() bool {
+	now := time.Now().UnixNano()
+	last := r.notified.Load()
+	return now-last >= int64(NotifySpacing) && r.notified.CompareAndSwap(last, now)
+}
 
 // Record writes an event of eventType about subject, owned by ownerID, in the
-// bound transaction, and returns its id. The event and its wake-up exist only
-// if the transaction commits. It refuses an undeclared type
+// bound transaction, and returns its id. The event and its wake-up (at most
+// one per NotifySpacing) exist only if the transaction commits. It refuses an undeclared type
 // (ErrUndeclaredType) and data that is not a JSON object (ErrDataNotObject)
 // without writing anything.
 func (t *TxRecorder) Record(ctx context.Context, ownerID uuid.UUID, eventType, subject string, data any) (uuid.UUID, error) {
@@ -68,8 +95,12 @@ func (t *TxRecorder) Record(ctx context.Context, ownerID uuid.UUID, eventType, s
 	if err != nil {
 		return uuid.Nil, err
 	}
+	q := insertEventQuiet
+	if t.r.wake() {
+		q = insertEvent
+	}
 	var ignored string
-	if err := t.tx.QueryRow(ctx, insertEvent, id, ownerID, eventType, subject, raw).Scan(&ignored); err != nil {
+	if err := t.tx.QueryRow(ctx, q, id, ownerID, eventType, subject, raw).Scan(&ignored); err != nil {
 		return uuid.Nil, fmt.Errorf("record %q: insert event: %w", eventType, err)
 	}
 	t.r.metrics.incRecorded(eventType)

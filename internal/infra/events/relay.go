@@ -137,13 +137,21 @@ func (r *Relay) Run(ctx context.Context) error {
 			r.log.Warn("relay drain failed", zap.Error(err))
 		}
 		r.maybeRefreshLag(ctx)
-		timer.Reset(r.opts.PollInterval)
+		next, wait := wakePoll, r.opts.PollInterval
+		if cause == wakeNotify || cause == wakeStart {
+			// A Recorder queues at most one wake-up per NotifySpacing:
+			// look again once that has passed, for the events written
+			// without one (after a start too: a wake-up queued before
+			// LISTEN ran is lost).
+			next, wait = wakeTrail, NotifySpacing
+		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return nil
 		case cause = <-wake:
 		case <-timer.C:
-			cause = wakePoll
+			cause = next
 		}
 	}
 }

@@ -589,3 +589,73 @@ func TestRelayAsksASubscriptionWhichOwnersItWants(t *testing.T) {
 	require.Equal(t, 1, attempts)
 	require.Contains(t, relayErr, "endpoints unreadable")
 }
+
+// TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut: back-to-back
+// transactions queue at most one wake-up per NotifySpacing, and the events
+// written without one are still fanned out at once (the poll is a minute
+// away), by the look the relay takes NotifySpacing after each wake-up.
+func TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// A session of the test's own counts the wake-ups the burst queues.
+	pc, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	listener := pc.Hijack()
+	defer func() { require.NoError(t, listener.Close(context.Background())) }()
+	_, err = listener.Exec(ctx, `LISTEN `+events.Channel)
+	require.NoError(t, err)
+
+	rec := events.NewRecorder(declared(relayTypes...), nil)
+	const burst = 200
+	fanned := make(chan uuid.UUID, burst)
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
+		PollInterval: time.Minute,
+		Logger:       testLogger(t),
+		OnFanOut: func(ids []uuid.UUID) {
+			for _, id := range ids {
+				fanned <- id
+			}
+		},
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+
+	want := map[uuid.UUID]bool{}
+	start := time.Now()
+	for range burst {
+		want[record(t, pool, rec, uuid.New(), "a.two")] = true
+	}
+	took := time.Since(start)
+	deadline := time.After(15 * time.Second)
+	for len(want) > 0 {
+		select {
+		case id := <-fanned:
+			delete(want, id)
+		case <-deadline:
+			t.Fatalf("%d of %d events not fanned out within 15 s (the poll is a minute away)", len(want), burst)
+		}
+	}
+	_, byPoll := relay.Wakeups()
+	cancel()
+	require.NoError(t, <-done)
+	require.Zero(t, byPoll)
+
+	notified := 0
+	for {
+		wait, stop := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := listener.WaitForNotification(wait)
+		stop()
+		if err != nil {
+			break
+		}
+		notified++
+	}
+	most := int(took/events.NotifySpacing) + 1
+	t.Logf("%d transactions in %s queued %d wake-ups (at most %d)", burst, took, notified, most)
+	require.LessOrEqual(t, notified, most, "more wake-ups than one per NotifySpacing")
+	require.Less(t, notified, burst)
+}

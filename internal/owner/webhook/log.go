@@ -209,13 +209,23 @@ const ReasonEventGone = "event_gone"
 // RedeliverStates are the River states "redeliver failed" takes.
 var RedeliverStates = []string{"discarded", "cancelled"}
 
+// SkipReasons are the reasons recover and redeliver leave an event alone,
+// in the order a summary of them names them.
+var SkipReasons = []string{ReasonNotSubscribed, ReasonFilteredOut, ReasonRaw, ReasonUnpublished, ReasonEmbedCode,
+	ReasonOutOfScope, ReasonDisabled, ReasonEventGone}
+
+// SkipReasonText says in an owner's words why recover or redeliver left an
+// event alone.
+func SkipReasonText(reason string) string {
+	if reason == ReasonEventGone {
+		return "the event was pruned by the retention"
+	}
+	return FanoutReasonText(reason, nil)
+}
+
 // skipped describes an event the fan-out's rules keep from an endpoint.
 func skipped(ev delivery.Event, jobID int64, reason string) SkippedEvent {
-	text := FanoutReasonText(reason, nil)
-	if reason == ReasonEventGone {
-		text = "the event was pruned by the retention"
-	}
-	return SkippedEvent{EventID: ev.ID, EventType: ev.Type, JobID: jobID, Reason: reason, Text: text}
+	return SkippedEvent{EventID: ev.ID, EventType: ev.Type, JobID: jobID, Reason: reason, Text: SkipReasonText(reason)}
 }
 
 // forRule is the endpoint as the fan-out's rules read it.

@@ -79,6 +79,18 @@ func StatusOf(riverState string, failedBefore bool) string {
 	return riverState
 }
 
+// DeliveryStatus names a delivery job's River state for an owner as
+// StatusOf does, and a job cancelled at its last attempt (of maxAttempts,
+// the bound that applies) failed: the worker ends a delivery at the
+// endpoint's last attempt itself, through River's cancel, and nobody
+// cancelled it.
+func DeliveryStatus(riverState string, failedBefore bool, attempt, maxAttempts int) string {
+	if riverState == "cancelled" && maxAttempts > 0 && attempt >= maxAttempts {
+		return StatusFailed
+	}
+	return StatusOf(riverState, failedBefore)
+}
+
 // Attempt is one run of a delivery as the log shows it.
 type Attempt struct {
 	Attempt int `json:"attempt"`
@@ -298,12 +310,7 @@ func deliveryQuery(in DeliveriesInput) (DeliveryQuery, error) {
 // stays in the attempt list, not beside a later success).
 func finishDelivery(d *Delivery) {
 	d.TaskURL = TaskURL(d.JobID)
-	d.Status = StatusOf(d.State, d.FailedBefore)
-	if d.State == "cancelled" && d.MaxAttempts > 0 && d.Attempt >= d.MaxAttempts {
-		// The worker ends a delivery at the endpoint's last attempt
-		// itself, through River's cancel: nobody cancelled it.
-		d.Status = StatusFailed
-	}
+	d.Status = DeliveryStatus(d.State, d.FailedBefore, d.Attempt, d.MaxAttempts)
 	if d.Status == StatusFailed {
 		d.Summary = fmt.Sprintf("failed after %d of %d attempts", d.Attempt, d.MaxAttempts)
 	}

@@ -201,6 +201,9 @@ type deliveryAttempt struct {
 	Headers map[string]string
 }
 
+// OutcomeLabel is the attempt's outcome in an owner's words.
+func (a deliveryAttempt) OutcomeLabel() string { return webhook.AttemptOutcomeText(a.Outcome) }
+
 // HeaderLines are the headers the attempt sent, sorted by name.
 func (a deliveryAttempt) HeaderLines() []string {
 	var out []string

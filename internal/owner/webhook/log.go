@@ -91,6 +91,21 @@ func DeliveryStatus(riverState string, failedBefore bool, attempt, maxAttempts i
 	return StatusOf(riverState, failedBefore)
 }
 
+// AttemptOutcomeText says an attempt's outcome in an owner's words.
+func AttemptOutcomeText(outcome string) string {
+	switch outcome {
+	case "completed":
+		return "delivered"
+	case "retryable":
+		return "failed, to be retried"
+	case "snoozed":
+		return "waited, no attempt spent"
+	case "discarded":
+		return "failed, not retried"
+	}
+	return outcome
+}
+
 // Attempt is one run of a delivery as the log shows it.
 type Attempt struct {
 	Attempt int `json:"attempt"`

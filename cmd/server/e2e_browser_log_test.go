@@ -94,6 +94,11 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 	require.Contains(t, attempts[0], "upstream broke: trace-7f3a")
 	require.Contains(t, attempts[1], "upstream broke: trace-7f3a")
 	require.Contains(t, attempts[2], "ok-received")
+	// Each attempt's outcome in words, not River's.
+	require.Contains(t, attempts[0], "failed, to be retried")
+	require.NotContains(t, attempts[0], "retryable")
+	require.Contains(t, attempts[2], "delivered")
+	require.NotContains(t, attempts[2], "completed")
 	sentBody := value(b, chromedp.Text(chromedp.CSS("#sent-body")))
 	reqs := rc.requests()
 	require.Equal(t, string(reqs[len(reqs)-1].Body), strings.TrimSpace(sentBody), "the page shows the exact body sent")

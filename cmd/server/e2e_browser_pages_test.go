@@ -220,8 +220,15 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.Contains(t, headers, "msg_pages_1")
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#message-state"))), "dead")
 	b.snap("inbound-message")
+	// Replay all asks first: cancelling replays nothing.
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#replay-all button")),
-		chromedp.Click(chromedp.CSS("#replay-all button")))
+		chromedp.Click(chromedp.CSS("#replay-all button")), chromedp.WaitVisible(chromedp.CSS("#confirm")),
+		chromedp.Click(chromedp.CSS("#confirm a.button")), chromedp.WaitVisible(chromedp.CSS("#replay-all button")))
+	require.Equal(t, sourcePage, b.location())
+	require.True(t, value(b, chromedp.Evaluate[bool](`document.querySelector("tr.dead-letter") !== null`)), "a cancelled replay leaves the dead letter")
+	_, body = ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+srcID+"/messages", o.Key, "")
+	require.Contains(t, body, `"state":"dead"`, "a cancelled replay leaves the message dead")
+	b.do(chromedp.Click(chromedp.CSS("#replay-all button")))
 	b.confirmStep("Each dead letter is processed again")
 	b.do(chromedp.WaitVisible(chromedp.CSS(".notice")))
 	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "1 dead letters replayed")

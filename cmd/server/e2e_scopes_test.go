@@ -41,7 +41,8 @@ var opScopes = map[string]op.Scopes{
 
 	"webhooks.list": webhooksReads, "webhooks.get": webhooksReads, "webhooks.deliveries": webhooksReads,
 	"webhooks.delivery": webhooksReads, "webhooks.endpoint_stats": webhooksReads, "webhooks.event_deliveries": webhooksReads,
-	"webhooks.event_fanout": webhooksReads, "webhooks.event_types": webhooksReads, "webhooks.stats": webhooksReads,
+	"webhooks.event_fanout": webhooksReads, "webhooks.event_outcomes": webhooksReads, "webhooks.event_types": webhooksReads,
+	"webhooks.stats":     webhooksReads,
 	"webhooks.attention": webhooksReads,
 	"webhooks.create":    webhooksWrites, "webhooks.update": webhooksWrites, "webhooks.delete": webhooksWrites,
 	"webhooks.rotate_secret": webhooksWrites, "webhooks.send_test": webhooksWrites, "webhooks.retry_delivery": webhooksWrites,

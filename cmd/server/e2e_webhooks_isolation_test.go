@@ -199,6 +199,15 @@ func webhooksIsolationRows() map[string]isolationRow {
 			},
 			WantB: http.StatusNotFound, WantA: http.StatusOK,
 		},
+		"GET /api/admin/events/outcomes": {
+			// A's test event has a delivery to A's endpoint: B asking for
+			// its outcome learns of none.
+			Target: func(t *testing.T, fx *isolationFixture) isolationTarget {
+				_, event := fx.testEventOfA(t)
+				return isolationTarget{Path: "/api/admin/events/outcomes?ids=" + event, Hidden: []string{`"deliveries":1`}}
+			},
+			WantB: http.StatusOK, WantA: http.StatusOK,
+		},
 		"GET /api/admin/events/:id/fanout": {
 			// An event of A's that A's endpoint does not subscribe to: its
 			// summary names the endpoint, which B must not learn.

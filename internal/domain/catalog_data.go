@@ -280,7 +280,7 @@ func entries() []entry {
 			schema: object(req("endpoint_id", uuidOf("the endpoint")), req("failing_since", timeOf("when the streak began")),
 				req("reason", typed("string", "why, as the server states it"))),
 			subject: "webhook:" + exEnd, example: map[string]any{"endpoint_id": exEnd, "failing_since": exTime,
-				"reason": "deliveries failed continuously for 120h0m0s; last: HTTP 503"}},
+				"reason": "deliveries failed continuously for 5 days; last: HTTP 503"}},
 		{name: EventInboundMessageDeadLettered, exposure: Webhook, domain: "owner", desc: "An inbound message ran out of attempts or failed permanently and is a dead letter now, waiting for a replay.",
 			producer: useCase("inbound.Processor.Process"),
 			schema: object(req("source_id", uuidOf("the inbound source")), req("message_id", uuidOf("the inbox message (its body and error stay inside)")),

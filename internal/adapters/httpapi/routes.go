@@ -51,6 +51,7 @@ func Routes() []Route {
 		{"POST", "/api/admin/webhooks/{id}/recover", "webhooks.recover", http.StatusAccepted},
 		{"GET", "/api/admin/events/{id}/deliveries", "webhooks.event_deliveries", 0},
 		{"GET", "/api/admin/events/{id}/fanout", "webhooks.event_fanout", 0},
+		{"GET", "/api/admin/events/outcomes", "webhooks.event_outcomes", 0},
 		{"GET", "/api/admin/webhooks/stats", "webhooks.stats", 0},
 		{"GET", "/api/admin/webhooks/{id}/stats", "webhooks.endpoint_stats", 0},
 		{"GET", "/api/admin/webhooks/attention", "webhooks.attention", 0},

@@ -27,6 +27,7 @@ type eventOps struct {
 	// nil when not declared.
 	deliveries *op.Handle[webhook.EventIDInput, op.List[webhook.EventDelivery]]
 	fanout     *op.Handle[webhook.EventIDInput, webhook.EventFanout]
+	outcomes   *op.Handle[webhook.EventIDsInput, op.List[webhook.EventOutcome]]
 	types      *op.Handle[op.Empty, op.List[webhook.EventTypeView]]
 	job        *op.Handle[riverjob.JobInput, riverjob.Job]
 }
@@ -55,6 +56,7 @@ func eventOpsOf(ops op.Set) (*eventOps, error) {
 	}
 	bindOptional(&hs, &o.deliveries, "webhooks.event_deliveries")
 	bindOptional(&hs, &o.fanout, "webhooks.event_fanout")
+	bindOptional(&hs, &o.outcomes, "webhooks.event_outcomes")
 	bindOptional(&hs, &o.types, "webhooks.event_types")
 	bindOptional(&hs, &o.job, "jobs.get")
 	if err := hs.err("the event, catalog and job pages need their ops"); err != nil {

@@ -95,7 +95,10 @@ func rfc3339(v string) string {
 }
 
 type eventListData struct {
-	Events     []eventop.Event
+	Events []eventop.Event
+	// Outcomes are the events' delivery outcomes by id (nil when the op
+	// is not declared: the column is left out).
+	Outcomes   map[uuid.UUID]webhook.EventOutcome
 	Filter     eventFilter
 	Types      []domain.EventType
 	Next, Prev string
@@ -118,6 +121,20 @@ func (h *Handler) eventList(c echo.Context, s *Session) error {
 		return h.fail(c, s, err)
 	}
 	d := eventListData{Events: p.Data, Filter: f, Types: domain.EventTypes()}
+	if h.events.outcomes != nil {
+		ids := make([]string, len(p.Data))
+		for i, ev := range p.Data {
+			ids[i] = ev.ID.String()
+		}
+		list, err := h.events.outcomes.Call(c.Request().Context(), s.Caller, webhook.EventIDsInput{IDs: strings.Join(ids, ",")})
+		if err != nil {
+			return h.fail(c, s, err)
+		}
+		d.Outcomes = make(map[uuid.UUID]webhook.EventOutcome, len(list.Data))
+		for _, o := range list.Data {
+			d.Outcomes[o.EventID] = o
+		}
+	}
 	if p.NextCursor != nil {
 		d.Next = "/admin/events?" + f.Query() + "cursor=" + url.QueryEscape(*p.NextCursor)
 	}

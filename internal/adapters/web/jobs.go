@@ -10,11 +10,15 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/domain"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
 )
 
 type jobData struct {
 	Job  riverjob.Job
 	Args string
+	// Status is the job's state in an owner's words (River's state stays
+	// beside it, as a detail).
+	Status string
 	// Links lead from the job to what it works on (a delivery's endpoint,
 	// its attempts and its event), empty for other kinds.
 	Links []jobLink
@@ -46,6 +50,16 @@ func linksOf(j riverjob.Job) []jobLink {
 	return links
 }
 
+// jobStatus names a job's state for an owner: a delivery's status, or for
+// another job the same words with "done" for a completed one.
+func jobStatus(j riverjob.Job) string {
+	st := webhook.DeliveryStatus(j.State, len(j.Errors) > 0, j.Attempt, j.MaxAttempts)
+	if st == webhook.StatusDelivered && j.Kind != (riverjob.WebhookDeliverArgs{}).Kind() {
+		return "done"
+	}
+	return st
+}
+
 // jobShow is the owner's page for one of their jobs, where a delivery's
 // task link (/admin/tasks?job=<id>) leads every owner but the operator.
 func (h *Handler) jobShow(c echo.Context, s *Session) error {
@@ -64,5 +78,5 @@ func (h *Handler) jobShow(c echo.Context, s *Session) error {
 	if err != nil {
 		args = j.Args
 	}
-	return h.render(c, http.StatusOK, "job", view{Title: "Job " + strconv.FormatInt(j.ID, 10), Section: "webhooks", Session: s, Data: jobData{Job: j, Args: string(args), Links: linksOf(j)}})
+	return h.render(c, http.StatusOK, "job", view{Title: "Job " + strconv.FormatInt(j.ID, 10), Section: "webhooks", Session: s, Data: jobData{Job: j, Args: string(args), Status: jobStatus(j), Links: linksOf(j)}})
 }

@@ -54,6 +54,15 @@ func parsePages() (*pages, error) {
 }
 
 var funcs = template.FuncMap{
+	// disabledReason says why an endpoint is disabled beside a "Disabled"
+	// badge: the reason without its own leading "disabled" ("by the
+	// owner"), so the state is not said twice.
+	"disabledReason": func(reason string) string {
+		if rest, ok := strings.CutPrefix(reason, "disabled "); ok {
+			return rest
+		}
+		return reason
+	},
 	// words turns an option's name into words: "signature_header" is
 	// "Signature header".
 	"words": func(name string) string {

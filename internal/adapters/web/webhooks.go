@@ -201,6 +201,9 @@ type deliveryAttempt struct {
 	Headers map[string]string
 }
 
+// OutcomeLabel is the attempt's outcome in an owner's words.
+func (a deliveryAttempt) OutcomeLabel() string { return webhook.AttemptOutcomeText(a.Outcome) }
+
 // HeaderLines are the headers the attempt sent, sorted by name.
 func (a deliveryAttempt) HeaderLines() []string {
 	var out []string
@@ -660,7 +663,7 @@ func (h *Handler) webhookRedeliver(c echo.Context, s *Session) error {
 	return h.endpointAction(c, s, "webhooks.redeliver", func(ctx context.Context, id uuid.UUID) (string, error) {
 		res, err := h.webhooks.redeliver.Call(ctx, s.Caller, webhook.IDInput{ID: id})
 		return "notice=redelivered&count=" + strconv.Itoa(res.Count) + "&discarded=" + strconv.Itoa(res.ByState["discarded"]) +
-			"&cancelled=" + strconv.Itoa(res.ByState["cancelled"]) + "&skipped=" + strconv.Itoa(len(res.Skipped)), err
+			"&cancelled=" + strconv.Itoa(res.ByState["cancelled"]) + "&skipped=" + strconv.Itoa(len(res.Skipped)) + skipQuery(res.Skipped), err
 	})
 }
 
@@ -740,7 +743,7 @@ func (h *Handler) webhookRecover(c echo.Context, s *Session) error {
 	return h.endpointAction(c, s, "webhooks.recover", func(ctx context.Context, id uuid.UUID) (string, error) {
 		res, err := h.webhooks.recover.Call(ctx, s.Caller, webhook.RecoverInput{ID: id, Since: formTime(c.FormValue("since")), Until: formTime(c.FormValue("until"))})
 		return "notice=recovered&events=" + strconv.Itoa(res.Events) + "&count=" + strconv.Itoa(res.Queued) + "&existing=" + strconv.Itoa(res.Existing) +
-			"&skipped=" + strconv.Itoa(len(res.Skipped)), err
+			"&skipped=" + strconv.Itoa(len(res.Skipped)) + skipQuery(res.Skipped), err
 	})
 }
 
@@ -931,6 +934,38 @@ func parseHeaders(s string) (map[string]string, error) {
 	return out, nil
 }
 
+// skipQuery counts the skipped events by reason, as query parameters
+// skip_<reason>=n for the notice.
+func skipQuery(skipped []webhook.SkippedEvent) string {
+	n := map[string]int{}
+	for _, sk := range skipped {
+		n[sk.Reason]++
+	}
+	q := ""
+	for _, r := range webhook.SkipReasons {
+		if n[r] > 0 {
+			q += "&skip_" + r + "=" + strconv.Itoa(n[r])
+		}
+	}
+	return q
+}
+
+// skipReasons says, from skipQuery's parameters, how many events were left
+// alone for which reason ("" when none is given).
+func skipReasons(c echo.Context) string {
+	var parts []string
+	for _, r := range webhook.SkipReasons {
+		v := c.QueryParam("skip_" + r)
+		if n, err := strconv.ParseUint(v, 10, 63); err == nil && n > 0 {
+			parts = append(parts, v+" "+webhook.SkipReasonText(r))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Skipped: " + strings.Join(parts, "; ") + "."
+}
+
 // notice returns the confirmation a page shows after a redirect. Only known
 // keys are shown, with numbers checked to be numbers, so a crafted link can
 // put no text of its own on the page.
@@ -948,7 +983,7 @@ func notice(c echo.Context) string {
 	case "redelivered":
 		return digits("count") + " deliveries queued again: " + digits("discarded") + " failed (River: discarded) and " +
 			digits("cancelled") + " cancelled; " + digits("skipped") + " left alone because the endpoint's subscription, scope or filter " +
-			"keeps their event out now (or the event was pruned). Retrying and waiting ones are not taken: use Retry now on one."
+			"keeps their event out now (or the event was pruned)." + skipReasons(c) + " Retrying and waiting ones are not taken: use Retry now on one."
 	case "retried":
 		return "Delivery " + digits("job") + " runs now."
 	case "resent":
@@ -956,7 +991,7 @@ func notice(c echo.Context) string {
 	case "recovered":
 		return digits("events") + " events in the range: " + digits("count") + " new deliveries queued, " + digits("existing") +
 			" already had a delivery and were left alone, " + digits("skipped") + " skipped because the endpoint's subscription, scope or " +
-			"filter keeps them out (as the fan-out does)."
+			"filter keeps them out (as the fan-out does)." + skipReasons(c)
 	case "enabled":
 		return "Endpoint enabled; its failure state was cleared."
 	case "disabled":

@@ -472,6 +472,11 @@ type DeliveryStore interface {
 	// endpoints, oldest job first, or an error wrapping domain.ErrNotFound
 	// when eventID is not one of ownerID's events (or was pruned).
 	ListByEvent(ctx context.Context, ownerID, eventID uuid.UUID, limit int) ([]EventDelivery, error)
+	// LatestByEvents returns, for each of eventIDs, the latest delivery
+	// to each of ownerID's endpoints (deleted ones included), in eventIDs'
+	// order then by job: an event no endpoint of ownerID got, or whose jobs
+	// were pruned, has none.
+	LatestByEvents(ctx context.Context, ownerID uuid.UUID, eventIDs []uuid.UUID) ([]EventDelivery, error)
 	// Failed returns the discarded or cancelled deliveries of endpointID
 	// that redeliver may queue again (no other job of the same event
 	// beside them), each with its event (nil once pruned).

@@ -14,6 +14,7 @@ func (s *Service) SetHealth(h HealthReader) { s.health = h }
 
 var (
 	FinishDelivery      = finishDelivery
+	OutcomeOf           = outcomeOf
 	ParseEndpointCursor = parseEndpointCursor
 	EndpointCursorOf    = endpointCursor
 )

@@ -79,6 +79,33 @@ func StatusOf(riverState string, failedBefore bool) string {
 	return riverState
 }
 
+// DeliveryStatus names a delivery job's River state for an owner as
+// StatusOf does, and a job cancelled at its last attempt (of maxAttempts,
+// the bound that applies) failed: the worker ends a delivery at the
+// endpoint's last attempt itself, through River's cancel, and nobody
+// cancelled it.
+func DeliveryStatus(riverState string, failedBefore bool, attempt, maxAttempts int) string {
+	if riverState == "cancelled" && maxAttempts > 0 && attempt >= maxAttempts {
+		return StatusFailed
+	}
+	return StatusOf(riverState, failedBefore)
+}
+
+// AttemptOutcomeText says an attempt's outcome in an owner's words.
+func AttemptOutcomeText(outcome string) string {
+	switch outcome {
+	case "completed":
+		return "delivered"
+	case "retryable":
+		return "failed, to be retried"
+	case "snoozed":
+		return "waited, no attempt spent"
+	case "discarded":
+		return "failed, not retried"
+	}
+	return outcome
+}
+
 // Attempt is one run of a delivery as the log shows it.
 type Attempt struct {
 	Attempt int `json:"attempt"`
@@ -209,13 +236,23 @@ const ReasonEventGone = "event_gone"
 // RedeliverStates are the River states "redeliver failed" takes.
 var RedeliverStates = []string{"discarded", "cancelled"}
 
+// SkipReasons are the reasons recover and redeliver leave an event alone,
+// in the order a summary of them names them.
+var SkipReasons = []string{ReasonNotSubscribed, ReasonFilteredOut, ReasonRaw, ReasonUnpublished, ReasonEmbedCode,
+	ReasonOutOfScope, ReasonDisabled, ReasonEventGone}
+
+// SkipReasonText says in an owner's words why recover or redeliver left an
+// event alone.
+func SkipReasonText(reason string) string {
+	if reason == ReasonEventGone {
+		return "the event was pruned by the retention"
+	}
+	return FanoutReasonText(reason, nil)
+}
+
 // skipped describes an event the fan-out's rules keep from an endpoint.
 func skipped(ev delivery.Event, jobID int64, reason string) SkippedEvent {
-	text := FanoutReasonText(reason, nil)
-	if reason == ReasonEventGone {
-		text = "the event was pruned by the retention"
-	}
-	return SkippedEvent{EventID: ev.ID, EventType: ev.Type, JobID: jobID, Reason: reason, Text: text}
+	return SkippedEvent{EventID: ev.ID, EventType: ev.Type, JobID: jobID, Reason: reason, Text: SkipReasonText(reason)}
 }
 
 // forRule is the endpoint as the fan-out's rules read it.
@@ -288,12 +325,7 @@ func deliveryQuery(in DeliveriesInput) (DeliveryQuery, error) {
 // stays in the attempt list, not beside a later success).
 func finishDelivery(d *Delivery) {
 	d.TaskURL = TaskURL(d.JobID)
-	d.Status = StatusOf(d.State, d.FailedBefore)
-	if d.State == "cancelled" && d.MaxAttempts > 0 && d.Attempt >= d.MaxAttempts {
-		// The worker ends a delivery at the endpoint's last attempt
-		// itself, through River's cancel: nobody cancelled it.
-		d.Status = StatusFailed
-	}
+	d.Status = DeliveryStatus(d.State, d.FailedBefore, d.Attempt, d.MaxAttempts)
 	if d.Status == StatusFailed {
 		d.Summary = fmt.Sprintf("failed after %d of %d attempts", d.Attempt, d.MaxAttempts)
 	}

@@ -110,6 +110,7 @@ func (s *Service) Ops() op.Set {
 			return s.EventDeliveries(ctx, c.OwnerID, in.ID)
 		}),
 		s.eventFanoutOp(),
+		s.eventOutcomesOp(),
 		op.New(op.Meta{
 			Name: "webhooks.stats", Scopes: op.ReadsIn(op.ScopeWebhooks), Summary: "Delivery charts of every endpoint over a window: attempts by outcome and latency p50/p99 per bucket",
 			Description: "window: hour (5-minute buckets), day (hourly, the default) or week (6-hour buckets); every bucket is listed, " +

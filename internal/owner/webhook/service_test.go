@@ -342,6 +342,7 @@ func TestOpsAreTheContracts(t *testing.T) {
 		"webhooks.event_types",
 		"webhooks.event_deliveries",
 		"webhooks.event_fanout",
+		"webhooks.event_outcomes",
 		"webhooks.stats",
 		"webhooks.endpoint_stats",
 		"webhooks.attention",

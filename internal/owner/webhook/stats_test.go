@@ -83,7 +83,7 @@ func TestAttentionSkipsWhatTheOwnerDisabledAndAlarmsAfterAnHour(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
-	byOwner, byServer := webhook.ReasonDisabledByOwner, "deliveries failed continuously for 120h0m0s"
+	byOwner, byServer := webhook.ReasonDisabledByOwner, "deliveries failed continuously for 5 days"
 	f := &statsFake{troubled: []webhook.Endpoint{
 		{ID: uuid.New(), URL: "https://a/new", Enabled: true, FailingSince: ago(10 * time.Minute)},
 		{ID: uuid.New(), URL: "https://a/old", Enabled: true, FailingSince: ago(2 * time.Hour)},

@@ -312,9 +312,7 @@ func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.U
 	if !exists {
 		return nil, domain.NotFound("NOT_FOUND", "event not found")
 	}
-	rows, err := s.tx.Query(ctx, `SELECT `+deliveryColumns+`, e.id, e.url,
-  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
-       WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END
+	rows, err := s.tx.Query(ctx, `SELECT `+eventDeliveryColumns+`
 FROM river_job j
 JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
 LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
@@ -325,17 +323,55 @@ LIMIT $3`, eventID, ownerID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
 	}
+	out, err := scanEventDeliveries(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	}
+	return out, nil
+}
+
+// eventDeliveryColumns are deliveryColumns with the endpoint e's id, URL
+// and state, in scanEventDeliveries' order.
+const eventDeliveryColumns = deliveryColumns + `, e.id, e.url,
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
+       WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END`
+
+func scanEventDeliveries(rows pgx.Rows) ([]webhook.EventDelivery, error) {
 	defer rows.Close()
 	var out []webhook.EventDelivery
 	for rows.Next() {
 		var d webhook.EventDelivery
 		if err := scanDelivery(rows, &d.Delivery, &d.EndpointID, &d.EndpointURL, &d.EndpointState); err != nil {
-			return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+			return nil, err
 		}
 		out = append(out, d)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+	return out, rows.Err()
+}
+
+// LatestByEvents reads, in one statement, the latest job of each
+// (event, endpoint of ownerID) through River's GIN index on args, one
+// index probe per event.
+func (s *deliveryStore) LatestByEvents(ctx context.Context, ownerID uuid.UUID, eventIDs []uuid.UUID) ([]webhook.EventDelivery, error) {
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.tx.Query(ctx, `SELECT `+eventDeliveryColumns+`
+FROM unnest($1::uuid[]) WITH ORDINALITY x(event_id, n)
+CROSS JOIN LATERAL (
+  SELECT DISTINCT ON (k.args->>'endpoint_id') k.* FROM river_job k
+  WHERE k.kind = 'webhook.deliver' AND k.args @> jsonb_build_object('event_id', x.event_id::text)
+  ORDER BY k.args->>'endpoint_id', k.id DESC) j
+JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
+LEFT JOIN events ev ON ev.id = x.event_id
+`+latestAttempt+`
+ORDER BY x.n, j.id`, eventIDs, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("read the deliveries of %d events: %w", len(eventIDs), err)
+	}
+	out, err := scanEventDeliveries(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read the deliveries of %d events: %w", len(eventIDs), err)
 	}
 	return out, nil
 }

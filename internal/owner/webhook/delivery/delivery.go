@@ -434,7 +434,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	case v.failure:
 		f.Settle = SettleFailure
 		f.DisableAfter = DisableAfter
-		f.DisableReason = fmt.Sprintf("deliveries failed continuously for %s; last: %s", DisableAfter, v.reason)
+		f.DisableReason = fmt.Sprintf("deliveries failed continuously for %s; last: %s", durationWords(DisableAfter), v.reason)
 	case ep.FailingSince != nil:
 		// Only a success that ends a failure writes the endpoint.
 		f.Settle = SettleSuccess
@@ -844,4 +844,22 @@ func (d *Deliverer) underRate(ctx context.Context, r *run, ep Endpoint, lease *L
 		res.Warn = release(Finish{})
 		return res, false
 	}
+}
+
+// durationWords says d in an owner's words: whole days or hours as such
+// ("5 days"), anything else as Go writes it.
+func durationWords(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case d > 0 && d%(24*time.Hour) == 0:
+		return plural(int64(d/(24*time.Hour)), "day")
+	case d > 0 && d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	}
+	return d.String()
 }

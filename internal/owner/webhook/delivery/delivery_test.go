@@ -275,7 +275,7 @@ func TestDeliverOutcomes(t *testing.T) {
 			require.NotNil(t, f.Lease)
 			require.Equal(t, c.settle, f.Settle)
 			require.Equal(t, delivery.DisableAfter, f.DisableAfter)
-			require.NotEmpty(t, f.DisableReason)
+			require.True(t, strings.HasPrefix(f.DisableReason, "deliveries failed continuously for 5 days; last: "), f.DisableReason)
 			require.Equal(t, c.outcome, f.Attempt.Outcome)
 			require.Equal(t, c.location, f.Attempt.Location)
 		})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"sort"
 	"testing"
@@ -328,5 +329,49 @@ var endpointCases = []struct {
 		require.Equal(t, urls(d), list(t, h, owner, webhook.EndpointQuery{State: webhook.StateDeleted}))
 		require.Equal(t, urls(a, b), list(t, h, owner, webhook.EndpointQuery{Sort: webhook.SortURL, EventType: "booking.created"}))
 		require.Equal(t, urls(b), list(t, h, owner, webhook.EndpointQuery{URLContains: "b.example/all"}), "case-insensitive")
+	}},
+	{"latest deliveries of events, per owner", func(t *testing.T, h Harness) {
+		owner, other := h.NewOwner(t), h.NewOwner(t)
+		a, b := endpointOf(owner, "https://a.example/h", "*"), endpointOf(owner, "https://b.example/h", "*")
+		x := endpointOf(other, "https://x.example/h", "*")
+		insert(t, h, a, b, x)
+		ev1, ev2, evX := uuid.New(), uuid.New(), uuid.New()
+		enqueue := func(ep, ev uuid.UUID) int64 {
+			var id int64
+			require.NoError(t, h.UoW.Do(context.Background(), func(tx webhook.Tx) error {
+				var err error
+				id, err = tx.Deliveries().Enqueue(context.Background(), ep, ev)
+				return err
+			}))
+			return id
+		}
+		jb, ja, jx := enqueue(b.ID, ev1), enqueue(a.ID, ev1), enqueue(x.ID, evX)
+		jx1 := enqueue(x.ID, ev1)
+		require.NoError(t, h.UoW.Do(context.Background(), func(tx webhook.Tx) error {
+			return tx.Endpoints().Delete(context.Background(), owner, b.ID, t0)
+		}))
+		latest := func(o uuid.UUID, ids ...uuid.UUID) []string {
+			var ds []webhook.EventDelivery
+			require.NoError(t, h.UoW.Do(context.Background(), func(tx webhook.Tx) error {
+				var err error
+				ds, err = tx.Deliveries().LatestByEvents(context.Background(), o, ids)
+				return err
+			}))
+			out := []string{}
+			for _, d := range ds {
+				out = append(out, fmt.Sprintf("%s %d %s %s %s %d/%d %t", d.EventID, d.JobID, d.EndpointURL, d.EndpointState,
+					d.State, d.Attempt, d.MaxAttempts, d.FailedBefore))
+			}
+			return out
+		}
+		row := func(ev uuid.UUID, job int64, e webhook.Endpoint, state string) string {
+			return fmt.Sprintf("%s %d %s %s available 0/7 false", ev, job, e.URL, state)
+		}
+		require.Equal(t, []string{row(ev1, jb, b, webhook.StateDeleted), row(ev1, ja, a, webhook.StateEnabled)},
+			latest(owner, ev2, ev1, evX), "the owner's endpoints only, deleted ones included, by job")
+		require.Equal(t, []string{row(evX, jx, x, webhook.StateEnabled), row(ev1, jx1, x, webhook.StateEnabled)},
+			latest(other, evX, ev1), "in the events' order")
+		require.Empty(t, latest(owner, evX, ev2))
+		require.Empty(t, latest(owner))
 	}},
 }

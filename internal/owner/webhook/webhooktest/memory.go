@@ -54,10 +54,12 @@ type Memory struct {
 type state struct {
 	endpoints map[uuid.UUID]webhook.Endpoint
 	queued    []Queued
+	// jobs are the job ids of queued, in its order.
+	jobs []int64
 }
 
 func (s state) clone() state {
-	return state{endpoints: maps.Clone(s.endpoints), queued: append([]Queued(nil), s.queued...)}
+	return state{endpoints: maps.Clone(s.endpoints), queued: append([]Queued(nil), s.queued...), jobs: append([]int64(nil), s.jobs...)}
 }
 
 var _ webhook.UnitOfWork = (*Memory)(nil)
@@ -216,8 +218,10 @@ func (s endpoints) Delete(ctx context.Context, owner, id uuid.UUID, at time.Time
 type deliveries struct{ t *memTx }
 
 func (d deliveries) Enqueue(_ context.Context, endpointID, eventID uuid.UUID) (int64, error) {
+	id := d.t.m.nextJob.Add(1)
 	d.t.st.queued = append(d.t.st.queued, Queued{endpointID, eventID})
-	return d.t.m.nextJob.Add(1), nil
+	d.t.st.jobs = append(d.t.st.jobs, id)
+	return id, nil
 }
 
 func (d deliveries) List(_ context.Context, endpointID uuid.UUID, q webhook.DeliveryQuery) ([]webhook.Delivery, error) {
@@ -257,6 +261,34 @@ func (d deliveries) ListByEvent(_ context.Context, ownerID, eventID uuid.UUID, l
 		return nil, domain.ErrNotFound
 	}
 	return d.t.m.EventDeliveriesFunc(ownerID, eventID, limit)
+}
+
+// LatestByEvents answers from the queued deliveries: each is a job River
+// has not run yet (available).
+func (d deliveries) LatestByEvents(_ context.Context, ownerID uuid.UUID, eventIDs []uuid.UUID) ([]webhook.EventDelivery, error) {
+	var out []webhook.EventDelivery
+	for _, ev := range eventIDs {
+		latest := map[uuid.UUID]int{}
+		var order []uuid.UUID
+		for i, q := range d.t.st.queued {
+			e, ok := d.t.st.endpoints[q.EndpointID]
+			if q.EventID != ev || !ok || e.OwnerID != ownerID {
+				continue
+			}
+			if _, seen := latest[q.EndpointID]; !seen {
+				order = append(order, q.EndpointID)
+			}
+			latest[q.EndpointID] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return d.t.st.jobs[latest[order[a]]] < d.t.st.jobs[latest[order[b]]] })
+		for _, id := range order {
+			e := d.t.st.endpoints[id]
+			out = append(out, webhook.EventDelivery{
+				Delivery:   webhook.Delivery{JobID: d.t.st.jobs[latest[id]], EventID: ev, State: "available", MaxAttempts: min(e.MaxAttempts, delivery.MaxAttempts)},
+				EndpointID: id, EndpointURL: e.URL, EndpointState: e.State()})
+		}
+	}
+	return out, nil
 }
 
 func (d deliveries) Failed(_ context.Context, endpointID uuid.UUID) ([]webhook.FailedDelivery, error) {

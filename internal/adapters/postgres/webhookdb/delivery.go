@@ -329,8 +329,9 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 		var skipped []uuid.UUID
 		for i, r := range res {
 			out[i] = delivery.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
+			// Chain deliveries are the ones carrying the chain's tags.
 			o := params[i].InsertOpts
-			if o == nil || o.Metadata == nil || !o.ScheduledAt.IsZero() {
+			if o == nil || o.Tags == nil || !o.ScheduledAt.IsZero() {
 				continue
 			}
 			if r.UniqueSkippedAsDuplicate {

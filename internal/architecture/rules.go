@@ -2,8 +2,10 @@
 // a test: every package of the module belongs to a known kind, the domains
 // depend only on ports and speak no HTTP, infra imports no domain or adapter, test doubles and
 // measurement code stay out of production packages, only
-// cmd/server/unseal.go may open sealed secrets, and no code of ours writes
-// River's tables or notifies on River's channels (River's client API only).
+// cmd/server/unseal.go may open sealed secrets, no code of ours writes
+// River's tables or notifies on River's channels (River's client API only),
+// and only RiverSQLFile names River's tables in SQL (CheckMigrations holds
+// the migrations to the same).
 package architecture
 
 import (
@@ -43,7 +45,25 @@ var (
 	riverWrite = regexp.MustCompile(`(?i)\b(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?|alter\s+table|merge\s+into|copy)\s+(?:only\s+)?(?:"?\w+"?\.)?"?` + riverTables + `\b`)
 	// riverNotify matches SQL that notifies on one of River's channels.
 	riverNotify = regexp.MustCompile(`(?i)(?:pg_notify\s*\(\s*'river_|\bnotify\s+"?river_)`)
+	// riverName matches a name of River's schema: a table, or a name River
+	// derives from one (its indexes, its job state type, its state bitmask
+	// function, its triggers).
+	riverName = regexp.MustCompile(`(?i)\briver_(?:job|queue|leader|client|migration|notification)\w*`)
 )
+
+// RiverSQLFile is the one production Go file whose SQL may name River's
+// tables: River's schema is not River's API, so what reads it is kept in
+// one place, checked against one River version (its tests pin it).
+const RiverSQLFile = "internal/adapters/postgres/webhookdb/riversql.go"
+
+// mayNameRiver reports whether file of package p (of kind k) may name
+// River's tables in its strings: RiverSQLFile; the measurement code, which
+// reads River's table to measure and writes nothing (the write rule still
+// holds there); and this package, whose allowlist quotes the migrations'
+// statements it allows.
+func mayNameRiver(p string, k Kind, file string) bool {
+	return rel(p)+"/"+file == RiverSQLFile || k == Bench || k == Arch
+}
 
 // Kind is the room a package lives in; the rules are stated per kind.
 type Kind string
@@ -256,6 +276,12 @@ func Check(pkgs []Package) []string {
 			}
 		}
 		for file, strs := range p.FileStrings {
+			for _, str := range strs {
+				if m := riverName.FindString(str); m != "" && !mayNameRiver(p.ImportPath, from, file) {
+					add("%s/%s names River's %q: River's SQL lives in %s, checked against River's version; elsewhere use River's client API", rel(p.ImportPath), file, m, RiverSQLFile)
+					break
+				}
+			}
 			for _, str := range strs {
 				if m := riverWrite.FindString(str); m != "" {
 					add("%s/%s writes River's table (%q): use River's client API", rel(p.ImportPath), file, m)

@@ -165,7 +165,11 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 		{"unclassified package", []Package{{ImportPath: m("internal/scratch"), Files: []string{"scratch.go"}}}, "internal/scratch is not classified"},
 		{"unclassified package under a fixed room", []Package{{ImportPath: m("internal/bench/loadgen")}}, "internal/bench/loadgen is not classified"},
 		{"unclassified top-level package", []Package{{ImportPath: m("tools")}}, "tools is not classified"},
-		{"an adapter updates river_job", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileStrings: map[string][]string{"delivery.go": {"UPDATE river_job j SET state = 'available'"}}}}, "writes River's table"},
+		{"an adapter updates river_job", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileStrings: map[string][]string{"riversql.go": {"UPDATE river_job j SET state = 'available'"}}}}, "writes River's table"},
+		{"an adapter reads river_job outside riversql.go", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileStrings: map[string][]string{"lanes.go": {"SELECT 1 FROM river_job j WHERE j.queue = $1"}}}}, `webhookdb/lanes.go names River's "river_job"`},
+		{"another adapter reads river_queue", []Package{{ImportPath: m("internal/adapters/riverjob"), FileStrings: map[string][]string{"queues.go": {"SELECT name FROM river_queue"}}}}, `riverjob/queues.go names River's "river_queue"`},
+		{"cmd/server calls River's bitmask function", []Package{{ImportPath: m("cmd/server"), FileStrings: map[string][]string{"main.go": {"SELECT river_job_state_in_bitmask($1, 'available')"}}}}, `cmd/server/main.go names River's "river_job_state_in_bitmask"`},
+		{"a domain reads river_leader", []Package{{ImportPath: m("internal/owner/webhook"), FileStrings: map[string][]string{"leader.go": {"SELECT leader_id FROM river_leader"}}}}, `names River's "river_leader"`},
 		{"bench deletes River's rows", []Package{{ImportPath: m("internal/bench"), FileStrings: map[string][]string{"w.go": {"DELETE FROM public.river_job WHERE kind = $1"}}}}, "writes River's table"},
 		{"an adapter notifies river_insert", []Package{{ImportPath: m("internal/adapters/postgres/webhookdb"), FileStrings: map[string][]string{"delivery.go": {"SELECT pg_notify('river_insert', $1)"}}}}, "notifies on River's channel"},
 		{"a NOTIFY statement on River's channel", []Package{{ImportPath: m("internal/infra/events"), FileStrings: map[string][]string{"relay.go": {"NOTIFY river_insert, '{}'"}}}}, "notifies on River's channel"},
@@ -183,10 +187,11 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 	ok := world(
 		Package{ImportPath: m("internal/owner/webhook"), Imports: []string{m("internal/domain"), m("internal/domain/op"), "github.com/google/uuid"}},
 		Package{ImportPath: m("internal/owner/publish/publishtest"), Imports: []string{m("internal/owner/publish"), "github.com/stretchr/testify/require"}},
-		Package{ImportPath: m("internal/adapters/postgres/webhookdb"), Imports: []string{m("internal/owner/webhook"), "github.com/jackc/pgx/v5"}, FileStrings: map[string][]string{"delivery.go": {
-			"SELECT id FROM river_job WHERE state = 'pending'", "UPDATE webhook_endpoint_leases SET holder = NULL",
-			"SELECT pg_notify('standmeet_events', '')",
-		}}},
+		Package{ImportPath: m("internal/adapters/postgres/webhookdb"), Imports: []string{m("internal/owner/webhook"), "github.com/jackc/pgx/v5"}, FileStrings: map[string][]string{
+			"riversql.go": {"SELECT id FROM river_job WHERE state = 'pending'", "SELECT river_job_state_in_bitmask(k.unique_states, k.state) FROM river_job k"},
+			"delivery.go": {"UPDATE webhook_endpoint_leases SET holder = NULL", "SELECT pg_notify('standmeet_events', '')", "SELECT job_id FROM webhook_attempts"},
+		}},
+		Package{ImportPath: m("internal/bench"), FileStrings: map[string][]string{"w5.go": {"SELECT count(*) FROM river_job WHERE state = 'completed'"}}},
 		Package{ImportPath: m("internal/bookings"), Files: []string{"ports.go"}, Imports: []string{m("internal/domain")},
 			TestImports: []string{m("internal/bookings"), m("internal/bookings/bookingstest"), "github.com/stretchr/testify/require"}},
 		Package{ImportPath: m("internal/adapters/postgres/bookingsdb"), TestImports: []string{m("internal/testdb"), "github.com/jackc/pgx/v5"}},
@@ -202,15 +207,31 @@ func TestArchitectureRulesCatchViolations(t *testing.T) {
 
 // TestRiverWriteFixtureFails loads a Go file that writes River's table and
 // notifies River's channel in one statement, the table's name split out of
-// the SQL by a concatenation, and requires the rule to catch both.
+// the SQL by a concatenation, and requires the rule to catch both, even in
+// the one file that may read River's tables.
 func TestRiverWriteFixtureFails(t *testing.T) {
 	t.Parallel()
 	parsed, err := parser.ParseFile(token.NewFileSet(), filepath.Join("testdata", "riverwrite", "wake.go.txt"), nil, 0)
 	require.NoError(t, err)
-	v := Check([]Package{{ImportPath: Module + "/internal/adapters/postgres/webhookdb", FileStrings: map[string][]string{"wake.go": stringsOf(parsed)}}})
+	v := Check([]Package{{ImportPath: Module + "/internal/adapters/postgres/webhookdb", FileStrings: map[string][]string{"riversql.go": stringsOf(parsed)}}})
 	require.Len(t, v, 2, "%v", v)
 	require.Contains(t, v[0], "notifies on River's channel")
 	require.Contains(t, v[1], "writes River's table")
+}
+
+// TestRiverReadFixtureFails loads a Go file of the delivery adapter that
+// reads River's table outside riversql.go, the table's name split out of
+// the SQL by a concatenation, and requires the rule to catch it; the same
+// text in riversql.go passes.
+func TestRiverReadFixtureFails(t *testing.T) {
+	t.Parallel()
+	parsed, err := parser.ParseFile(token.NewFileSet(), filepath.Join("testdata", "riverread", "lanes.go.txt"), nil, 0)
+	require.NoError(t, err)
+	webhookdb := Module + "/internal/adapters/postgres/webhookdb"
+	v := Check([]Package{{ImportPath: webhookdb, FileStrings: map[string][]string{"lanes.go": stringsOf(parsed)}}})
+	require.Len(t, v, 1, "%v", v)
+	require.Contains(t, v[0], `internal/adapters/postgres/webhookdb/lanes.go names River's "river_job"`)
+	require.Empty(t, Check([]Package{{ImportPath: webhookdb, FileStrings: map[string][]string{"riversql.go": stringsOf(parsed)}}}))
 }
 
 // TestKinds pins the kind of one package of each room.

@@ -170,11 +170,6 @@ var (
 	pendingTags = []string{riverjob.ChainTag, riverjob.ChainFullTag}
 )
 
-// chainMark is the condition on river_job j of a delivery inserted into
-// its endpoint's chain: River's tag, or the metadata key of a job queued
-// by an earlier version of the server; never NULL.
-const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags) OR coalesce(j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb, false))`
-
 // WaitMetadataKey, in a delivery job's River metadata, says why a
 // delivery inserted scheduled waits: {"reason": "cooling_down", "until":
 // <RFC 3339>} for a failing endpoint's cooldown. It describes the wait at
@@ -841,28 +836,6 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 	return delivery.Outcome(o), true, nil
 }
 
-// liveChainJob is the condition on river_job j of a delivery still in its
-// chain: queued in it, not finished, no run has left it (see
-// riverjob.LeftChainOutputKey), and, if running, started within deadRun. A
-// run started longer ago than that is one of a process that died (River
-// ends every run at delivery.JobTimeout): it waits for River's rescuer,
-// minutes away, and the chain does not wait with it. Counting a live run
-// out only lets the chain run ahead of its window for a while.
-//
-// It names no kind and tests the tags and metadata with operators no
-// index serves: only deliveries carry the chain mark. It is then read
-// through the jobs River holds in these states, or an endpoint's entries in
-// River's args index, never through River's kind index: River's
-// statistics can date from before the first delivery, and the planner then
-// takes that index for the cheapest way to every delivery there has been.
-var liveChainJob = `j.state IN ('available', 'running', 'scheduled', 'retryable')
-  AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(deadRun.Seconds())) + `')
-  AND ` + chainMark + `
-  AND (j.metadata -> 'output' -> '` + riverjob.LeftChainOutputKey + `') IS DISTINCT FROM 'true'::jsonb`
-
-// chainJobs is liveChainJob for the deliveries of endpoint $1.
-var chainJobs = liveChainJob + ` AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
-
 // deadRun is how long after it started a delivery run still running in
 // River's table is taken for one whose process died.
 const deadRun = delivery.JobTimeout + 5*time.Second
@@ -890,41 +863,6 @@ const (
 	holdChain    = `SELECT pg_advisory_lock(1330013, hashtext($1::text)), set_config('enable_sort', 'off', true)`
 	releaseChain = `SELECT pg_advisory_unlock(1330013, hashtext($1::text))`
 )
-
-// takeChain reads, in one snapshot, the chain's counts, whether the
-// endpoint is failing and, with $3, the chain's deliveries River holds,
-// recounted from its jobs; it takes the oldest pending deliveries up to the
-// room left in the window ($2, or 1 for a failing endpoint) into the
-// chain's running count and returns their ids. The counts change
-// relatively, so the fan-outs and finishing runs that counted meanwhile are
-// kept, and only when something changes. A restart that finds fewer pending
-// than there is room for clears the pending count the snapshot could not
-// find (a lost process's). Every delivery counted pending by a committed
-// fan-out is visible to the snapshot. The picked ids are materialized, so
-// the read of the pending deliveries runs once, not once per use.
-var takeChain = `WITH q AS (
-  SELECT q.running, q.pending,
-    CASE WHEN e.failing_since IS NOT NULL THEN 1 ELSE $2::int END AS window,
-    CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
-  FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
-  WHERE q.endpoint_id = $1::uuid
-), picked AS MATERIALIZED (
-  SELECT q.*, GREATEST(q.window - q.counted, 0) AS room,
-    ARRAY(SELECT id FROM river_job
-          WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
-          ORDER BY id LIMIT GREATEST(q.window - q.counted, 0)) AS ids
-  FROM q
-), moved AS (
-  SELECT p.ids, p.counted - p.running + cardinality(p.ids) AS delta,
-    CASE WHEN $3 AND cardinality(p.ids) < p.room THEN GREATEST(p.pending, cardinality(p.ids))
-         ELSE cardinality(p.ids) END AS gone
-  FROM picked p
-), counted AS (
-  UPDATE webhook_endpoint_queues w
-  SET running = GREATEST(w.running + m.delta, 0), pending = GREATEST(w.pending - m.gone, 0)
-  FROM moved m WHERE w.endpoint_id = $1::uuid AND (m.delta <> 0 OR m.gone <> 0)
-)
-SELECT m.ids FROM moved m, set_config('enable_sort', 'on', true)`
 
 // giveBack returns to the chain's pending count the deliveries a promotion
 // took but did not make available.
@@ -1058,44 +996,6 @@ FROM webhook_endpoint_queues`).Scan(&running, &pending)
 	}
 	return running, pending, nil
 }
-
-// stalledChains lists the endpoints with deliveries pending, counted or
-// in River's pending state, and none in their chain. River's own state
-// finds what a promotion took and a lost process never made available: it
-// is counted running, no longer pending.
-//
-// Its reads are bounded by what waits and what is live, never by every
-// delivery or by the queue rows times the jobs: the endpoints with River's
-// pending deliveries come one by one from standmeet_webhook_pending_idx
-// (each the next above the last; with sorting off, as the sweep runs it,
-// only that index answers in order), and the endpoints with a delivery in
-// their chain are read once into a hashed set, through the jobs River
-// holds in those states (whole-table scans are off too), and only if some
-// endpoint waits.
-var stalledChains = `WITH RECURSIVE waiting(e) AS (
-  (SELECT p.args ->> 'endpoint_id' FROM river_job p
-   WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' ORDER BY 1 LIMIT 1)
-  UNION ALL
-  SELECT (SELECT p.args ->> 'endpoint_id' FROM river_job p
-          WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' AND p.args ->> 'endpoint_id' > w.e
-          ORDER BY 1 LIMIT 1)
-  FROM waiting w WHERE w.e IS NOT NULL
-), candidate AS (
-  SELECT w.e FROM waiting w WHERE w.e IS NOT NULL
-  UNION
-  SELECT q.endpoint_id::text FROM webhook_endpoint_queues q WHERE q.pending > 0
-)
-SELECT c.e::uuid FROM candidate c
-WHERE c.e NOT IN (SELECT j.args ->> 'endpoint_id' FROM river_job j
-                  WHERE ` + liveChainJob + ` AND j.args ->> 'endpoint_id' IS NOT NULL)`
-
-// sweepTurn lists the stalled chains if no other sweep is listing them:
-// the turn is a transaction's lock, taken without waiting and given back
-// as the statement ends, with its session if that dies first. Only the
-// listing takes turns; two sweeps restarting the same chain take turns on
-// the chain's lock, and the second finds nothing left to take.
-var sweepTurn = `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(1330014, 0) AS got)
-SELECT t.got, CASE WHEN t.got THEN ARRAY(` + stalledChains + `) END FROM turn t`
 
 // sweepPlanner turns sorting and whole-table scans off for the rest of the
 // sweep's implicit transaction (see stalledChains): River's statistics can

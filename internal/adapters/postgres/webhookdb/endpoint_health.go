@@ -183,16 +183,6 @@ func recordHealth(ctx context.Context, tx pgx.Tx, rec domain.Recorder, fs []deli
 	return webhook.RecordHealth(ctx, rec, out)
 }
 
-// effectiveMaxAttempts is the attempt bound that applies to the delivery of
-// river_job j: the endpoint's max_attempts when it is below River's bound
-// of the job (one primary-key probe).
-const effectiveMaxAttempts = `LEAST(j.max_attempts, (SELECT ep.max_attempts FROM webhook_endpoints ep WHERE ep.id = (j.args->>'endpoint_id')::uuid))`
-
-// endedByBound is the condition on river_job j of a delivery the worker
-// ended at the endpoint's last attempt (River: cancelled), which reads as
-// failed, not cancelled.
-const endedByBound = `(j.state = 'cancelled' AND j.attempt >= ` + effectiveMaxAttempts + `)`
-
 // statsSQL buckets the owner's attempts of a window. Each (endpoint,
 // outcome that is an attempt) is one range of
 // webhook_attempts_endpoint_outcome_idx (endpoint, outcome, time) INCLUDE

@@ -74,18 +74,6 @@ func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*L
 // none.
 func (l *Lanes) Name() string { return l.name }
 
-// keepLanes renews lane $1 until now() + $2 and lists the lapsed lanes with
-// whether a job is left in them and whether they may be forgotten.
-const keepLanes = `WITH renew AS (
-  INSERT INTO webhook_lanes (lane, alive_until) SELECT $1, now() + $2::interval WHERE $1::text <> ''
-  ON CONFLICT (lane) DO UPDATE SET alive_until = EXCLUDED.alive_until
-  RETURNING lane)
-SELECT l.lane,
-  EXISTS (SELECT 1 FROM river_job j WHERE j.queue = l.lane
-          AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')),
-  l.alive_until < now() - $3::interval
-FROM webhook_lanes l WHERE l.alive_until < now() AND l.lane <> $1`
-
 // Start makes the lane alive, so the fan-outs use it from the process's
 // start; the server calls it once its schema is migrated.
 func (l *Lanes) Start(ctx context.Context) error {

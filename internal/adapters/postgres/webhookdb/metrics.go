@@ -47,20 +47,6 @@ func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
 }
 
-// stateSQL counts in one statement, each count a range of River's
-// (state, queue, …) fetch index, one range per state, over the webhooks
-// queue and the delivery lanes (webhooks_…); the endpoints are few.
-const stateSQL = `SELECT
-  (SELECT count(*) FROM webhook_endpoints WHERE enabled AND failing_since IS NOT NULL),
-  (SELECT count(*) FROM webhook_endpoints WHERE NOT enabled AND deleted_at IS NULL),
-  (SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled', 'pending') AND ` + deliveryQueues + `),
-  (SELECT count(*) FROM river_job WHERE state = 'running' AND ` + deliveryQueues + `),
-  (SELECT count(*) FROM river_job WHERE state = 'retryable' AND ` + deliveryQueues + `),
-  (SELECT count(*) FROM river_job WHERE state IN ('discarded', 'cancelled') AND ` + deliveryQueues + `)`
-
-// deliveryQueues matches a job of the webhooks queue or of a delivery lane.
-const deliveryQueues = `(queue = 'webhooks' OR queue LIKE 'webhooks\_%')`
-
 // Collect implements prometheus.Collector: one query, bounded to 2 s.
 func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -54,60 +54,16 @@ func (s *deliveryStore) Enqueue(ctx context.Context, endpointID, eventID uuid.UU
 	return res.Job.ID, nil
 }
 
-// endpointJobs selects an endpoint's delivery jobs through River's GIN
-// index on args.
-const endpointJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
-
-// jobState is the state of river_job j as the delivery log shows it.
-// River makes a retry or a snooze due within its scheduler's interval
-// available ahead of its time, its scheduled_at still ahead: such a
-// delivery still waits for that time, so it reads as scheduled.
-const jobState = `(CASE WHEN j.state = 'available' AND j.scheduled_at > now() THEN 'scheduled' ELSE j.state::text END)`
-
-// deliveryColumns are the columns of a delivery-log row over river_job j,
-// events ev and the latest attempt a, in scanDelivery's order.
-const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), ` + jobState + `,
-  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, ` + effectiveMaxAttempts + `,
-  COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
-  j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
-  COALESCE((j.metadata->>'snoozes')::int, 0)`
-
-// latestAttempt joins a delivery's latest attempt as a.
-const latestAttempt = `LEFT JOIN LATERAL (
-  SELECT status_code, latency_ms, response, location, error FROM webhook_attempts
-  WHERE job_id = j.id ORDER BY id DESC LIMIT 1) a ON true`
-
 func scanDelivery(row pgx.Row, d *webhook.Delivery, extra ...any) error {
 	return row.Scan(append([]any{&d.JobID, &d.EventID, &d.EventType, &d.State, &d.FailedBefore, &d.Attempt, &d.MaxAttempts,
 		&d.LastError, &d.AttemptedAt, &d.CreatedAt, &d.ScheduledAt, &d.StatusCode, &d.LatencyMS, &d.Response, &d.Location,
 		&d.Snoozes}, extra...)...)
 }
 
-// statusStates is the condition on river_job j of each delivery status
-// (webhook.StatusOf in SQL).
-var statusStates = map[string]string{
-	webhook.StatusDelivered: `j.state = 'completed'`,
-	webhook.StatusSending:   `j.state = 'running'`,
-	webhook.StatusWaiting:   `(` + jobState + ` IN ('available', 'pending') OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) = 0))`,
-	webhook.StatusRetrying:  `(j.state = 'retryable' OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) > 0))`,
-	webhook.StatusFailed:    `(j.state = 'discarded' OR ` + endedByBound + `)`,
-	webhook.StatusCancelled: `(j.state = 'cancelled' AND NOT ` + endedByBound + `)`,
-}
-
 func (s *deliveryStore) List(ctx context.Context, endpointID uuid.UUID, q webhook.DeliveryQuery) ([]webhook.Delivery, error) {
-	where := endpointJobs
-	if c, ok := statusStates[q.Status]; ok {
-		where += " AND " + c
-	}
-	order := "j.id DESC"
-	var cursor any
-	switch {
-	case q.After > 0:
-		where += " AND j.id > $2"
-		order, cursor = "j.id", q.After
-	default:
-		where += " AND ($2::bigint = 0 OR j.id < $2)"
-		cursor = q.Before
+	var cursor any = q.Before
+	if q.After > 0 {
+		cursor = q.After
 	}
 	var since, until *time.Time
 	if !q.Since.IsZero() {
@@ -116,14 +72,7 @@ func (s *deliveryStore) List(ctx context.Context, endpointID uuid.UUID, q webhoo
 	if !q.Until.IsZero() {
 		until = &q.Until
 	}
-	rows, err := s.tx.Query(ctx, `SELECT `+deliveryColumns+`
-FROM river_job j
-LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
-`+latestAttempt+`
-WHERE `+where+` AND ($4::text = '' OR ev.type = $4)
-  AND ($5::timestamptz IS NULL OR j.created_at >= $5) AND ($6::timestamptz IS NULL OR j.created_at < $6)
-ORDER BY `+order+`
-LIMIT $3`, endpointID, cursor, q.Limit, q.EventType, since, until)
+	rows, err := s.tx.Query(ctx, listDeliveries(q.Status, q.After > 0), endpointID, cursor, q.Limit, q.EventType, since, until)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -153,12 +102,7 @@ func (s *deliveryStore) Get(ctx context.Context, endpointID uuid.UUID, jobID int
 		ev webhook.LoggedEvent
 		id *uuid.UUID
 	)
-	err := scanDelivery(s.tx.QueryRow(ctx, `SELECT `+deliveryColumns+`, ev.id, COALESCE(ev.subject, ''),
-  COALESCE(ev.occurred_at, now()), COALESCE(ev.data, '{}'::jsonb)
-FROM river_job j
-LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
-`+latestAttempt+`
-WHERE `+endpointJobs+` AND j.id = $2`, endpointID, jobID), &d, &id, &ev.Subject, &ev.OccurredAt, &ev.Data)
+	err := scanDelivery(s.tx.QueryRow(ctx, getDelivery, endpointID, jobID), &d, &id, &ev.Subject, &ev.OccurredAt, &ev.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, nil, nil, deliveryNotFound()
 	}
@@ -202,8 +146,7 @@ func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID i
 		chain bool
 	)
 	read := func(lock string) error {
-		err := s.tx.QueryRow(ctx, `SELECT `+jobState+`, `+chainMark+`
-FROM river_job j WHERE `+endpointJobs+` AND j.id = $2`+lock, endpointID, jobID).Scan(&state, &chain)
+		err := s.tx.QueryRow(ctx, retryState+lock, endpointID, jobID).Scan(&state, &chain)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return deliveryNotFound()
 		}
@@ -312,14 +255,7 @@ func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.U
 	if !exists {
 		return nil, domain.NotFound("NOT_FOUND", "event not found")
 	}
-	rows, err := s.tx.Query(ctx, `SELECT `+eventDeliveryColumns+`
-FROM river_job j
-JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
-LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
-`+latestAttempt+`
-WHERE j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('event_id', $1::text)
-ORDER BY j.id
-LIMIT $3`, eventID, ownerID, limit)
+	rows, err := s.tx.Query(ctx, listByEvent, eventID, ownerID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
 	}
@@ -329,12 +265,6 @@ LIMIT $3`, eventID, ownerID, limit)
 	}
 	return out, nil
 }
-
-// eventDeliveryColumns are deliveryColumns with the endpoint e's id, URL
-// and state, in scanEventDeliveries' order.
-const eventDeliveryColumns = deliveryColumns + `, e.id, e.url,
-  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
-       WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END`
 
 func scanEventDeliveries(rows pgx.Rows) ([]webhook.EventDelivery, error) {
 	defer rows.Close()
@@ -356,16 +286,7 @@ func (s *deliveryStore) LatestByEvents(ctx context.Context, ownerID uuid.UUID, e
 	if len(eventIDs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.tx.Query(ctx, `SELECT `+eventDeliveryColumns+`
-FROM unnest($1::uuid[]) WITH ORDINALITY x(event_id, n)
-CROSS JOIN LATERAL (
-  SELECT DISTINCT ON (k.args->>'endpoint_id') k.* FROM river_job k
-  WHERE k.kind = 'webhook.deliver' AND k.args @> jsonb_build_object('event_id', x.event_id::text)
-  ORDER BY k.args->>'endpoint_id', k.id DESC) j
-JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
-LEFT JOIN events ev ON ev.id = x.event_id
-`+latestAttempt+`
-ORDER BY x.n, j.id`, eventIDs, ownerID)
+	rows, err := s.tx.Query(ctx, latestByEvents, eventIDs, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("read the deliveries of %d events: %w", len(eventIDs), err)
 	}
@@ -382,16 +303,7 @@ ORDER BY x.n, j.id`, eventIDs, ownerID)
 // was delivered already (one job per pair is taken when several were
 // discarded). Each comes with its event, when the retention kept it.
 func (s *deliveryStore) Failed(ctx context.Context, endpointID uuid.UUID) ([]webhook.FailedDelivery, error) {
-	rows, err := s.tx.Query(ctx, `SELECT f.id, f.state, ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
-FROM (SELECT DISTINCT ON (j.unique_key) j.id, j.state::text AS state, (j.args->>'event_id')::uuid AS event_id FROM river_job j
-      WHERE `+endpointJobs+` AND j.state IN ('discarded', 'cancelled')
-        AND NOT EXISTS (
-          SELECT 1 FROM river_job k
-          WHERE k.unique_key = j.unique_key AND k.id <> j.id AND k.unique_states IS NOT NULL
-            AND river_job_state_in_bitmask(k.unique_states, k.state))
-      ORDER BY j.unique_key, j.id DESC) f
-LEFT JOIN events ev ON ev.id = f.event_id
-ORDER BY f.id`, endpointID)
+	rows, err := s.tx.Query(ctx, failedDeliveries, endpointID)
 	if err != nil {
 		return nil, fmt.Errorf("find failed deliveries: %w", err)
 	}

@@ -1,0 +1,307 @@
+package webhookdb
+
+import (
+	"fmt"
+
+	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/owner/webhook"
+)
+
+// This file holds every SQL text of the adapter that names River's tables,
+// columns or functions. River's client API (JobList, JobGet, JobRetry) is
+// the way to River's jobs wherever it can serve; each statement below
+// says what it reads that the client cannot read there: a join with our
+// tables, a count, a lock, or a read in the same statement as a write of
+// ours. None writes River's tables (the architecture test holds that).
+// River's schema is not a contract of River's: riverVersionReviewed names
+// the version these statements were checked against, and riversql_test.go
+// fails when River's version moves away from it or a statement no longer
+// plans against the migrated schema.
+
+// riverVersionReviewed is the version of github.com/riverqueue/river whose
+// schema every statement of this file was checked against.
+const riverVersionReviewed = "v0.51.2"
+
+// The fragments: conditions and columns over river_job j, composed into
+// the statements further down.
+
+// endpointJobs selects an endpoint's delivery jobs through River's GIN
+// index on args.
+const endpointJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
+
+// jobState is the state of river_job j as the delivery log shows it.
+// River makes a retry or a snooze due within its scheduler's interval
+// available ahead of its time, its scheduled_at still ahead: such a
+// delivery still waits for that time, so it reads as scheduled.
+const jobState = `(CASE WHEN j.state = 'available' AND j.scheduled_at > now() THEN 'scheduled' ELSE j.state::text END)`
+
+// deliveryColumns are the columns of a delivery-log row over river_job j,
+// events ev and the latest attempt a, in scanDelivery's order.
+const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''), ` + jobState + `,
+  COALESCE(array_length(j.errors, 1), 0) > 0, j.attempt, ` + effectiveMaxAttempts + `,
+  COALESCE(a.error, j.errors[array_upper(j.errors, 1)]->>'error'), j.attempted_at, j.created_at,
+  j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
+  COALESCE((j.metadata->>'snoozes')::int, 0)`
+
+// effectiveMaxAttempts is the attempt bound that applies to the delivery of
+// river_job j: the endpoint's max_attempts when it is below River's bound
+// of the job (one primary-key probe).
+const effectiveMaxAttempts = `LEAST(j.max_attempts, (SELECT ep.max_attempts FROM webhook_endpoints ep WHERE ep.id = (j.args->>'endpoint_id')::uuid))`
+
+// endedByBound is the condition on river_job j of a delivery the worker
+// ended at the endpoint's last attempt (River: cancelled), which reads as
+// failed, not cancelled.
+const endedByBound = `(j.state = 'cancelled' AND j.attempt >= ` + effectiveMaxAttempts + `)`
+
+// eventDeliveryColumns are deliveryColumns with the endpoint e's id, URL
+// and state, in scanEventDeliveries' order.
+const eventDeliveryColumns = deliveryColumns + `, e.id, e.url,
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' WHEN NOT e.enabled THEN 'disabled'
+       WHEN e.failing_since IS NOT NULL THEN 'failing' ELSE 'enabled' END`
+
+// latestAttempt joins a delivery's latest attempt as a.
+const latestAttempt = `LEFT JOIN LATERAL (
+  SELECT status_code, latency_ms, response, location, error FROM webhook_attempts
+  WHERE job_id = j.id ORDER BY id DESC LIMIT 1) a ON true`
+
+// statusStates is the condition on river_job j of each delivery status
+// (webhook.StatusOf in SQL).
+var statusStates = map[string]string{
+	webhook.StatusDelivered: `j.state = 'completed'`,
+	webhook.StatusSending:   `j.state = 'running'`,
+	webhook.StatusWaiting:   `(` + jobState + ` IN ('available', 'pending') OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) = 0))`,
+	webhook.StatusRetrying:  `(j.state = 'retryable' OR (` + jobState + ` = 'scheduled' AND COALESCE(array_length(j.errors, 1), 0) > 0))`,
+	webhook.StatusFailed:    `(j.state = 'discarded' OR ` + endedByBound + `)`,
+	webhook.StatusCancelled: `(j.state = 'cancelled' AND NOT ` + endedByBound + `)`,
+}
+
+// chainMark is the condition on river_job j of a delivery inserted into
+// its endpoint's chain: River's tag, or the metadata key of a job queued
+// by an earlier version of the server; never NULL.
+const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags) OR coalesce(j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb, false))`
+
+// liveChainJob is the condition on river_job j of a delivery still in its
+// chain: queued in it, not finished, no run has left it (see
+// riverjob.LeftChainOutputKey), and, if running, started within deadRun. A
+// run started longer ago than that is one of a process that died (River
+// ends every run at delivery.JobTimeout): it waits for River's rescuer,
+// minutes away, and the chain does not wait with it. Counting a live run
+// out only lets the chain run ahead of its window for a while.
+//
+// It names no kind and tests the tags and metadata with operators no
+// index serves: only deliveries carry the chain mark. It is then read
+// through the jobs River holds in these states, or an endpoint's entries in
+// River's args index, never through River's kind index: River's
+// statistics can date from before the first delivery, and the planner then
+// takes that index for the cheapest way to every delivery there has been.
+var liveChainJob = `j.state IN ('available', 'running', 'scheduled', 'retryable')
+  AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(deadRun.Seconds())) + `')
+  AND ` + chainMark + `
+  AND (j.metadata -> 'output' -> '` + riverjob.LeftChainOutputKey + `') IS DISTINCT FROM 'true'::jsonb`
+
+// chainJobs is liveChainJob for the deliveries of endpoint $1.
+var chainJobs = liveChainJob + ` AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
+
+// The delivery log.
+
+// listDeliveries reads a page of endpoint $1's delivery log in status
+// (every status when it is not one of webhook's), after job $2 oldest
+// first when forward, else before it (0: from the newest), at most $3,
+// narrowed to event type $4 (empty: any) and creation time [$5, $6). Not
+// JobList: each job is joined to its event and latest attempt, filtered by
+// the event's type and shown with the endpoint's attempt bound, in one
+// statement.
+func listDeliveries(status string, forward bool) string {
+	where := endpointJobs
+	if c, ok := statusStates[status]; ok {
+		where += " AND " + c
+	}
+	order := "j.id DESC"
+	if forward {
+		where += " AND j.id > $2"
+		order = "j.id"
+	} else {
+		where += " AND ($2::bigint = 0 OR j.id < $2)"
+	}
+	return `SELECT ` + deliveryColumns + `
+FROM river_job j
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+` + latestAttempt + `
+WHERE ` + where + ` AND ($4::text = '' OR ev.type = $4)
+  AND ($5::timestamptz IS NULL OR j.created_at >= $5) AND ($6::timestamptz IS NULL OR j.created_at < $6)
+ORDER BY ` + order + `
+LIMIT $3`
+}
+
+// getDelivery reads endpoint $1's delivery job $2 with its event. Not
+// JobGet: the job is joined to its event and latest attempt, and must be
+// the endpoint's, in one statement.
+const getDelivery = `SELECT ` + deliveryColumns + `, ev.id, COALESCE(ev.subject, ''),
+  COALESCE(ev.occurred_at, now()), COALESCE(ev.data, '{}'::jsonb)
+FROM river_job j
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+` + latestAttempt + `
+WHERE ` + endpointJobs + ` AND j.id = $2`
+
+// retryState reads endpoint $1's delivery job $2's state as the log shows
+// it and whether it is in its endpoint's chain; Retry appends FOR UPDATE
+// to lock the job in its transaction. Not JobGet: it neither takes the
+// row's lock in our transaction nor reads the state the log shows.
+const retryState = `SELECT ` + jobState + `, ` + chainMark + `
+FROM river_job j WHERE ` + endpointJobs + ` AND j.id = $2`
+
+// listByEvent reads event $1's delivery jobs to endpoints of owner $2
+// (deleted ones included), at most $3. Not JobList: each job is joined to
+// its endpoint of the owner, its event and its latest attempt in one
+// statement.
+const listByEvent = `SELECT ` + eventDeliveryColumns + `
+FROM river_job j
+JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
+LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
+` + latestAttempt + `
+WHERE j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('event_id', $1::text)
+ORDER BY j.id
+LIMIT $3`
+
+// latestByEvents reads the latest job of each (event of $1, endpoint of
+// owner $2). Not JobList: it takes the latest job per endpoint of many
+// events and joins our endpoints in one statement.
+const latestByEvents = `SELECT ` + eventDeliveryColumns + `
+FROM unnest($1::uuid[]) WITH ORDINALITY x(event_id, n)
+CROSS JOIN LATERAL (
+  SELECT DISTINCT ON (k.args->>'endpoint_id') k.* FROM river_job k
+  WHERE k.kind = 'webhook.deliver' AND k.args @> jsonb_build_object('event_id', x.event_id::text)
+  ORDER BY k.args->>'endpoint_id', k.id DESC) j
+JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
+LEFT JOIN events ev ON ev.id = x.event_id
+` + latestAttempt + `
+ORDER BY x.n, j.id`
+
+// failedDeliveries reads endpoint $1's discarded or cancelled deliveries
+// whose (endpoint, event) holds no other job in River's unique states,
+// with their events. Not JobList: it tests each job's unique-key siblings
+// with River's own bitmask function, which the client does not expose.
+const failedDeliveries = `SELECT f.id, f.state, ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
+FROM (SELECT DISTINCT ON (j.unique_key) j.id, j.state::text AS state, (j.args->>'event_id')::uuid AS event_id FROM river_job j
+      WHERE ` + endpointJobs + ` AND j.state IN ('discarded', 'cancelled')
+        AND NOT EXISTS (
+          SELECT 1 FROM river_job k
+          WHERE k.unique_key = j.unique_key AND k.id <> j.id AND k.unique_states IS NOT NULL
+            AND river_job_state_in_bitmask(k.unique_states, k.state))
+      ORDER BY j.unique_key, j.id DESC) f
+LEFT JOIN events ev ON ev.id = f.event_id
+ORDER BY f.id`
+
+// The chains.
+
+// takeChain reads, in one snapshot, the chain's counts, whether the
+// endpoint is failing and, with $3, the chain's deliveries River holds,
+// recounted from its jobs; it takes the oldest pending deliveries up to the
+// room left in the window ($2, or 1 for a failing endpoint) into the
+// chain's running count and returns their ids. The counts change
+// relatively, so the fan-outs and finishing runs that counted meanwhile are
+// kept, and only when something changes. A restart that finds fewer pending
+// than there is room for clears the pending count the snapshot could not
+// find (a lost process's). Every delivery counted pending by a committed
+// fan-out is visible to the snapshot. The picked ids are materialized, so
+// the read of the pending deliveries runs once, not once per use.
+//
+// Not JobList: the count and the pick share one snapshot with the update
+// of the chain's counts, which a client call between them would split.
+var takeChain = `WITH q AS (
+  SELECT q.running, q.pending,
+    CASE WHEN e.failing_since IS NOT NULL THEN 1 ELSE $2::int END AS window,
+    CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
+  FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
+  WHERE q.endpoint_id = $1::uuid
+), picked AS MATERIALIZED (
+  SELECT q.*, GREATEST(q.window - q.counted, 0) AS room,
+    ARRAY(SELECT id FROM river_job
+          WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
+          ORDER BY id LIMIT GREATEST(q.window - q.counted, 0)) AS ids
+  FROM q
+), moved AS (
+  SELECT p.ids, p.counted - p.running + cardinality(p.ids) AS delta,
+    CASE WHEN $3 AND cardinality(p.ids) < p.room THEN GREATEST(p.pending, cardinality(p.ids))
+         ELSE cardinality(p.ids) END AS gone
+  FROM picked p
+), counted AS (
+  UPDATE webhook_endpoint_queues w
+  SET running = GREATEST(w.running + m.delta, 0), pending = GREATEST(w.pending - m.gone, 0)
+  FROM moved m WHERE w.endpoint_id = $1::uuid AND (m.delta <> 0 OR m.gone <> 0)
+)
+SELECT m.ids FROM moved m, set_config('enable_sort', 'on', true)`
+
+// stalledChains lists the endpoints with deliveries pending, counted or
+// in River's pending state, and none in their chain. River's own state
+// finds what a promotion took and a lost process never made available: it
+// is counted running, no longer pending.
+//
+// Its reads are bounded by what waits and what is live, never by every
+// delivery or by the queue rows times the jobs: the endpoints with River's
+// pending deliveries come one by one from standmeet_webhook_pending_idx
+// (each the next above the last; with sorting off, as the sweep runs it,
+// only that index answers in order), and the endpoints with a delivery in
+// their chain are read once into a hashed set, through the jobs River
+// holds in those states (whole-table scans are off too), and only if some
+// endpoint waits.
+//
+// Not JobList: it walks the endpoints of River's pending deliveries one
+// index probe each and tests them against the live chains in one
+// statement; the client lists jobs, not endpoints.
+var stalledChains = `WITH RECURSIVE waiting(e) AS (
+  (SELECT p.args ->> 'endpoint_id' FROM river_job p
+   WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' ORDER BY 1 LIMIT 1)
+  UNION ALL
+  SELECT (SELECT p.args ->> 'endpoint_id' FROM river_job p
+          WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' AND p.args ->> 'endpoint_id' > w.e
+          ORDER BY 1 LIMIT 1)
+  FROM waiting w WHERE w.e IS NOT NULL
+), candidate AS (
+  SELECT w.e FROM waiting w WHERE w.e IS NOT NULL
+  UNION
+  SELECT q.endpoint_id::text FROM webhook_endpoint_queues q WHERE q.pending > 0
+)
+SELECT c.e::uuid FROM candidate c
+WHERE c.e NOT IN (SELECT j.args ->> 'endpoint_id' FROM river_job j
+                  WHERE ` + liveChainJob + ` AND j.args ->> 'endpoint_id' IS NOT NULL)`
+
+// sweepTurn lists the stalled chains if no other sweep is listing them:
+// the turn is a transaction's lock, taken without waiting and given back
+// as the statement ends, with its session if that dies first. Only the
+// listing takes turns; two sweeps restarting the same chain take turns on
+// the chain's lock, and the second finds nothing left to take. Not
+// JobList: the turn and the listing are one statement.
+var sweepTurn = `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(1330014, 0) AS got)
+SELECT t.got, CASE WHEN t.got THEN ARRAY(` + stalledChains + `) END FROM turn t`
+
+// The delivery lanes and the metrics.
+
+// keepLanes renews lane $1 until now() + $2 and lists the lapsed lanes with
+// whether a job is left in them and whether they may be forgotten.
+// Not JobList: one statement renews the lane and tests every lapsed lane
+// for live jobs, where the client would list each lane's jobs.
+const keepLanes = `WITH renew AS (
+  INSERT INTO webhook_lanes (lane, alive_until) SELECT $1, now() + $2::interval WHERE $1::text <> ''
+  ON CONFLICT (lane) DO UPDATE SET alive_until = EXCLUDED.alive_until
+  RETURNING lane)
+SELECT l.lane,
+  EXISTS (SELECT 1 FROM river_job j WHERE j.queue = l.lane
+          AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')),
+  l.alive_until < now() - $3::interval
+FROM webhook_lanes l WHERE l.alive_until < now() AND l.lane <> $1`
+
+// stateSQL counts in one statement, each count a range of River's
+// (state, queue, …) fetch index, one range per state, over the webhooks
+// queue and the delivery lanes (webhooks_…); the endpoints are few.
+// Not JobList: it counts by state, where the client lists jobs.
+const stateSQL = `SELECT
+  (SELECT count(*) FROM webhook_endpoints WHERE enabled AND failing_since IS NOT NULL),
+  (SELECT count(*) FROM webhook_endpoints WHERE NOT enabled AND deleted_at IS NULL),
+  (SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled', 'pending') AND ` + deliveryQueues + `),
+  (SELECT count(*) FROM river_job WHERE state = 'running' AND ` + deliveryQueues + `),
+  (SELECT count(*) FROM river_job WHERE state = 'retryable' AND ` + deliveryQueues + `),
+  (SELECT count(*) FROM river_job WHERE state IN ('discarded', 'cancelled') AND ` + deliveryQueues + `)`
+
+// deliveryQueues matches a job of the webhooks queue or of a delivery lane.
+const deliveryQueues = `(queue = 'webhooks' OR queue LIKE 'webhooks\_%')`

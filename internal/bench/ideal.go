@@ -60,3 +60,34 @@ func IdealDeliveries(receivers []ReceiverModel, offered []int, window time.Durat
 	}
 	return sum
 }
+
+// IdealWaits is the least each request could wait before it reaches a
+// receiver serving maxInFlight requests at once, in the order they were
+// offered: request k is offered at offered[k] (ascending) and holds a slot
+// for service[k]. It starts at offered[k] or when a slot frees, whichever
+// is later, and its wait is the difference. It is the floor of W5's
+// publish-to-first-request time: an engine with no pickup latency at all
+// still queues a busy receiver's requests behind its slow and hanging
+// answers.
+func IdealWaits(offered []time.Time, service []time.Duration, maxInFlight int) []time.Duration {
+	if maxInFlight < 1 {
+		maxInFlight = 1
+	}
+	free := make([]time.Time, maxInFlight) // when each slot frees
+	waits := make([]time.Duration, len(offered))
+	for k, at := range offered {
+		slot := 0
+		for s := range free {
+			if free[s].Before(free[slot]) {
+				slot = s
+			}
+		}
+		start := at
+		if free[slot].After(start) {
+			start = free[slot]
+		}
+		waits[k] = start.Sub(at)
+		free[slot] = start.Add(service[k])
+	}
+	return waits
+}

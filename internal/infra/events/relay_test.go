@@ -383,18 +383,7 @@ func TestRelaySurvivesAListenerDisconnect(t *testing.T) {
 	defer cancel()
 	rec := events.NewRecorder(declared(relayTypes...), nil)
 	fanned := make(chan uuid.UUID, 16)
-	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
-		PollInterval: time.Minute,
-		Logger:       testLogger(t),
-		OnFanOut: func(ids []uuid.UUID) {
-			for _, id := range ids {
-				fanned <- id
-			}
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- relay.Run(ctx) }()
+	relay, done := runQuietRelay(ctx, t, pool, fanned)
 
 	waitFor := func(id uuid.UUID) {
 		t.Helper()
@@ -611,18 +600,7 @@ func TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut(t *testing.T) {
 	rec := events.NewRecorder(declared(relayTypes...), nil)
 	const burst = 200
 	fanned := make(chan uuid.UUID, burst)
-	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
-		PollInterval: time.Minute,
-		Logger:       testLogger(t),
-		OnFanOut: func(ids []uuid.UUID) {
-			for _, id := range ids {
-				fanned <- id
-			}
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- relay.Run(ctx) }()
+	relay, done := runQuietRelay(ctx, t, pool, fanned)
 
 	want := map[uuid.UUID]bool{}
 	start := time.Now()
@@ -658,4 +636,24 @@ func TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut(t *testing.T) {
 	t.Logf("%d transactions in %s queued %d wake-ups (at most %d)", burst, took, notified, most)
 	require.LessOrEqual(t, notified, most, "more wake-ups than one per NotifySpacing")
 	require.Less(t, notified, burst)
+}
+
+// runQuietRelay runs a relay whose poll is a minute away, so only
+// notifications and the looks after them wake it; it sends the ids it fans
+// out to fanned. done receives Run's result once ctx ends.
+func runQuietRelay(ctx context.Context, t *testing.T, pool *pgxpool.Pool, fanned chan<- uuid.UUID) (*events.Relay, <-chan error) {
+	t.Helper()
+	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
+		PollInterval: time.Minute,
+		Logger:       testLogger(t),
+		OnFanOut: func(ids []uuid.UUID) {
+			for _, id := range ids {
+				fanned <- id
+			}
+		},
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+	return relay, done
 }

@@ -228,9 +228,8 @@ FROM unnest($1::uuid[], $2::int[], $3::int[]) AS c(e, r, p) WHERE q.endpoint_id 
 // insert. Counts of deliveries not inserted (duplicates, a failed
 // transaction) are taken back. A delivery inserted pending while the
 // chain ran short (a finishing run promoted before it was committed) is
-// started by the sweep (webhook.sweep, every 2 s), which bounds its wait;
-// the fan-out does not promote, so a sick endpoint's chain is not
-// restarted, and its deliveries not handed to workers, on every event.
+// promoted by the fan-out itself after its commit, so nothing is left
+// pending behind a chain that ended.
 func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
 	var summary []byte
 	if !sum.Empty() {
@@ -282,7 +281,10 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 	for _, id := range chained {
 		counted[id] = true
 	}
-	var out []delivery.Enqueued
+	var (
+		out     []delivery.Enqueued
+		pending []uuid.UUID
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		params := make([]river.InsertManyParams, len(ds))
 		joining := map[uuid.UUID]bool{}
@@ -318,6 +320,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			return err
 		}
 		out = make([]delivery.Enqueued, len(res))
+		pending = pending[:0]
 		var skipped []uuid.UUID
 		for i, r := range res {
 			out[i] = delivery.Enqueued{JobID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
@@ -328,6 +331,8 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			}
 			if r.UniqueSkippedAsDuplicate {
 				skipped = append(skipped, ds[i].EndpointID)
+			} else if o.Pending {
+				pending = append(pending, ds[i].EndpointID)
 			}
 		}
 		if len(skipped) > 0 {
@@ -356,6 +361,12 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 		}
 		return nil, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
 	}
+	if len(pending) > 0 {
+		if err := s.promoteShort(ctx, pending); err != nil {
+			// The periodic sweep restarts a chain this leaves stalled.
+			return out, fmt.Errorf("queue %d deliveries: %w", len(ds), err)
+		}
+	}
 	return out, nil
 }
 
@@ -374,6 +385,27 @@ func (s *Store) leaveChains(ctx context.Context, db interface {
 	}
 	if _, err := db.Exec(ctx, leaveChains, ids, running, pending); err != nil {
 		return fmt.Errorf("take back chain counts: %w", err)
+	}
+	return nil
+}
+
+// promoteShort promotes the chains of the endpoints, whose deliveries went
+// pending, that have run short of ChainRefill meanwhile: their finishing
+// runs may have promoted before those deliveries were committed.
+func (s *Store) promoteShort(ctx context.Context, ids []uuid.UUID) error {
+	rows, err := s.pool.Query(ctx, `SELECT endpoint_id FROM webhook_endpoint_queues WHERE endpoint_id = ANY($1) AND running < $2`,
+		ids, delivery.ChainRefill)
+	if err != nil {
+		return fmt.Errorf("read short chains: %w", err)
+	}
+	short, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return fmt.Errorf("read short chains: %w", err)
+	}
+	for _, id := range short {
+		if _, err := s.Promote(ctx, id); err != nil {
+			return err
+		}
 	}
 	return nil
 }

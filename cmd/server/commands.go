@@ -55,25 +55,13 @@ func (c Commands) Run(ctx context.Context, app *App, args []string, stdin io.Rea
 // works on a fresh database.
 func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("owner create", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	email := fs.String("email", "", "the owner's email (required)")
-	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of generating one")
 	operator := fs.Bool("operator", false, "make the owner the instance's operator (River's UI at /admin/tasks)")
-	if err := fs.Parse(args); err != nil {
-		return 2, nil
+	in, code, err := c.ownerPasswordArgs(ctx, app, fs, "owner create --email E [--password-stdin] [--operator]", args, stdin, stderr)
+	if code != 0 || err != nil {
+		return code, err
 	}
-	if *email == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: standmeet owner create --email E [--password-stdin] [--operator]")
-		return 2, nil
-	}
-	password, generated, err := c.password(*fromStdin, stdin)
-	if err != nil {
-		return 1, err
-	}
-	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
-		return 1, fmt.Errorf("migrate: %w", err)
-	}
-	o, err := c.Owners.CreateOwner(ctx, *email, password)
+	email, password, generated := in.email, in.password, in.generated
+	o, err := c.Owners.CreateOwner(ctx, email, password)
 	if err != nil {
 		return 1, err
 	}
@@ -92,6 +80,36 @@ func (c Commands) ownerCreate(ctx context.Context, app *App, args []string, stdi
 		fmt.Fprintln(stderr, "the password is shown this once; store it now")
 	}
 	return 0, nil
+}
+
+// ownerPassword is what the owner commands that set a password read.
+type ownerPassword struct {
+	email, password string
+	generated       bool
+}
+
+// ownerPasswordArgs parses fs (adding --email and --password-stdin to the
+// flags the command declared) from args, reads or generates the password,
+// and migrates the database. A usage error prints usage and returns 2.
+func (c Commands) ownerPasswordArgs(ctx context.Context, app *App, fs *flag.FlagSet, usage string, args []string, stdin io.Reader, stderr io.Writer) (ownerPassword, int, error) {
+	fs.SetOutput(stderr)
+	email := fs.String("email", "", "the owner's email (required)")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of generating one")
+	if err := fs.Parse(args); err != nil {
+		return ownerPassword{}, 2, nil
+	}
+	if *email == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: standmeet "+usage)
+		return ownerPassword{}, 2, nil
+	}
+	password, generated, err := c.password(*fromStdin, stdin)
+	if err != nil {
+		return ownerPassword{}, 1, err
+	}
+	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
+		return ownerPassword{}, 1, fmt.Errorf("migrate: %w", err)
+	}
+	return ownerPassword{email: *email, password: password, generated: generated}, 0, nil
 }
 
 // password reads the password from the first line of stdin, or generates
@@ -117,24 +135,12 @@ func (c Commands) password(fromStdin bool, stdin io.Reader) (password string, ge
 // session of the owner ends.
 func (c Commands) ownerResetPassword(ctx context.Context, app *App, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("owner reset-password", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	email := fs.String("email", "", "the owner's email (required)")
-	fromStdin := fs.Bool("password-stdin", false, "read the new password from the first line of stdin instead of generating one")
-	if err := fs.Parse(args); err != nil {
-		return 2, nil
+	in, code, err := c.ownerPasswordArgs(ctx, app, fs, "owner reset-password --email E [--password-stdin]", args, stdin, stderr)
+	if code != 0 || err != nil {
+		return code, err
 	}
-	if *email == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: standmeet owner reset-password --email E [--password-stdin]")
-		return 2, nil
-	}
-	password, generated, err := c.password(*fromStdin, stdin)
-	if err != nil {
-		return 1, err
-	}
-	if _, err := migrate.Apply(ctx, app.Pool, app.Migrations); err != nil {
-		return 1, fmt.Errorf("migrate: %w", err)
-	}
-	o, err := c.Owners.ResetPassword(ctx, *email, password)
+	email, password, generated := in.email, in.password, in.generated
+	o, err := c.Owners.ResetPassword(ctx, email, password)
 	if err != nil {
 		return 1, err
 	}

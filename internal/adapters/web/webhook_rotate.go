@@ -22,11 +22,7 @@ type rotatedData struct {
 // webhookRotate gives an endpoint a new signing secret after a confirmation
 // step that says the old one keeps signing for the grace period.
 func (h *Handler) webhookRotate(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	e, err := h.getEndpoint(c, s, id)
+	id, e, err := h.routeEndpoint(c, s)
 	if err != nil {
 		return h.fail(c, s, err)
 	}

@@ -534,12 +534,19 @@ func (h *Handler) getEndpoint(c echo.Context, s *Session, id uuid.UUID) (endpoin
 	return endpointOf(v), nil
 }
 
-func (h *Handler) webhookShow(c echo.Context, s *Session) error {
+// routeEndpoint reads the endpoint the route's :id names, as the session's
+// owner sees it (another owner's id is not found).
+func (h *Handler) routeEndpoint(c echo.Context, s *Session) (uuid.UUID, endpoint, error) {
 	id, err := routeID(c)
 	if err != nil {
-		return h.fail(c, s, err)
+		return uuid.Nil, endpoint{}, err
 	}
 	e, err := h.getEndpoint(c, s, id)
+	return id, e, err
+}
+
+func (h *Handler) webhookShow(c echo.Context, s *Session) error {
+	id, e, err := h.routeEndpoint(c, s)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -636,11 +643,7 @@ func (h *Handler) webhookTest(c echo.Context, s *Session) error {
 // owner's id is 404): ask fills in what to say, the action is the
 // endpoint's page plus suffix, and Cancel leads back to the page.
 func (h *Handler) confirmOnEndpoint(c echo.Context, s *Session, suffix string, ask func(e endpoint) confirmData) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	e, err := h.getEndpoint(c, s, id)
+	id, e, err := h.routeEndpoint(c, s)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -773,11 +776,7 @@ func (h *Handler) webhookDisable(c echo.Context, s *Session) error {
 }
 
 func (h *Handler) webhookDeleteConfirm(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	e, err := h.getEndpoint(c, s, id)
+	_, e, err := h.routeEndpoint(c, s)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -835,11 +834,7 @@ func editForm(e endpoint) webhookForm {
 }
 
 func (h *Handler) webhookEdit(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	e, err := h.getEndpoint(c, s, id)
+	_, e, err := h.routeEndpoint(c, s)
 	if err != nil {
 		return h.fail(c, s, err)
 	}
@@ -854,11 +849,7 @@ func (h *Handler) webhookEdit(c echo.Context, s *Session) error {
 // custom headers are replaced only when some are typed or "remove all" is
 // ticked.
 func (h *Handler) webhookUpdate(c echo.Context, s *Session) error {
-	id, err := routeID(c)
-	if err != nil {
-		return h.fail(c, s, err)
-	}
-	e, err := h.getEndpoint(c, s, id)
+	id, e, err := h.routeEndpoint(c, s)
 	if err != nil {
 		return h.fail(c, s, err)
 	}

@@ -18,9 +18,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
@@ -175,22 +172,21 @@ func TestInboundGatewayStatusesOnTheRealServer(t *testing.T) {
 	require.Equal(t, "msg_1", page.Data[0].MessageID)
 	require.Equal(t, "done", page.Data[0].State)
 	require.Equal(t, "order.created", page.Data[0].EventType)
-	require.Equal(t, 1, page.Data[0].Attempts)
-	require.NotNil(t, page.Data[0].TaskURL)
+	require.Zero(t, page.Data[0].Attempts, "no route wants it: admitted done, never attempted")
+	require.Nil(t, page.Data[0].TaskURL, "and no job to open")
 	require.Nil(t, page.NextCursor)
 	require.Zero(t, ts.Logs.FilterMessage("request failed").Len(), "no 500 on the way")
 }
 
-// TestInboundConcurrentDeliveriesAreProcessedOnce sends 200 distinct
+// TestInboundConcurrentDeliveriesAreAdmittedOnce sends 200 distinct
 // messages 5 times each, all 1,000 at once: exactly one of each is
-// accepted, the inbox holds 200 rows, and the handlers ran 200 times.
-func TestInboundConcurrentDeliveriesAreProcessedOnce(t *testing.T) {
+// accepted, the inbox holds 200 rows, each done as it was admitted (no route
+// wants a message of a plain source), and River holds no processing job.
+func TestInboundConcurrentDeliveriesAreAdmittedOnce(t *testing.T) {
 	t.Parallel()
 	ts := startTestServer(t, testServerOptions{})
 	_, key := ts.newOwner(t)
 	src := createInboundSource(t, ts, key, "")
-	completed, cancel := ts.App.Worker.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
-	defer cancel()
 
 	const messages, copies = 200, 5
 	now := time.Now()
@@ -237,27 +233,90 @@ func TestInboundConcurrentDeliveriesAreProcessedOnce(t *testing.T) {
 	require.Equal(t, map[int]int{http.StatusAccepted: messages, http.StatusOK: messages * (copies - 1)}, statuses)
 	require.Len(t, accepted, messages, "each message accepted exactly once")
 
-	waitAllDone(t, ts, src.ID, messages)
 	states, attempts := inboxStates(t, ts, src.ID)
-	require.Equal(t, map[string]int{"done": messages}, states, "exactly 200 inbox rows")
-	require.Equal(t, messages, attempts, "200 handler runs: one attempt per message")
+	require.Equal(t, map[string]int{"done": messages}, states, "exactly 200 inbox rows, done when their 2xx left")
+	require.Zero(t, attempts)
+	require.Empty(t, listJobs(t, ts, jobsOfKind(riverjob.InboundProcessKind)), "no processing job")
+}
 
-	runs := 0
-	for runs < messages {
-		select {
-		case ev := <-completed:
-			if ev.Job.Kind != riverjob.InboundProcessKind {
-				continue
-			}
-			require.Equal(t, river.EventKindJobCompleted, ev.Kind, "no processing job failed")
-			runs++
-		case <-time.After(30 * time.Second):
-			t.Fatalf("only %d processing jobs completed", runs)
+// TestInboundOnlyMessagesARouteWantsQueueAJob: a message to a plain source
+// is done as it is admitted, with no inbound.process job in River; once a
+// supplier connection waits for its activation, the next message queues one
+// job, which activates the connection; after that the source's messages are
+// admitted done again.
+func TestInboundOnlyMessagesARouteWantsQueueAJob(t *testing.T) {
+	t.Parallel()
+	ts := startTestServer(t, testServerOptions{})
+	owner, key := ts.newOwner(t)
+	src := createInboundSource(t, ts, key, "")
+	c := &http.Client{Timeout: 30 * time.Second}
+	accept := func(msgID string) uuid.UUID {
+		t.Helper()
+		status, resp := send(t, c, hookRequest(t, ts, src, src.key, msgID, time.Now(), []byte(`{"type":"hello"}`)))
+		require.Equal(t, http.StatusAccepted, status, resp)
+		var r struct {
+			ID uuid.UUID `json:"id"`
 		}
+		require.NoError(t, json.Unmarshal([]byte(resp), &r))
+		require.NotEqual(t, uuid.Nil, r.ID, resp)
+		return r.ID
 	}
-	// One processing job per message, none for duplicates.
-	rivertest.RequireManyInserted(t.Context(), t, riverpgxv5.New(ts.App.Pool),
-		slices.Repeat([]rivertest.ExpectedJob{{Args: riverjob.InboundProcessArgs{}}}, messages))
+	type message struct {
+		Status       string     `json:"status"`
+		StatusDetail string     `json:"status_detail"`
+		Attempts     int        `json:"attempts"`
+		ReceivedAt   time.Time  `json:"received_at"`
+		DoneAt       *time.Time `json:"done_at"`
+		JobID        *int64     `json:"job_id"`
+	}
+	get := func(id uuid.UUID) message {
+		t.Helper()
+		status, resp := ts.do(t, http.MethodGet, "/api/admin/inbound-sources/"+src.ID+"/messages/"+id.String(), key, "")
+		require.Equal(t, http.StatusOK, status, resp)
+		var m message
+		require.NoError(t, json.Unmarshal([]byte(resp), &m))
+		return m
+	}
+	jobsOf := func(id uuid.UUID) int {
+		return len(listJobs(t, ts, jobsOfKind(riverjob.InboundProcessKind), func(r jobRef) bool { return r.MessageID == id }))
+	}
+	requireAdmittedDone := func(id uuid.UUID) {
+		t.Helper()
+		m := get(id)
+		require.Equal(t, "done", m.Status)
+		require.NotNil(t, m.DoneAt)
+		require.True(t, m.ReceivedAt.Equal(*m.DoneAt), "processed when received")
+		require.Equal(t, "processed at "+m.DoneAt.UTC().Format(time.RFC3339), m.StatusDetail)
+		require.Zero(t, m.Attempts)
+		require.Nil(t, m.JobID)
+		require.Zero(t, jobsOf(id), "no inbound.process job")
+	}
+
+	plain := accept("plain-1")
+	requireAdmittedDone(plain)
+	var received int
+	require.NoError(t, ts.App.Pool.QueryRow(t.Context(), `SELECT count(*) FROM events WHERE owner_id = $1 AND type = $2`,
+		owner, domain.EventInboundMessageReceived).Scan(&received))
+	require.Equal(t, 1, received, "its receipt is recorded all the same")
+
+	status, resp := ts.do(t, http.MethodPost, "/api/admin/supplier-connections", key, `{"name":"Acme","source_id":"`+src.ID+`"}`)
+	require.Equal(t, http.StatusCreated, status, resp)
+	var conn struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(resp), &conn))
+	wanted := accept("activates")
+	require.Equal(t, 1, jobsOf(wanted), "the pending activation wants it: one job")
+	waitAllDone(t, ts, src.ID, 2)
+	m := get(wanted)
+	require.Equal(t, 1, m.Attempts)
+	require.NotNil(t, m.JobID)
+	status, resp = ts.do(t, http.MethodGet, "/api/admin/supplier-connections/"+conn.ID, key, "")
+	require.Equal(t, http.StatusOK, status, resp)
+	require.Contains(t, resp, `"status":"active"`)
+
+	requireAdmittedDone(accept("after-activation"))
+	require.Len(t, listJobs(t, ts, jobsOfKind(riverjob.InboundProcessKind)), 1, "one job in all")
 }
 
 func TestInboundSupplierConnectionLifecycle(t *testing.T) {

@@ -146,7 +146,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	v3 := provideMiddleware(gate)
 	inboundUnsealFunc := provideInboundUnseal(box)
 	refusalLog := provideInboundRefusals(unitOfWork, logger)
-	gateway := provideInboundGateway(unitOfWork, verifierRegistry, inboundUnsealFunc, sourceCache, refusalLog)
+	gateway := provideInboundGateway(unitOfWork, verifierRegistry, inboundUnsealFunc, sourceCache, refusalLog, router)
 	mounter, err := provideHooksMounter(gateway, logger, registry)
 	if err != nil {
 		cleanup2()

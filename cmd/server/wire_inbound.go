@@ -87,10 +87,12 @@ func provideInboundService(uow *inbounddb.UnitOfWork, reg *verifier.Registry, se
 		Policy: inbound.DefaultRetryPolicy(), Retention: cfg.EventRetention, Cache: cache, Refusals: uow, Stats: inbounddb.NewStats(pool)})
 }
 
+// provideInboundGateway asks the router, as it admits a message, whether any
+// route can want it: a message none can is admitted done, with no job.
 func provideInboundGateway(uow *inbounddb.UnitOfWork, reg *verifier.Registry, unseal inbound.UnsealFunc, cache *inbound.SourceCache,
-	refusals *inbound.RefusalLog) *inbound.Gateway {
+	refusals *inbound.RefusalLog, router *inbound.Router) *inbound.Gateway {
 	return inbound.NewGateway(inbound.GatewayDeps{Sources: uow, Inbox: uow, Cache: cache, Verifiers: reg, Unseal: unseal,
-		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(), Refused: refusals.Add})
+		Clock: domain.SystemClock{}, Policy: inbound.DefaultRetryPolicy(), Router: router, Refused: refusals.Add})
 }
 
 func provideInboundProcessor(inbox *inbounddb.UnitOfWork, router *inbound.Router, pool *pgxpool.Pool, rec uow.Recorder) *inbound.Processor {

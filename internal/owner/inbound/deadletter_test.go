@@ -91,7 +91,7 @@ func TestADeadLetterRecordsItsEventWithTheChange(t *testing.T) {
 func TestADeadLetterWhoseEventFailsStaysProcessing(t *testing.T) {
 	t.Parallel()
 	h := &failing{resultFunc: func(inbound.Message) error { return inbound.Permanent(errors.New("unknown product")) }}
-	b := setup(t)
+	b := setup(t, inbound.Route{Name: "h", Kind: "standard-webhooks", EventType: "order.*", Handler: h})
 	src, key := b.swSource(t)
 	id := b.accept(t, key, src.ID, "msg_1", `{"type":"order.created"}`)
 	rec := domaintest.NewRecorder()

@@ -8,7 +8,10 @@
 //	  → Gateway.Receive: source (404 unknown or disabled) → body limit (413)
 //	    → verify (verifier package: 401 signature, 400 malformed or stale)
 //	    → one transaction: replay store registration, idempotent inbox insert,
-//	      processing job enqueued → 202 new / 200 duplicate / 409 same id with
+//	      processing job enqueued when a route can want the message (the
+//	      Router says which, the inbox answers its conditions in the same
+//	      statement; any other message is written done) → 202 new / 200
+//	      duplicate / 409 same id with
 //	      another payload (only where the id is the sender's choice: a
 //	      provider's stable event id resent with another body is a duplicate)
 //	  → Processor.Process (the River worker): the inbox row is marked
@@ -20,8 +23,8 @@
 //
 // # Guarantees
 //
-// A 2xx answer means the message and its processing job are committed
-// together, so nothing accepted is lost. Delivery to handlers is at least
+// A 2xx answer means the message and, when a route can want it, its
+// processing job are committed together, so nothing accepted is lost. Delivery to handlers is at least
 // once: River may run a job twice (a crash between the handler and the
 // completion), so every Handler must be idempotent. Duplicates of an accepted
 // message (same source and message id, or for kinds whose id is not signed,

@@ -45,7 +45,8 @@ type Request struct {
 type ReceiptStatus int
 
 const (
-	// Accepted: a new message is in the inbox with its job (202).
+	// Accepted: a new message is in the inbox, with its job when a route
+	// wants it (202).
 	Accepted ReceiptStatus = iota + 1
 	// Duplicate: the message was accepted before; nothing was done (200).
 	Duplicate
@@ -72,6 +73,9 @@ type GatewayDeps struct {
 	Unseal    UnsealFunc
 	Clock     domain.Clock
 	Policy    RetryPolicy
+	// Router tells the admission whether a message needs processing; nil
+	// processes every message.
+	Router *Router
 	// Refused, when set, hears of every request refused for its input (a
 	// 4xx); OwnerID is zero for an unknown source.
 	Refused func(r Refusal)
@@ -102,8 +106,9 @@ func NewGateway(d GatewayDeps) *Gateway {
 }
 
 // Receive runs the pipeline for one request to sourceID: source (404) →
-// body limit (413) → verify (401/400) → the replay key, the inbox row and
-// its job written in one transaction, shared with the requests committing
+// body limit (413) → verify (401/400) → the replay key, the inbox row and,
+// when a route can want the message, its job written in one transaction
+// (a message no route wants is written done), shared with the requests committing
 // at the same time. It returns a Receipt (Accepted or Duplicate) once that
 // transaction has committed, or a domain error; an error of kind Internal
 // means storage or stored configuration failed, never the input
@@ -162,7 +167,12 @@ func (g *Gateway) receive(ctx context.Context, sourceID uuid.UUID, req Request, 
 		SignedAt:        res.Timestamp,
 		ReceivedAt:      now,
 	}
-	adm, err := g.commit.admit(ctx, Admission{Envelope: env, ReplayExpiresAt: replayExpiry(src, res.Timestamp, now), MaxAttempts: g.d.Policy.MaxAttempts, RecordEvent: src.RecordEvents})
+	var need Need
+	if g.d.Router != nil {
+		need = g.d.Router.Need(src.Verifier, res.EventType)
+	}
+	adm, err := g.commit.admit(ctx, Admission{Envelope: env, ReplayExpiresAt: replayExpiry(src, res.Timestamp, now), MaxAttempts: g.d.Policy.MaxAttempts,
+		Need: need, RecordEvent: src.RecordEvents})
 	if err != nil {
 		return Receipt{}, fmt.Errorf("store inbound message %q of source %s: %w", env.MessageID, src.ID, err)
 	}

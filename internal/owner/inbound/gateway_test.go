@@ -28,7 +28,7 @@ import (
 func TestGatewayAcceptsThenAnswersDuplicate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t)
+	b := setup(t, wantsAll())
 	src, key := b.swSource(t)
 
 	req := signed(key, "msg_1", b.clock.Now(), `{"type":"order.created","n":1}`)
@@ -67,7 +67,7 @@ func TestGatewayAcceptsThenAnswersDuplicate(t *testing.T) {
 func TestGatewayRefusesSameIDWithAnotherPayload(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t)
+	b := setup(t, wantsAll())
 	secret := "hmac-webhook-secret-0123456789"
 	src, err := b.svc.CreateSource(ctx, b.owner, inbound.CreateSourceInput{Name: "generic", Verifier: verifier.KindHMAC, Secret: secret,
 		Options: map[string]json.RawMessage{"signature_header": json.RawMessage(`"X-Signature"`), "payload": json.RawMessage(`"id.timestamp.body"`),
@@ -111,7 +111,7 @@ func TestGatewayRefusesSameIDWithAnotherPayload(t *testing.T) {
 func TestGatewayTakesAStableIDResentWithAnotherEncodingAsADuplicate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t)
+	b := setup(t, wantsAll())
 	src, key := b.swSource(t)
 	first, err := b.gw.Receive(ctx, src.ID, signed(key, "msg_1", b.clock.Now(), `{"type":"a","n":1}`))
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestGatewayStatuses(t *testing.T) {
 func TestGatewayDeduplicatesUnsignedIDsByBody(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setup(t)
+	b := setup(t, wantsAll())
 	secret := "github-webhook-secret-0123456789"
 	src, err := b.svc.CreateSource(ctx, b.owner, inbound.CreateSourceInput{Name: "gh", Verifier: verifier.KindGitHub, Secret: secret})
 	require.NoError(t, err)

@@ -78,9 +78,10 @@ func setup(t *testing.T, routes ...inbound.Route) *bundle {
 	b := &bundle{mem: inboundtest.NewMemory(), clock: newClock(), owner: uuid.New(), verReg: verifier.NewDefaultRegistry(), routes: routes,
 		cache: inbound.NewSourceCache(0)}
 	b.svc = inbound.NewService(inbound.ServiceDeps{UoW: b.mem, Verifiers: b.verReg, Seal: fakeBox{}.Seal, Clock: b.clock, Cache: b.cache})
-	b.gw = inbound.NewGateway(inbound.GatewayDeps{Sources: b.mem, Inbox: b.mem, Cache: b.cache, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock})
 	router, err := inbound.NewRouter(routes...)
 	require.NoError(t, err)
+	b.gw = inbound.NewGateway(inbound.GatewayDeps{Sources: b.mem, Inbox: b.mem, Cache: b.cache, Verifiers: b.verReg, Unseal: fakeBox{}.Open, Clock: b.clock,
+		Router: router})
 	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: b.mem.States(), Router: router, Clock: b.clock})
 	b.process = func(t *testing.T, id uuid.UUID, job inbound.Job) inbound.Outcome {
 		t.Helper()

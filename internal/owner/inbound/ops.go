@@ -63,7 +63,7 @@ func (s *Service) Ops() op.Set {
 		}),
 		op.New(op.Meta{
 			Name: "inbound_sources.messages", Scopes: op.ReadsIn(op.ScopeInbound), Summary: "List an inbound source's inbox",
-			Description: "Each message has a status saying what is happening: received (waiting for its first attempt), processing, retrying (an attempt failed; the next is at next_attempt_at), done or dead (a dead letter to replay). Processing runs the handlers routed to the source's kind and event type — today the supplier connection's activation on the first message; a message with no handler to run is marked done at once.",
+			Description: "Each message has a status saying what is happening: received (waiting for its first attempt), processing, retrying (an attempt failed; the next is at next_attempt_at), done or dead (a dead letter to replay). Processing runs the handlers routed to the source's kind and event type — today the supplier connection's activation on the first message; a message no handler can want is admitted done at once (processed at its receipt, no attempt, no job_id).",
 		}, func(ctx context.Context, c op.Caller, in ListMessagesInput) (op.Page[MessageView], error) {
 			return s.ListMessages(ctx, c.OwnerID, in)
 		}),

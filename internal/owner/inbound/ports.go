@@ -146,6 +146,11 @@ type Admission struct {
 	ReplayExpiresAt time.Time
 	// MaxAttempts bounds the processing job's attempts.
 	MaxAttempts int
+	// Need says when the message needs processing (the zero Need: always).
+	// The inbox answers its conditions in the admitting statement: a
+	// message that needs none is written done (processed when received,
+	// no attempt) and gets no job.
+	Need Need
 	// RecordEvent is the source's RecordEvents: an accepted message records
 	// inbound.message.received.
 	RecordEvent bool
@@ -153,7 +158,8 @@ type Admission struct {
 
 // Admitted is what the inbox did with one Admission.
 type Admitted struct {
-	// Status is Accepted (the row and its job were written) or Duplicate
+	// Status is Accepted (the row was written, with its job when it needs
+	// processing) or Duplicate
 	// (the message was there before; ID names the earlier row). Zero when
 	// Conflict is set.
 	Status ReceiptStatus
@@ -177,7 +183,9 @@ type AdmitTx interface {
 type AdmittedFunc func(ctx context.Context, tx AdmitTx, res []Admitted) error
 
 // Admitter writes verified messages into the inbox: for each admission the
-// replay key, the inbox row and its processing job, all of a batch in one
+// replay key, the inbox row and, when its Need holds, its processing job
+// (otherwise the row is written done, processed at its receipt with no
+// attempt), all of a batch in one
 // transaction, committed before it returns; then, when not nil, runs in that
 // transaction before the commit (an Admitter that records no events
 // hands it a nil Recorder). The batch holds no two admissions of one

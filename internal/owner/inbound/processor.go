@@ -117,7 +117,7 @@ func (p *Processor) Process(ctx context.Context, id uuid.UUID, job Job) (Outcome
 	m := rec.message()
 	var routes []Route
 	for _, rt := range p.d.Router.Match(rec.SourceKind, rec.EventType) {
-		if rt.When == nil || rt.When(m) {
+		if rt.When.holds(m) {
 			routes = append(routes, rt)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/owner/inbound"
+	"github.com/standmeet/standmeet/internal/owner/inbound/verifier"
 )
 
 // failing is a handler test double: it returns what resultFunc says and
@@ -67,14 +68,70 @@ func TestProcessorRunsHandlersAndMarksDone(t *testing.T) {
 	require.EqualValues(t, 1, h.runs.Load())
 }
 
+// A message admitted with a job whose routes are gone by the time it runs
+// (a replica with other routes) is done with no handler.
 func TestProcessorWithoutRouteIsDone(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, wantsAll())
 	src, key := b.swSource(t)
 	id := b.accept(t, key, src.ID, "m1", `{}`)
-	out := b.process(t, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	proc := inbound.NewProcessor(inbound.ProcessorDeps{Inbox: b.mem.States(), Clock: b.clock})
+	out, err := proc.Process(context.Background(), id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5})
+	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeDone, out.Kind)
 	require.Zero(t, out.Handlers)
+}
+
+// A message no route can want is admitted done, processed when received
+// with no attempt, and queues no job; its receipt is still recorded, and a
+// stale job for it does nothing.
+func TestAMessageNoRouteWantsIsAdmittedDone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := &failing{}
+	b := setup(t, inbound.Route{Name: "github-only", Kind: verifier.KindGitHub, Handler: h})
+	src, key := b.swSource(t)
+	id := b.accept(t, key, src.ID, "m1", `{"type":"order.created"}`)
+
+	rec, ok := b.mem.Message(id)
+	require.True(t, ok)
+	require.Equal(t, inbound.StateDone, rec.State)
+	require.Equal(t, rec.ReceivedAt, rec.DoneAt)
+	require.Zero(t, rec.Attempts)
+	require.Empty(t, b.mem.Jobs())
+	require.Len(t, b.receivedEvents(t), 1)
+	m, err := b.svc.GetMessage(ctx, b.owner, inbound.MessageInput{ID: src.ID, MessageID: id})
+	require.NoError(t, err)
+	require.Equal(t, inbound.StatusDone, m.Status)
+	require.Equal(t, "processed at "+b.clock.Now().UTC().Format(time.RFC3339), m.StatusDetail)
+
+	require.Equal(t, inbound.OutcomeSkipped, b.process(t, id, inbound.Job{ID: 1, Attempt: 1, MaxAttempts: 5}).Kind)
+	require.Zero(t, h.runs.Load())
+}
+
+// A route that waits for a condition queues a job only for the messages
+// admitted while it holds; those are processed as before.
+func TestAConditionalRouteQueuesOnlyWhileItsConditionHolds(t *testing.T) {
+	t.Parallel()
+	h := &failing{}
+	b := setup(t, inbound.Route{Name: "activate", Kind: inbound.AnyKind, Handler: h, When: inbound.IfActivationPending})
+	src, key := b.swSource(t)
+	quiet := b.accept(t, key, src.ID, "m1", `{}`)
+	rec, _ := b.mem.Message(quiet)
+	require.Equal(t, inbound.StateDone, rec.State)
+	require.Empty(t, b.mem.Jobs())
+
+	b.mem.PendingFunc = func(id uuid.UUID) bool { return id == src.ID }
+	wanted := b.accept(t, key, src.ID, "m2", `{}`)
+	rec, _ = b.mem.Message(wanted)
+	require.Equal(t, inbound.StateReceived, rec.State)
+	jobs := b.mem.Jobs()
+	require.Len(t, jobs, 1)
+	require.Equal(t, wanted, jobs[0].MessageID)
+	out := b.process(t, wanted, inbound.Job{ID: jobs[0].ID, Attempt: 1, MaxAttempts: 5})
+	require.Equal(t, inbound.OutcomeDone, out.Kind)
+	require.Equal(t, 1, out.Handlers)
+	require.EqualValues(t, 1, h.runs.Load())
 }
 
 func TestProcessorRetriesOnTheSeedSchedule(t *testing.T) {
@@ -200,7 +257,7 @@ func TestProcessorSkipsAHandlerWhoseConditionIsFalse(t *testing.T) {
 	pending := &failing{}
 	always := &failing{}
 	b := setup(t,
-		inbound.Route{Name: "pending-only", Kind: inbound.AnyKind, Handler: pending, When: func(m inbound.Message) bool { return m.ActivationPending }},
+		inbound.Route{Name: "pending-only", Kind: inbound.AnyKind, Handler: pending, When: inbound.IfActivationPending},
 		inbound.Route{Name: "always", Kind: inbound.AnyKind, Handler: always})
 	src, key := b.swSource(t)
 	id := b.accept(t, key, src.ID, "m1", `{}`)
@@ -215,6 +272,12 @@ func TestProcessorSkipsAHandlerWhoseConditionIsFalse(t *testing.T) {
 	out = b.process(t, id, inbound.Job{ID: 2, Attempt: 1, MaxAttempts: 5})
 	require.Equal(t, 2, out.Handlers)
 	require.EqualValues(t, 1, pending.runs.Load())
+}
+
+// wantsAll is a route that wants every message, so each accepted message
+// queues its job.
+func wantsAll() inbound.Route {
+	return inbound.Route{Name: "all", Kind: inbound.AnyKind, Handler: inbound.HandlerFunc(func(context.Context, inbound.Message) error { return nil })}
 }
 
 func mustRouter(t *testing.T, routes ...inbound.Route) *inbound.Router {

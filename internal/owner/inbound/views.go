@@ -153,8 +153,10 @@ type MessageView struct {
 	DoneAt        *time.Time `json:"done_at"`
 	DeadAt        *time.Time `json:"dead_at"`
 	Replays       int        `json:"replays"`
-	JobID         *int64     `json:"job_id"`
-	// TaskURL opens the River job in the admin task UI.
+	// JobID is the River job that processes the message; null for a
+	// message no route wanted, admitted done with no job.
+	JobID *int64 `json:"job_id"`
+	// TaskURL opens the River job in the admin task UI (null without one).
 	TaskURL *string `json:"task_url"`
 }
 

@@ -22,26 +22,32 @@ var _ inbound.Admitter = (*UnitOfWork)(nil)
 // provider id is never refused so: its resend is a duplicate; ON CONFLICT DO
 // NOTHING skips the messages already there, whichever unique index they
 // hit), then the replay keys of the rows inserted, taking over expired ones.
-// It returns the input's positions that were inserted and those refused for
-// a live key. Rows are written in key order, so two batches holding the same
-// messages wait for each other instead of deadlocking.
+// A row is written received when its message needs processing — always
+// ($14), or when its source has a supplier connection not activated yet
+// ($15), read in the statement's snapshot — and done at its receipt
+// otherwise. It returns the input's positions that were inserted, whether
+// each needs a job, and those refused for a live key. Rows are written in
+// key order, so two batches holding the same messages wait for each other
+// instead of deadlocking.
 const admitSQL = `WITH input AS (
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bool[], $6::text[], $7::bytea[],
-		$8::bytea[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::bool[])
+		$8::bytea[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::bool[])
 		WITH ORDINALITY AS t(id, owner_id, source_id, message_id, message_id_signed, event_type, payload_sha256,
-			body, headers, signed_at, received_at, expires_at, stable_id, ord)
+			body, headers, signed_at, received_at, expires_at, stable_id, always, if_pending, ord)
 ), taken AS (
 	SELECT i.ord FROM input i JOIN inbound_replays r ON r.source_id = i.source_id AND r.message_id = i.message_id
 	WHERE r.expires_at > i.received_at AND r.payload_sha256 <> i.payload_sha256 AND NOT i.stable_id
 ), ins AS (
 	INSERT INTO inbound_messages (id, owner_id, source_id, message_id, message_id_signed, event_type,
-		payload_sha256, body, headers, signed_at, received_at)
+		payload_sha256, body, headers, signed_at, received_at, state, done_at)
 	SELECT id, owner_id, source_id, message_id, message_id_signed, event_type, payload_sha256, body, headers,
-		signed_at, received_at
-	FROM input WHERE ord NOT IN (SELECT ord FROM taken)
+		signed_at, received_at, CASE WHEN n.queued THEN 'received' ELSE 'done' END, CASE WHEN n.queued THEN NULL ELSE received_at END
+	FROM input, LATERAL (SELECT always OR (if_pending AND EXISTS (SELECT 1 FROM supplier_connections c
+		WHERE c.source_id = input.source_id AND c.activated_at IS NULL)) AS queued) n
+	WHERE ord NOT IN (SELECT ord FROM taken)
 	ORDER BY source_id, message_id
 	ON CONFLICT DO NOTHING
-	RETURNING id
+	RETURNING id, state = 'received' AS queued
 ), reg AS (
 	INSERT INTO inbound_replays (source_id, message_id, payload_sha256, registered_at, expires_at)
 	SELECT i.source_id, i.message_id, i.payload_sha256, i.received_at, i.expires_at FROM input i JOIN ins ON ins.id = i.id
@@ -51,7 +57,7 @@ const admitSQL = `WITH input AS (
 		WHERE inbound_replays.expires_at <= EXCLUDED.registered_at
 	RETURNING 1
 )
-SELECT i.ord, ins.id IS NOT NULL, i.ord IN (SELECT ord FROM taken), (SELECT count(*) FROM reg)
+SELECT i.ord, ins.id IS NOT NULL, coalesce(ins.queued, false), i.ord IN (SELECT ord FROM taken), (SELECT count(*) FROM reg)
 FROM input i LEFT JOIN ins ON ins.id = i.id`
 
 // existingSQL finds, in a fresh snapshot (so it sees rows that concurrent
@@ -66,8 +72,8 @@ ORDER BY i.ord, m.message_id = i.message_id DESC`
 
 // Admit writes a batch in one transaction: BEGIN, one statement for the
 // inbox rows and replay keys, one more only when some message was there
-// already, River's insert of the jobs, then's events in one statement,
-// COMMIT.
+// already, River's insert of the jobs of the messages that need processing
+// (none when no message does), then's events in one statement, COMMIT.
 func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc) ([]inbound.Admitted, error) {
 	if len(batch) == 0 {
 		return nil, nil
@@ -77,6 +83,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then 
 		ids, owners, sources         = make([]uuid.UUID, n), make([][16]byte, n), make([][16]byte, n)
 		messageIDs, eventTypes       = make([]string, n), make([]string, n)
 		signed, stable               = make([]bool, n), make([]bool, n)
+		always, ifPending            = make([]bool, n), make([]bool, n)
 		digests, bodies, headers     = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		signedAt, receivedAt, expiry = make([]*time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	)
@@ -90,6 +97,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then 
 		}
 		ids[i], owners[i], sources[i], messageIDs[i], signed[i], eventTypes[i] = e.ID, e.OwnerID, e.SourceID, e.MessageID, e.MessageIDSigned, e.EventType
 		stable[i] = e.StableID
+		always[i], ifPending[i] = a.Need.Met(inbound.Unconditional), a.Need.Met(inbound.IfActivationPending)
 		d := e.Digest
 		digests[i], bodies[i], headers[i] = d[:], e.Body, h
 		signedAt[i], receivedAt[i], expiry[i] = nullTime(e.SignedAt), e.ReceivedAt, a.ReplayExpiresAt
@@ -101,7 +109,8 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then 
 	// Two batches may still deadlock on the body-digest index of unsigned
 	// ids; PostgreSQL aborts one, which runs again.
 	err := pgerr.Retry(3, func() error {
-		return u.admitOnce(ctx, batch, then, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry, stable)
+		return u.admitOnce(ctx, batch, then, out, ids, owners, sources, messageIDs, signed, eventTypes, digests, bodies, headers, signedAt, receivedAt, expiry,
+			stable, always, ifPending)
 	})
 	if err != nil {
 		return nil, unavailable(err)
@@ -110,11 +119,12 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then 
 }
 
 func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc, out []inbound.Admitted, ids []uuid.UUID, owners, sources [][16]byte,
-	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time, stable []bool,
+	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time,
+	stable, always, ifPending []bool,
 ) error {
 	return inTx(ctx, u.db, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, admitSQL, ids, owners, sources, messageIDs, signed, eventTypes, digests,
-			bodies, headers, signedAt, receivedAt, expiry, stable)
+			bodies, headers, signedAt, receivedAt, expiry, stable, always, ifPending)
 		if err != nil {
 			return fmt.Errorf("admit inbound messages: %w", err)
 		}
@@ -122,9 +132,9 @@ func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, t
 		var missing []int
 		for rows.Next() {
 			var ord int64
-			var inserted, taken bool
+			var inserted, queued, taken bool
 			var reg int64
-			if err := rows.Scan(&ord, &inserted, &taken, &reg); err != nil {
+			if err := rows.Scan(&ord, &inserted, &queued, &taken, &reg); err != nil {
 				rows.Close()
 				return fmt.Errorf("admit inbound messages: %w", err)
 			}
@@ -132,7 +142,9 @@ func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, t
 			switch {
 			case inserted:
 				out[i] = inbound.Admitted{Status: inbound.Accepted, ID: ids[i]}
-				jobs = append(jobs, inbound.ProcessJob{MessageID: ids[i], MaxAttempts: batch[i].MaxAttempts})
+				if queued {
+					jobs = append(jobs, inbound.ProcessJob{MessageID: ids[i], MaxAttempts: batch[i].MaxAttempts})
+				}
 			case taken:
 				out[i] = inbound.Admitted{Conflict: true}
 			default:

@@ -27,7 +27,7 @@ type Harness struct {
 	// MaxAttemptsOf returns the max attempts of the processing jobs enqueued
 	// (and committed) for an inbox message, in the order they were enqueued.
 	MaxAttemptsOf func(t *testing.T, id uuid.UUID) []int
-	// UseSource makes a supplier connection use the source.
+	// UseSource makes a supplier connection, not activated, use the source.
 	UseSource func(t *testing.T, ownerID, sourceID uuid.UUID)
 	// EventsOf returns the types of the owner's committed events.
 	EventsOf func(t *testing.T, ownerID uuid.UUID) []string
@@ -60,6 +60,8 @@ var contractCases = []struct {
 	{"inbox purge", contractInboxPurge},
 	{"admit", contractAdmit},
 	{"admit records in its transaction", contractAdmitRecordsInItsTransaction},
+	{"a message no route wants is admitted done and queues no job", contractAdmitUnwantedDone},
+	{"a message a route wants queues one job", contractAdmitWantedQueues},
 	{"previous secret", contractPreviousSecret},
 	{"refusals", contractRefusals},
 }
@@ -606,6 +608,90 @@ func contractAdmitRecordsInItsTransaction(t *testing.T, h Harness) {
 	require.NoError(t, err)
 	require.Equal(t, inbound.Accepted, res[0].Status)
 	require.Equal(t, []string{domain.EventInboundMessageReceived}, h.EventsOf(t, owner))
+}
+
+// ifPending is the Need of a message only the supplier activation can want.
+var ifPending = inbound.Need{Conditional: true, When: inbound.IfActivationPending}
+
+// contractAdmitUnwantedDone: a message whose Need does not hold as it is
+// admitted — no route matches, or the only routes wait for an activation its
+// source does not have — is written done at its receipt with no attempt and
+// no job; a job for it does nothing, its duplicate queues none, and the
+// purge takes it like any processed message.
+func contractAdmitUnwantedDone(t *testing.T, h Harness) {
+	ctx := context.Background()
+	owner := h.NewOwner(t)
+	src := AddSource(t, h, owner, Base)
+	exp := Base.Add(10 * time.Minute)
+	batch := []inbound.Admission{
+		{Envelope: NewEnvelope(src, "none", `{"n":1}`, true, Base), ReplayExpiresAt: exp, MaxAttempts: 3, Need: inbound.NeedNone},
+		{Envelope: NewEnvelope(src, "waits", `{"n":2}`, false, Base), ReplayExpiresAt: exp, MaxAttempts: 3, Need: ifPending},
+	}
+	res, err := h.Admit.Admit(ctx, batch, nil)
+	require.NoError(t, err)
+	for i, a := range batch {
+		require.Equal(t, inbound.Admitted{Status: inbound.Accepted, ID: a.Envelope.ID}, res[i])
+		require.Empty(t, h.MaxAttemptsOf(t, a.Envelope.ID), "no job")
+		Do(t, h, func(tx inbound.Tx) error {
+			r, err := tx.Inbox().Get(ctx, owner, a.Envelope.ID)
+			require.NoError(t, err)
+			require.Equal(t, inbound.StateDone, r.State)
+			require.True(t, r.DoneAt.Equal(Base), "processed when received")
+			require.Zero(t, r.Attempts)
+			require.Zero(t, r.JobID)
+			require.True(t, r.LastAttemptAt.IsZero())
+			_, ok, err := tx.Inbox().Begin(ctx, a.Envelope.ID, 9, Base.Add(time.Second))
+			require.NoError(t, err)
+			require.False(t, ok, "a job for a done message does nothing")
+			return nil
+		})
+	}
+	again := batch[0]
+	again.Envelope.ID, again.Need = uuid.New(), inbound.Need{}
+	res, err = h.Admit.Admit(ctx, []inbound.Admission{again}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []inbound.Admitted{{Status: inbound.Duplicate, ID: batch[0].Envelope.ID}}, res)
+	require.Empty(t, h.MaxAttemptsOf(t, batch[0].Envelope.ID), "a duplicate queues nothing")
+
+	var purged int64
+	Do(t, h, func(tx inbound.Tx) error {
+		var err error
+		purged, err = tx.Inbox().PurgeDone(ctx, Base.Add(time.Second), 10)
+		return err
+	})
+	require.EqualValues(t, 2, purged)
+}
+
+// contractAdmitWantedQueues: a message whose Need holds as it is admitted —
+// always, or waiting for an activation its source has pending — is written
+// received with one job.
+func contractAdmitWantedQueues(t *testing.T, h Harness) {
+	ctx := context.Background()
+	owner := h.NewOwner(t)
+	plain, pending := AddSource(t, h, owner, Base), AddSource(t, h, owner, Base)
+	h.UseSource(t, owner, pending.ID)
+	exp := Base.Add(10 * time.Minute)
+	batch := []inbound.Admission{
+		{Envelope: NewEnvelope(plain, "always", `{"n":1}`, true, Base), ReplayExpiresAt: exp, MaxAttempts: 3},
+		{Envelope: NewEnvelope(pending, "activates", `{"n":2}`, true, Base), ReplayExpiresAt: exp, MaxAttempts: 3, Need: ifPending},
+		{Envelope: NewEnvelope(plain, "waits", `{"n":3}`, true, Base), ReplayExpiresAt: exp, MaxAttempts: 3, Need: ifPending},
+	}
+	res, err := h.Admit.Admit(ctx, batch, nil)
+	require.NoError(t, err)
+	for i, a := range batch {
+		require.Equal(t, inbound.Admitted{Status: inbound.Accepted, ID: a.Envelope.ID}, res[i])
+	}
+	for _, a := range batch[:2] {
+		require.Equal(t, []int{3}, h.MaxAttemptsOf(t, a.Envelope.ID), "one job")
+		Do(t, h, func(tx inbound.Tx) error {
+			r, err := tx.Inbox().Get(ctx, owner, a.Envelope.ID)
+			require.NoError(t, err)
+			require.Equal(t, inbound.StateReceived, r.State)
+			require.True(t, r.DoneAt.IsZero())
+			return nil
+		})
+	}
+	require.Empty(t, h.MaxAttemptsOf(t, batch[2].Envelope.ID), "the plain source has no activation pending")
 }
 
 // contractPreviousSecret: a source keeps its previous secret until its

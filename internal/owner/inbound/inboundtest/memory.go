@@ -33,10 +33,18 @@ type Memory struct {
 	// InUseFunc, when set, tells Delete that a supplier connection uses a
 	// source.
 	InUseFunc func(sourceID uuid.UUID) bool
-	// PendingFunc, when set, tells Begin that a source has a supplier
-	// connection not activated yet.
+	// PendingFunc, when set, tells Admit and Begin that a source has a
+	// supplier connection not activated yet.
 	PendingFunc func(sourceID uuid.UUID) bool
 	refusals    map[uuid.UUID][]inbound.Refusal
+}
+
+// facts are the conditions that hold for the source's messages.
+func (m *Memory) facts(sourceID uuid.UUID) inbound.Condition {
+	if m.PendingFunc != nil && m.PendingFunc(sourceID) {
+		return inbound.IfActivationPending
+	}
+	return inbound.Unconditional
 }
 
 type replay struct {
@@ -368,7 +376,7 @@ func (b inbox) Begin(_ context.Context, id uuid.UUID, jobID int64, now time.Time
 		r.SourceKind = src.Verifier
 	}
 	b.t.st.inbox[id] = r
-	r.ActivationPending = b.t.m.PendingFunc != nil && b.t.m.PendingFunc(r.SourceID)
+	r.ActivationPending = b.t.m.facts(r.SourceID)&inbound.IfActivationPending != 0
 	return r, true, nil
 }
 
@@ -511,9 +519,10 @@ var _ inbound.Admitter = (*Memory)(nil)
 // a live replay key of another payload is a conflict unless the id is
 // stable; otherwise the inbox row is inserted unless one is there already (a
 // duplicate, or a conflict when its message id is the same, its payload is
-// not and the id is not stable); the replay key is registered and the job
-// enqueued for every row inserted; then runs in the same transaction with its
-// events kept only when it commits.
+// not and the id is not stable); the replay key is registered for every row
+// inserted, and the job enqueued for those whose Need the source's facts
+// (PendingFunc) meet, the others written done at their receipt; then runs in
+// the same transaction with its events kept only when it commits.
 func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc) ([]inbound.Admitted, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -544,10 +553,16 @@ func (m *Memory) Admit(ctx context.Context, batch []inbound.Admission, then inbo
 			if _, err := tx.Replays().Register(ctx, key, env.Digest, env.ReceivedAt, a.ReplayExpiresAt); err != nil {
 				return err
 			}
+			out[i] = inbound.Admitted{Status: inbound.Accepted, ID: env.ID}
+			if !a.Need.Met(m.facts(env.SourceID)) {
+				r := tx.st.inbox[env.ID]
+				r.State, r.DoneAt = inbound.StateDone, env.ReceivedAt
+				tx.st.inbox[env.ID] = r
+				continue
+			}
 			if err := tx.Jobs().EnqueueProcess(ctx, inbound.ProcessJob{MessageID: env.ID, MaxAttempts: a.MaxAttempts}); err != nil {
 				return err
 			}
-			out[i] = inbound.Admitted{Status: inbound.Accepted, ID: env.ID}
 		}
 		if then == nil {
 			return nil

@@ -16,6 +16,7 @@ func TestMemoryPassesTheContract(t *testing.T) {
 		mem := inboundtest.NewMemory()
 		inUse := map[uuid.UUID]bool{}
 		mem.InUseFunc = func(id uuid.UUID) bool { return inUse[id] }
+		mem.PendingFunc = mem.InUseFunc
 		return inboundtest.Harness{
 			UoW:      mem,
 			Admit:    mem,

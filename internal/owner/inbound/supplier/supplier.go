@@ -231,10 +231,11 @@ func (s *Service) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 
 // Route is the inbound route of supplier connections: a verified message of
 // any source kind whose source has a connection not activated yet reaches
-// HandleInbound, which activates it; other messages skip it at no cost.
+// HandleInbound, which activates it; other messages are admitted done, with
+// no processing job.
 func (s *Service) Route() inbound.Route {
 	return inbound.Route{Name: "supplier.activate", Kind: inbound.AnyKind, EventType: "*", Handler: inbound.HandlerFunc(s.HandleInbound),
-		When: func(m inbound.Message) bool { return m.ActivationPending }}
+		When: inbound.IfActivationPending}
 }
 
 // HandleInbound activates the connection of m's source, if it has one and it

@@ -35,12 +35,17 @@ func provideInserter(pool *pgxpool.Pool, cfg config.Config, logger *zap.Logger) 
 }
 
 // provideRecorder hands infra/events the catalog as a plain function, so it
-// refuses undeclared types without importing the domain.
-func provideRecorder(m *events.Metrics) *events.Recorder {
-	return events.NewRecorder(func(t string) bool {
+// refuses undeclared types without importing the domain, and the relay's
+// subscriptions, so a batch writes an event nobody wants as relayed.
+func provideRecorder(m *events.Metrics, subs []events.Subscription) (*events.Recorder, error) {
+	rec := events.NewRecorder(func(t string) bool {
 		_, ok := domain.LookupEventType(t)
 		return ok
 	}, m)
+	if err := rec.Route(subs); err != nil {
+		return nil, err
+	}
+	return rec, nil
 }
 
 func provideRelay(pool *pgxpool.Pool, ins *riverjob.Inserter, subs []events.Subscription, m *events.Metrics, logger *zap.Logger) (*events.Relay, error) {

@@ -47,7 +47,12 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	recorder := provideRecorder(metrics)
+	v2 := provideSubscriptions()
+	recorder, err := provideRecorder(metrics, v2)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	unitOfWork := provideInboundUnitOfWork(pool, inboundJobs, recorder)
 	verifierRegistry := verifier.NewDefaultRegistry()
 	box, err := provideBox(cfg)
@@ -127,8 +132,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	v2 := providePeriodicJobs(cfg)
-	worker, err := riverjob.NewWorker(pool, riverjobConfig, workers, v2, logger)
+	v3 := providePeriodicJobs(cfg)
+	worker, err := riverjob.NewWorker(pool, riverjobConfig, workers, v3, logger)
 	if err != nil {
 		cleanup2()
 		cleanup()
@@ -143,7 +148,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	gate := provideAuthGate(ownerService, logger, cfg)
-	v3 := provideMiddleware(gate)
+	v4 := provideMiddleware(gate)
 	inboundUnsealFunc := provideInboundUnseal(box)
 	refusalLog := provideInboundRefusals(unitOfWork, logger)
 	gateway := provideInboundGateway(unitOfWork, verifierRegistry, inboundUnsealFunc, sourceCache, refusalLog, router)
@@ -175,7 +180,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	owners := accessdb.NewOwners(pool)
 	publicMounter := providePublicAPI(owners, corpusService, accessService, gate, logger)
 	vaultimportMounter := provideVaultImport(corpusService, gate, logger)
-	v4 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
+	v5 := provideMounters(mounter, gate, handler, openapiHandler, webHandler, publicMounter, vaultimportMounter)
 	mainMetricsHandler := provideMetricsHandler(registry)
 	mainTasksHandler, err := provideTasksHandler(ctx, worker, logger)
 	if err != nil {
@@ -183,9 +188,8 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		cleanup()
 		return nil, nil, err
 	}
-	server := provideServer(pool, v, endpoints, gate, v3, v4, mainMetricsHandler, mainTasksHandler, gate, ownerService, webHandler, logger, cfg)
-	v5 := provideSubscriptions()
-	relay, err := provideRelay(pool, inserter, v5, metrics, logger)
+	server := provideServer(pool, v, endpoints, gate, v4, v5, mainMetricsHandler, mainTasksHandler, gate, ownerService, webHandler, logger, cfg)
+	relay, err := provideRelay(pool, inserter, v2, metrics, logger)
 	if err != nil {
 		cleanup2()
 		cleanup()

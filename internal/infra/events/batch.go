@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -30,11 +31,16 @@ type BatchRecorder struct {
 
 // insertEvents writes the kept events and queues one wake-up in one round
 // trip (ORDER BY keeps the ids' order, so the primary key grows append-only);
-// insertEventsQuiet writes them alone.
+// insertEventsQuiet writes them alone. An event settled ($6) is written
+// relayed, with no job, as the relay would mark it.
 const (
 	insertEventsRows = `WITH ins AS (
-	INSERT INTO events (id, owner_id, type, subject, data)
-	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[]) ORDER BY 1
+	INSERT INTO events (id, owner_id, type, subject, data, fanned_out_at, fanout)
+	SELECT id, owner_id, type, subject, data,
+		CASE WHEN settled THEN clock_timestamp() END, CASE WHEN settled THEN '[]'::jsonb END
+	FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::bool[])
+		AS i(id, owner_id, type, subject, data, settled)
+	ORDER BY 1
 	RETURNING 1
 )
 `
@@ -62,13 +68,17 @@ func (b *BatchRecorder) Flush(ctx context.Context) error {
 	if n == 0 {
 		return nil
 	}
+	settled, err := b.settled(ctx)
+	if err != nil {
+		return fmt.Errorf("record %d events: %w", n, err)
+	}
 	q := insertEventsQuiet
-	if b.r.wake() {
+	if slices.Contains(settled, false) && b.r.wake() {
 		q = insertEvents
 	}
 	var written int64
 	var ignored string
-	if err := b.tx.QueryRow(ctx, q, b.ids, b.owners, b.types, b.subs, b.data).Scan(&written, &ignored); err != nil {
+	if err := b.tx.QueryRow(ctx, q, b.ids, b.owners, b.types, b.subs, b.data, settled).Scan(&written, &ignored); err != nil {
 		return fmt.Errorf("record %d events: insert: %w", n, err)
 	}
 	if written != int64(n) {
@@ -79,4 +89,40 @@ func (b *BatchRecorder) Flush(ctx context.Context) error {
 	}
 	b.ids, b.owners, b.types, b.subs, b.data = b.ids[:0], b.owners[:0], b.types[:0], b.subs[:0], b.data[:0]
 	return nil
+}
+
+// settled reports, per kept event, whether no subscription wants it (see
+// Recorder.Route): each subscription with an Owners function is asked once,
+// for the owners of the kept events of its types; none is settled when the
+// Recorder was not routed.
+func (b *BatchRecorder) settled(ctx context.Context) ([]bool, error) {
+	out := make([]bool, len(b.ids))
+	if b.r.routes == nil {
+		return out, nil
+	}
+	asked := map[*Subscription][]uuid.UUID{}
+	for i, t := range b.types {
+		out[i] = true
+		for _, s := range b.r.routes[t] {
+			if s.Owners == nil {
+				out[i] = false
+				break
+			}
+			if !slices.Contains(asked[s], b.owners[i]) {
+				asked[s] = append(asked[s], b.owners[i])
+			}
+		}
+	}
+	for s, owners := range asked {
+		wanted, err := s.Owners(ctx, b.tx, owners)
+		if err != nil {
+			return nil, fmt.Errorf("owners %s has work for: %w", s.Kind, err)
+		}
+		for i, t := range b.types {
+			if out[i] && wanted[b.owners[i]] && slices.Contains(b.r.routes[t], s) {
+				out[i] = false
+			}
+		}
+	}
+	return out, nil
 }

@@ -40,6 +40,9 @@ type Recorder struct {
 	metrics    *Metrics
 	// notified is the time (Unix nanoseconds) the last wake-up was queued.
 	notified atomic.Int64
+	// routes, when set (Route), lets a batch write an event no subscriber
+	// wants as already relayed.
+	routes routes
 }
 
 // NewRecorder returns a Recorder that refuses every type isDeclared rejects.
@@ -47,6 +50,22 @@ type Recorder struct {
 // package needs no domain import. m may be nil.
 func NewRecorder(isDeclared func(eventType string) bool, m *Metrics) *Recorder {
 	return &Recorder{isDeclared: isDeclared, metrics: m}
+}
+
+// Route gives the Recorder the relay's subscriptions, so that a batch
+// (Batch) writes an event that no subscription wants as already relayed: its
+// type has no subscriber, or every subscriber of its type has an Owners
+// function that leaves the event's owner out when the batch is flushed. Such
+// an event costs the relay nothing, as its relay would insert no job. The
+// question is asked in the writing transaction: an endpoint committed after
+// it does not get the event, as it would not once the relay had run.
+func (r *Recorder) Route(subs []Subscription) error {
+	rs, err := newRoutes(append([]Subscription(nil), subs...))
+	if err != nil {
+		return fmt.Errorf("route recorder: %w", err)
+	}
+	r.routes = rs
+	return nil
 }
 
 // With binds the Recorder to the caller's transaction. The result satisfies

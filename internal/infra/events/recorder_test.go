@@ -174,3 +174,75 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, labelName, labelV
 	}
 	return 0
 }
+
+// A routed Recorder writes, in a batch, the events no subscription wants as
+// already relayed (relayed now, no job), asking each subscription with an
+// Owners function once; an event some subscription wants, or a subscription
+// without Owners, waits for the relay. An unrouted Recorder settles nothing.
+func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	busy, idle := uuid.New(), uuid.New()
+	var asked [][]uuid.UUID
+	subs := []events.Subscription{
+		{Kind: "k.owned", EventTypes: []string{"a.owned", "a.both"}, Owners: func(_ context.Context, _ pgx.Tx, owners []uuid.UUID) (map[uuid.UUID]bool, error) {
+			asked = append(asked, owners)
+			return map[uuid.UUID]bool{busy: true}, nil
+		}},
+		{Kind: "k.all", EventTypes: []string{"a.both"}},
+	}
+	rec := events.NewRecorder(declared("a.owned", "a.both", "a.none"), nil)
+	require.NoError(t, rec.Route(subs))
+	plain := events.NewRecorder(declared("a.owned", "a.both", "a.none"), nil)
+
+	type rec1 struct {
+		owner   uuid.UUID
+		typ     string
+		relayed bool
+	}
+	cases := []rec1{
+		{busy, "a.owned", false}, // its subscriber wants the owner
+		{idle, "a.owned", true},  // its only subscriber leaves the owner out
+		{idle, "a.both", false},  // a subscriber without Owners wants every owner
+		{idle, "a.none", true},   // nobody subscribes to the type
+		{busy, "a.none", true},
+	}
+	write := func(r *events.Recorder) []uuid.UUID {
+		var ids []uuid.UUID
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			b := r.Batch(tx)
+			for _, c := range cases {
+				id, err := b.Record(ctx, c.owner, c.typ, "s", map[string]any{})
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return b.Flush(ctx)
+		}))
+		return ids
+	}
+	relayed := func(id uuid.UUID) (bool, string) {
+		var at *string
+		var fanout *string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT fanned_out_at::text, fanout::text FROM events WHERE id = $1`, id).Scan(&at, &fanout))
+		if fanout == nil {
+			return at != nil, ""
+		}
+		return at != nil, *fanout
+	}
+	for i, id := range write(rec) {
+		got, fanout := relayed(id)
+		require.Equal(t, cases[i].relayed, got, "%+v", cases[i])
+		if got {
+			require.Equal(t, "[]", fanout, "relayed with no job")
+		}
+	}
+	require.Len(t, asked, 1, "one question per subscription per batch")
+	require.ElementsMatch(t, []uuid.UUID{busy, idle}, asked[0])
+	for _, id := range write(plain) {
+		got, _ := relayed(id)
+		require.False(t, got, "an unrouted Recorder leaves every event to the relay")
+	}
+}

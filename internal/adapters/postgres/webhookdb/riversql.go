@@ -76,9 +76,8 @@ var statusStates = map[string]string{
 }
 
 // chainMark is the condition on river_job j of a delivery inserted into
-// its endpoint's chain: River's tag, or the metadata key of a job queued
-// by an earlier version of the server; never NULL.
-const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags) OR coalesce(j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb, false))`
+// its endpoint's chain: River's tag (tags are never NULL, nor is this).
+const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags))`
 
 // liveChainJob is the condition on river_job j of a delivery still in its
 // chain: queued in it, not finished, no run has left it (see

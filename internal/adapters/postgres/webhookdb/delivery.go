@@ -68,7 +68,6 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
 	s.takes = &batch.Group[takeReq, *delivery.Claim]{
 		Run:        s.takeRuns,
 		Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
-		MaxBatch:   maxTakeBatch,
 		MaxFlights: 1,
 	}
 	// One finishing statement is in flight, so two never wait on each
@@ -79,7 +78,6 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
 		Key: func(f delivery.Finish) (any, bool) {
 			return f.EndpointID, f.Settle != delivery.SettleNone
 		},
-		MaxBatch:   maxFinishBatch,
 		MaxFlights: 1,
 	}
 	return s, nil
@@ -346,7 +344,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			// Nothing was inserted: take the counts back, even when ctx
 			// ended. Should this fail too, the sweep recounts a chain that
 			// stalls on them.
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), delivery.FinishTimeout)
 			if lerr := s.leaveChains(lctx, s.pool, chained, room); lerr != nil {
 				err = errors.Join(err, lerr)
 			}
@@ -480,9 +478,6 @@ type takeReq struct {
 	endpointID, eventID, token uuid.UUID
 	ttl                        time.Duration
 }
-
-// maxTakeBatch bounds the runs one take statement carries.
-const maxTakeBatch = 256
 
 // TakeLease implements delivery.DeliverStore; takes that arrive together
 // share one statement.
@@ -669,9 +664,6 @@ const maxPromotions = 4
 // would pay it on every connection that happened to carry them.
 const statementConns = 2
 
-// maxFinishBatch bounds the runs one finishing statement carries.
-const maxFinishBatch = 256
-
 // Finish implements delivery.DeliverStore: the attempt, the release,
 // the settlement and the chain's count in one statement, shared with the
 // runs finishing at the same time.
@@ -796,10 +788,6 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 	return delivery.Outcome(o), true, nil
 }
 
-// deadRun is how long after it started a delivery run still running in
-// River's table is taken for one whose process died.
-const deadRun = delivery.JobTimeout + 5*time.Second
-
 // lockChain takes the endpoint's chain lock for the transaction: it
 // serializes what moves the chain's pending deliveries (a promotion, retry
 // now of a pending delivery), so none is made available twice, while the
@@ -838,14 +826,11 @@ const promoteChunk = 8
 // deliveries it took.
 const promoteTimeout = 10 * time.Second
 
-// promoteCleanup bounds the statements a promotion runs after its context
-// is done: giving back what it took and releasing the chain lock.
-const promoteCleanup = 5 * time.Second
-
 // cleanup returns a context for the statements a promotion runs after ctx
-// may be done, bounded by promoteCleanup.
+// may be done (giving back what it took, releasing the chain lock),
+// bounded by delivery.FinishTimeout.
 func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+	return context.WithTimeout(context.WithoutCancel(ctx), delivery.FinishTimeout)
 }
 
 // promote is Promote; with restart it first recounts the chain from

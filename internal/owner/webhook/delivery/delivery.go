@@ -232,10 +232,6 @@ type run struct {
 	left bool
 }
 
-// finishTimeout bounds the write that ends a run, which must happen even
-// when the run's own context is done.
-const finishTimeout = 5 * time.Second
-
 // Deliver runs one delivery, as the diagram of docs/design/delivery.md has
 // it:
 //
@@ -656,7 +652,7 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 		return nil
 	}
 	d.local.done(id)
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
 	if _, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()}); err != nil {
 		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
@@ -670,7 +666,7 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 // itself out in the same statement, and refills the endpoint's chain when
 // it took it under ChainRefill (or emptied it) with deliveries pending.
 func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
 	f.EndpointID, f.Chain = r.EndpointID, r.Chain && !r.left
 	if f.Now.IsZero() {

@@ -35,15 +35,17 @@ const (
 	// endpoint, not one per waiter.
 	LeasePoll = 250 * time.Millisecond
 	// BusySnooze is the shortest snooze of a delivery that waited
-	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
-	// In between, the snooze is the wait still ahead of it, estimated from
+	// MaxLocalWait without getting the lease: one LeasePoll, the pace at
+	// which it would have asked again. MaxBusySnooze is the longest: a
+	// failing endpoint's Cooldown, after which new deliveries to it wait
+	// that long anyway. In between, the snooze is the wait still ahead of it, estimated from
 	// its own wait: (the deliveries still in line before it + 1) × the
 	// time it waited ÷ those served here meanwhile. The deliveries of a
 	// run fetched together give up together, so the first in line comes
 	// back after about BusySnooze: the endpoint is idle that long when
 	// they are its last.
-	BusySnooze    = 250 * time.Millisecond
-	MaxBusySnooze = 5 * time.Minute
+	BusySnooze    = LeasePoll
+	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a
 	// window and what River's scheduler adds (retries, cooldowns).
 	maxLocalWaiters = 2 * ChainWindow

@@ -964,8 +964,6 @@ CREATE TABLE webhook_endpoint_leases (
     busy_until  timestamptz NOT NULL DEFAULT '-infinity',
     holder      uuid,
     taken_at    timestamptz,
-    -- 0071: a delivery of another process waits for the slot.
-    wanted      boolean     NOT NULL DEFAULT false,
     PRIMARY KEY (endpoint_id, slot)
 );
 

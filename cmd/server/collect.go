@@ -111,7 +111,7 @@ func provideMounters(hooksGateway *hook.Mounter, authGate *auth.Gate, mcpTools *
 	return ms
 }
 
-func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint, webhookLeases *webhookdb.LeaseListener,
+func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Relay, hint *ownerHint,
 	webhookLanes *webhookdb.Lanes, sealHeaders headerSealer, inboundRefusals *inbound.RefusalLog, metrics metricsHandler) []Background {
 	var bs []Background
 	bs = append(bs, sealHeaders)
@@ -123,7 +123,6 @@ func provideBackground(cfg config.Config, logger *zap.Logger, relay *events.Rela
 	}
 	bs = append(bs, hint)
 	bs = append(bs, relay)
-	bs = append(bs, webhookLeases)
 	bs = append(bs, webhookLanes)
 	bs = append(bs, inboundRefusals)
 	return bs

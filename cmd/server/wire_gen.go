@@ -199,7 +199,6 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		svc:    ownerService,
 		logger: logger,
 	}
-	leaseListener := provideWebhookLeaseListener(webhookdbStore, deliverer, logger)
 	lanes, err := provideWebhookLanes(cfg, webhookdbStore, worker, logger)
 	if err != nil {
 		cleanup2()
@@ -207,7 +206,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 		return nil, nil, err
 	}
 	mainHeaderSealer := provideHeaderSealer(pool, box, logger)
-	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, leaseListener, lanes, mainHeaderSealer, refusalLog, mainMetricsHandler)
+	v6 := provideBackground(cfg, logger, relay, mainOwnerHint, lanes, mainHeaderSealer, refusalLog, mainMetricsHandler)
 	mainMasterKeyRotator := provideMasterKeyRotator(pool, box)
 	commands := Commands{
 		Owners:          ownerService,

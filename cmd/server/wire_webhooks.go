@@ -44,7 +44,6 @@ var WebhookSet = wire.NewSet(
 	provideWebhookDeliverWorker,
 	provideWebhookPruneWorker,
 	provideWebhookSweepWorker,
-	provideWebhookLeaseListener,
 	provideWebhookLanes,
 	provideWebhookHealth,
 	provideEmbedAdmits,
@@ -173,12 +172,6 @@ func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *rive
 		m, err := webhookdb.PurgeDeletedEndpoints(ctx, pool, before)
 		return n + m, err
 	}}
-}
-
-// provideWebhookLeaseListener wakes the deliveries of this process that
-// wait for a lease released in another.
-func provideWebhookLeaseListener(store *webhookdb.Store, d *delivery.Deliverer, logger *zap.Logger) *webhookdb.LeaseListener {
-	return webhookdb.NewLeaseListener(store, d.Wake, logger.Named("webhooks"))
 }
 
 // provideWebhookLanes gives this process its delivery lane, a River queue

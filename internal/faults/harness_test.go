@@ -746,14 +746,14 @@ func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func(
   coalesce((SELECT string_agg(s, '; ' ORDER BY s) FROM (
      SELECT format('%s %s%s%s: %s (run %s..%s s ago, due in %s..%s s)', j.state,
        CASE WHEN j.queue = 'webhooks' THEN 'shared' ELSE 'lane ' || right(j.queue, 4) END,
-       CASE WHEN ('standmeet_chain' = ANY (j.tags) OR j.metadata @> '{"standmeet_chain": true}') THEN ' chain' ELSE '' END,
+       CASE WHEN 'standmeet_chain' = ANY (j.tags) THEN ' chain' ELSE '' END,
        CASE WHEN j.metadata -> 'output' ? 'left_chain' THEN ' left' ELSE '' END,
        count(*),
        round(extract(epoch FROM now() - max(j.attempted_at))), round(extract(epoch FROM now() - min(j.attempted_at))),
        round(extract(epoch FROM min(j.scheduled_at) - now())), round(extract(epoch FROM max(j.scheduled_at) - now()))) AS s
      FROM river_job j
      WHERE j.kind = 'webhook.deliver' AND j.args ->> 'endpoint_id' = $1 AND j.state <> 'completed'
-     GROUP BY j.state, j.queue, ('standmeet_chain' = ANY (j.tags) OR j.metadata @> '{"standmeet_chain": true}'), j.metadata -> 'output' ? 'left_chain') x), ''),
+     GROUP BY j.state, j.queue, ('standmeet_chain' = ANY (j.tags)), j.metadata -> 'output' ? 'left_chain') x), ''),
   coalesce((SELECT format('queue running %s pending %s', running, pending)
      FROM webhook_endpoint_queues WHERE endpoint_id = $1::uuid), 'no queue row'),
   coalesce((SELECT string_agg(format('slot %s busy %s s holder %s', slot,

@@ -111,11 +111,6 @@ const ChainTag = "standmeet_chain"
 // the job while it is still pending.
 const ChainFullTag = "chain_full"
 
-// ChainMetadataKey is where jobs queued by earlier versions of the server
-// carry the chain mark: {"standmeet_chain": true} in their metadata.
-// inChain and the chain's SQL still honour it.
-const ChainMetadataKey = "standmeet_chain"
-
 // LeftChainOutputKey, in a delivery job's recorded output, says that a run
 // of it counted it out of its endpoint's chain.
 const LeftChainOutputKey = "left_chain"
@@ -125,13 +120,12 @@ const LeftChainOutputKey = "left_chain"
 // River's RecordOutput, which River stores whatever the run's outcome).
 func inChain(job *rivertype.JobRow) bool {
 	var md struct {
-		Chain  bool            `json:"standmeet_chain"`
 		Output map[string]bool `json:"output"`
 	}
 	if len(job.Metadata) > 0 && json.Unmarshal(job.Metadata, &md) != nil {
 		return false
 	}
-	return (slices.Contains(job.Tags, ChainTag) || md.Chain) && !md.Output[LeftChainOutputKey]
+	return slices.Contains(job.Tags, ChainTag) && !md.Output[LeftChainOutputKey]
 }
 
 // erredLast reports whether River recorded an error for the job's

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestInChainReadsTheTagAndTheMetadataOfEarlierJobs(t *testing.T) {
+func TestInChainReadsTheTagAndTheRecordedOutput(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name     string
@@ -18,9 +18,7 @@ func TestInChainReadsTheTagAndTheMetadataOfEarlierJobs(t *testing.T) {
 		{"tagged", []string{ChainTag}, `{}`, true},
 		{"tagged and pending", []string{ChainTag, ChainFullTag}, `{}`, true},
 		{"tagged, no metadata at all", []string{ChainTag}, ``, true},
-		{"marked in metadata by an earlier version", nil, `{"standmeet_chain": true}`, true},
 		{"tagged, a run left the chain", []string{ChainTag}, `{"output": {"left_chain": true}}`, false},
-		{"marked in metadata, a run left the chain", nil, `{"standmeet_chain": true, "output": {"left_chain": true}}`, false},
 		{"not in a chain", nil, `{}`, false},
 		{"another tag", []string{"other"}, `{}`, false},
 		{"unreadable metadata", []string{ChainTag}, `{`, false},

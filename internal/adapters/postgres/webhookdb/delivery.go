@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/postgres/batch"
 	"github.com/standmeet/standmeet/internal/adapters/postgres/pgerr"
@@ -22,11 +21,6 @@ import (
 	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
-
-// LeaseChannel is the NOTIFY channel on which a lease slot that a delivery
-// of another process waits for is announced released (payload: the
-// endpoint id). Only such releases notify.
-const LeaseChannel = "standmeet_webhook_lease"
 
 // Store is the storage of webhook.fanout and webhook.deliver.
 type Store struct {
@@ -70,12 +64,10 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
 	s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
 	// Takes go one per endpoint per statement: two takers of one endpoint
 	// in one statement would see the same free slot. One statement is in
-	// flight: two, each marking slots wanted that the other has just
-	// taken, could wait on each other.
+	// flight, so the takes that arrive meanwhile share the next.
 	s.takes = &batch.Group[takeReq, *delivery.Claim]{
 		Run:        s.takeRuns,
 		Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
-		MaxBatch:   maxTakeBatch,
 		MaxFlights: 1,
 	}
 	// One finishing statement is in flight, so two never wait on each
@@ -86,7 +78,6 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
 		Key: func(f delivery.Finish) (any, bool) {
 			return f.EndpointID, f.Settle != delivery.SettleNone
 		},
-		MaxBatch:   maxFinishBatch,
 		MaxFlights: 1,
 	}
 	return s, nil
@@ -353,7 +344,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			// Nothing was inserted: take the counts back, even when ctx
 			// ended. Should this fail too, the sweep recounts a chain that
 			// stalls on them.
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), delivery.FinishTimeout)
 			if lerr := s.leaveChains(lctx, s.pool, chained, room); lerr != nil {
 				err = errors.Join(err, lerr)
 			}
@@ -444,21 +435,16 @@ func scanDeliverEndpointAfter(row pgx.Row, before []any, ep *delivery.Endpoint, 
 }
 
 // takeMany is the take of many runs, one row of the unnest per run
-// (endpoint $1, event $2, token $3, ring $4, ttl in seconds $5): for each, it
+// (endpoint $1, event $2, token $3, ttl in seconds $4): for each, it
 // reads the endpoint and the event and takes the endpoint's first free
 // slot among the first max_in_flight. The slot is locked with SKIP LOCKED
 // (a concurrent taker moves on to another slot or finds none), and
 // PostgreSQL re-checks busy_until on the locked row, so two takers never
 // hold one slot. No lease is taken for a disabled endpoint or a pruned
-// event. A take clears wanted; a taker that finds no slot and will wait
-// (ring) marks the busy slots wanted (written only when not marked yet),
-// locking them all in key order first, as the finishing statement does
-// the slots it releases: a mark skipped for a slot being released at that
-// moment would leave a waiter of another process to its fallback poll.
-// Runs of one endpoint never share the statement (see takeGroup).
+// event. Runs of one endpoint never share the statement (see NewStore).
 var takeMany = `WITH i AS (
-  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::bool[], $5::float8[])
-    WITH ORDINALITY AS i(endpoint_id, event_id, token, ring, ttl, ord)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::float8[])
+    WITH ORDINALITY AS i(endpoint_id, event_id, token, ttl, ord)
 ), ep AS (
   SELECT i.ord, ` + deliverEndpointColumns + `
   FROM i JOIN webhook_endpoints e ON e.id = i.endpoint_id
@@ -477,21 +463,10 @@ var takeMany = `WITH i AS (
   WHERE ep.enabled AND EXISTS (SELECT 1 FROM ev WHERE ev.ord = i.ord)
 ), taken AS (
   UPDATE webhook_endpoint_leases l
-  SET busy_until = now() + make_interval(secs => i.ttl), holder = i.token, taken_at = now(), wanted = false
+  SET busy_until = now() + make_interval(secs => i.ttl), holder = i.token, taken_at = now()
   FROM free JOIN i ON i.ord = free.ord
   WHERE l.endpoint_id = free.endpoint_id AND l.slot = free.slot
   RETURNING free.ord, l.slot
-), wanting AS MATERIALIZED (
-  SELECT l.endpoint_id, l.slot
-  FROM i JOIN ep ON ep.ord = i.ord JOIN webhook_endpoint_leases l ON l.endpoint_id = i.endpoint_id
-  WHERE i.ring AND ep.enabled AND l.slot < ep.max_in_flight AND NOT l.wanted
-    AND l.busy_until >= now() AND NOT EXISTS (SELECT 1 FROM free WHERE free.ord = i.ord)
-    AND EXISTS (SELECT 1 FROM ev WHERE ev.ord = i.ord)
-  ORDER BY l.endpoint_id, l.slot FOR NO KEY UPDATE OF l
-), wanted AS (
-  UPDATE webhook_endpoint_leases l SET wanted = true
-  FROM wanting w WHERE l.endpoint_id = w.endpoint_id AND l.slot = w.slot AND (SELECT count(*) FROM wanting) >= 0
-  RETURNING 1
 )
 SELECT ep.ord, ` + strings.ReplaceAll(deliverEndpointColumns, "e.", "ep.") + `,
        (SELECT slot FROM taken WHERE taken.ord = ep.ord),
@@ -501,17 +476,13 @@ FROM ep LEFT JOIN ev ON ev.ord = ep.ord`
 // takeReq is one run's take.
 type takeReq struct {
 	endpointID, eventID, token uuid.UUID
-	ring                       bool
 	ttl                        time.Duration
 }
 
-// maxTakeBatch bounds the runs one take statement carries.
-const maxTakeBatch = 256
-
 // TakeLease implements delivery.DeliverStore; takes that arrive together
 // share one statement.
-func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
-	c, err := s.takes.Do(ctx, takeReq{endpointID: endpointID, eventID: eventID, token: token, ring: wait, ttl: ttl})
+func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (delivery.Claim, error) {
+	c, err := s.takes.Do(ctx, takeReq{endpointID: endpointID, eventID: eventID, token: token, ttl: ttl})
 	if err != nil {
 		return delivery.Claim{}, fmt.Errorf("take lease of endpoint %s: %w", endpointID, err)
 	}
@@ -525,16 +496,16 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim, error) {
 	n := len(reqs)
 	endpoints, events, tokens := make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
-	rings, ttls := make([]bool, n), make([]float64, n)
+	ttls := make([]float64, n)
 	for i, r := range reqs {
-		endpoints[i], events[i], tokens[i], rings[i], ttls[i] = r.endpointID, r.eventID, r.token, r.ring, r.ttl.Seconds()
+		endpoints[i], events[i], tokens[i], ttls[i] = r.endpointID, r.eventID, r.token, r.ttl.Seconds()
 	}
 	out := make([]*delivery.Claim, n)
 	// A deadlock with another writer of the same rows (PostgreSQL cancels
 	// one of the two) is retried.
 	err := pgerr.Retry(3, func() error {
 		clear(out)
-		rows, err := s.statements.Query(ctx, takeMany, endpoints, events, tokens, rings, ttls)
+		rows, err := s.statements.Query(ctx, takeMany, endpoints, events, tokens, ttls)
 		if err != nil {
 			return err
 		}
@@ -603,11 +574,9 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 }
 
 // finishMany is the one statement that ends runs, one row of the unnest
-// per run ($1..$23, in the order of finishRow's columns): it records the
+// per run ($1..$22, in the order of finishRuns' arrays): it records the
 // attempt (record) with the signature headers it sent, releases the lease
-// slot by token (release) — notifying LeaseChannel when another process
-// waits for it — or, for a lease passed on in process (kept), reads
-// whether another process waits for it, settles the endpoint (settle: 1
+// slot by token (release), settles the endpoint (settle: 1
 // success, 2 failure) and counts the run out of its endpoint's chain
 // (chain), returning per run the chain's counts as they are after it.
 // Parts not asked for match no row. A success writes the endpoint only
@@ -616,16 +585,15 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 // out in their order: run k of n sees the count before the statement less
 // k, as one statement each would have. The lease slots and the chains'
 // rows are all locked in key order before the first is changed (releasing
-// and locked are read whole by their uncorrelated counts), as the takes
-// mark slots wanted and the fan-out's count locks chains, so none of them
-// waits on another in a circle.
+// and locked are read whole by their uncorrelated counts), as the fan-out's
+// count locks chains, so none of them waits on another in a circle.
 const finishMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::bigint[],
     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::int[],
-    $16::uuid[], $17::int[], $18::float8[], $19::text[], $20::bool[], $21::bool[], $22::text[], $23::text[])
+    $16::uuid[], $17::int[], $18::float8[], $19::text[], $20::bool[], $21::text[], $22::text[])
     WITH ORDINALITY AS i(endpoint_id, job_id, event_id, attempt, outcome, status_code, latency_ms,
       response, error, location, at, now, record, release, slot,
-      token, settle, disable_after, reason, chain, kept, ts, sig, ord)
+      token, settle, disable_after, reason, chain, ts, sig, ord)
 ), attempt AS (
   INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
     response, error, location, attempted_at, webhook_timestamp, webhook_signature)
@@ -640,13 +608,7 @@ const finishMany = `WITH i AS (
 ), released AS (
   UPDATE webhook_endpoint_leases l SET busy_until = '-infinity', holder = NULL
   FROM releasing r WHERE l.endpoint_id = r.endpoint_id AND l.slot = r.slot AND (SELECT count(*) FROM releasing) >= 0
-  RETURNING l.endpoint_id, l.wanted
-), notified AS (
-  SELECT pg_notify('` + LeaseChannel + `', endpoint_id::text) FROM released WHERE wanted
-), kept AS (
-  SELECT i.ord, l.wanted FROM i JOIN webhook_endpoint_leases l
-    ON l.endpoint_id = i.endpoint_id AND l.slot = i.slot AND l.holder = i.token
-  WHERE i.kept
+  RETURNING l.endpoint_id
 ), cleared AS (
   UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = i.now
   FROM i WHERE i.settle = 1 AND e.id = i.endpoint_id AND e.failing_since IS NOT NULL
@@ -678,13 +640,10 @@ const finishMany = `WITH i AS (
 SELECT r.ord, COALESCE(f.disabled, false),
   CASE WHEN r.chain THEN COALESCE(GREATEST(ch.running + ch.n - r.k, 0), 0) ELSE 0 END,
   CASE WHEN r.chain THEN COALESCE(ch.pending, 0) ELSE 0 END,
-  COALESCE(kp.wanted, false),
-  (SELECT count(*) FROM notified),
   CASE WHEN cl.ord IS NOT NULL THEN 'recovered' WHEN f.disabled THEN 'disabled' WHEN f.ord IS NOT NULL THEN 'failing' ELSE '' END
 FROM ranked r
 LEFT JOIN failed f ON f.ord = r.ord
 LEFT JOIN cleared cl ON cl.ord = r.ord
-LEFT JOIN kept kp ON kp.ord = r.ord
 LEFT JOIN chain ch ON ch.endpoint_id = r.endpoint_id AND r.chain`
 
 // maxPromotions bounds the promotions in flight. Each holds a pooled
@@ -705,14 +664,11 @@ const maxPromotions = 4
 // would pay it on every connection that happened to carry them.
 const statementConns = 2
 
-// maxFinishBatch bounds the runs one finishing statement carries.
-const maxFinishBatch = 256
-
 // Finish implements delivery.DeliverStore: the attempt, the release,
 // the settlement and the chain's count in one statement, shared with the
 // runs finishing at the same time.
 func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
-	if f.Attempt == nil && f.Lease == nil && f.Passed == nil && f.Settle == delivery.SettleNone && !f.Chain {
+	if f.Attempt == nil && f.Lease == nil && f.Settle == delivery.SettleNone && !f.Chain {
 		return delivery.Settled{}, nil
 	}
 	if f.EndpointID == uuid.Nil {
@@ -736,18 +692,18 @@ func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled
 func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]delivery.Settled, error) {
 	n := len(fs)
 	var (
-		endpoints, events, tokens       = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
-		jobs                            = make([]int64, n)
-		attempts, slots, settles        = make([]int32, n), make([]int32, n), make([]int32, n)
-		outcomes, reasons               = make([]string, n), make([]string, n)
-		statuses                        = make([]*int32, n)
-		latencies                       = make([]*int64, n)
-		responses, errs, locations      = make([]*string, n), make([]*string, n), make([]*string, n)
-		stamps, sigs                    = make([]*string, n), make([]*string, n)
-		ats                             = make([]*time.Time, n)
-		nows                            = make([]time.Time, n)
-		records, releases, chains, kept = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-		disableAfter                    = make([]float64, n)
+		endpoints, events, tokens  = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+		jobs                       = make([]int64, n)
+		attempts, slots, settles   = make([]int32, n), make([]int32, n), make([]int32, n)
+		outcomes, reasons          = make([]string, n), make([]string, n)
+		statuses                   = make([]*int32, n)
+		latencies                  = make([]*int64, n)
+		responses, errs, locations = make([]*string, n), make([]*string, n), make([]*string, n)
+		stamps, sigs               = make([]*string, n), make([]*string, n)
+		ats                        = make([]*time.Time, n)
+		nows                       = make([]time.Time, n)
+		records, releases, chains  = make([]bool, n), make([]bool, n), make([]bool, n)
+		disableAfter               = make([]float64, n)
 	)
 	for i, f := range fs {
 		a := f.Attempt
@@ -766,11 +722,8 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 		ats[i] = timePtr(a.At)
 		nows[i] = f.Now
 		records[i] = f.Attempt != nil
-		switch {
-		case f.Lease != nil:
+		if f.Lease != nil {
 			releases[i], slots[i], tokens[i] = true, int32(f.Lease.Slot), f.Lease.Token
-		case f.Passed != nil:
-			kept[i], slots[i], tokens[i] = true, int32(f.Passed.Slot), f.Passed.Token
 		}
 		settles[i], disableAfter[i], reasons[i] = int32(f.Settle), f.DisableAfter.Seconds(), f.DisableReason
 		chains[i] = f.Chain
@@ -780,20 +733,19 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 		return s.finishSettling(ctx, fs, func(q pgxQuerier) ([]healthChange, error) {
 			rows, err := q.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
 				responses, errs, locations, ats, nows, records, releases, slots,
-				tokens, settles, disableAfter, reasons, chains, kept, stamps, sigs)
+				tokens, settles, disableAfter, reasons, chains, stamps, sigs)
 			if err != nil {
 				return nil, err
 			}
 			var (
 				ord              int64
-				disabled, wanted bool
+				disabled         bool
 				running, pending int32
-				notified         int64
 				change           string
 				changes          []healthChange
 			)
-			_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &wanted, &notified, &change}, func() error {
-				out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0, Wanted: wanted}
+			_, err = pgx.ForEachRow(rows, []any{&ord, &disabled, &running, &pending, &change}, func() error {
+				out[ord-1] = delivery.Settled{Disabled: disabled, Running: int(running), Pending: pending > 0}
 				if change != "" {
 					changes = append(changes, healthChange{i: int(ord - 1), kind: change})
 				}
@@ -836,10 +788,6 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 	return delivery.Outcome(o), true, nil
 }
 
-// deadRun is how long after it started a delivery run still running in
-// River's table is taken for one whose process died.
-const deadRun = delivery.JobTimeout + 5*time.Second
-
 // lockChain takes the endpoint's chain lock for the transaction: it
 // serializes what moves the chain's pending deliveries (a promotion, retry
 // now of a pending delivery), so none is made available twice, while the
@@ -878,14 +826,11 @@ const promoteChunk = 8
 // deliveries it took.
 const promoteTimeout = 10 * time.Second
 
-// promoteCleanup bounds the statements a promotion runs after its context
-// is done: giving back what it took and releasing the chain lock.
-const promoteCleanup = 5 * time.Second
-
 // cleanup returns a context for the statements a promotion runs after ctx
-// may be done, bounded by promoteCleanup.
+// may be done (giving back what it took, releasing the chain lock),
+// bounded by delivery.FinishTimeout.
 func cleanup(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), promoteCleanup)
+	return context.WithTimeout(context.WithoutCancel(ctx), delivery.FinishTimeout)
 }
 
 // promote is Promote; with restart it first recounts the chain from
@@ -1065,73 +1010,6 @@ func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, err
 		total += tag.RowsAffected()
 		if tag.RowsAffected() < 1000 {
 			return total, nil
-		}
-	}
-}
-
-// LeaseListener hears the releases of lease slots that deliveries of this
-// process wait for (LeaseChannel) and wakes them. It is a background loop
-// of the server.
-type LeaseListener struct {
-	store  *Store
-	wake   func(endpointID uuid.UUID)
-	logger *zap.Logger
-}
-
-// NewLeaseListener returns a listener that calls wake with the endpoint of
-// every release announced on LeaseChannel.
-func NewLeaseListener(store *Store, wake func(endpointID uuid.UUID), logger *zap.Logger) *LeaseListener {
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	return &LeaseListener{store: store, wake: wake, logger: logger}
-}
-
-// Run listens until ctx is done, reconnecting with backoff; a missed
-// notification only costs a waiter its poll interval.
-func (l *LeaseListener) Run(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
-	for {
-		err := l.listenOnce(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		l.logger.Warn("webhook lease listener lost its connection", zap.Error(err), zap.Duration("retry_in", backoff))
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 30*time.Second)
-	}
-}
-
-func (l *LeaseListener) listenOnce(ctx context.Context) error {
-	pc, err := l.store.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("acquire listener connection: %w", err)
-	}
-	// A LISTENing session never goes back to the pool.
-	conn := pc.Hijack()
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := conn.Close(cctx); err != nil {
-			l.logger.Warn("webhook lease listener could not close its connection", zap.Error(err))
-		}
-	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+LeaseChannel); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-		if epID, err := uuid.Parse(n.Payload); err == nil {
-			l.wake(epID)
 		}
 	}
 }

@@ -50,33 +50,6 @@ func TestRetryNowOfAPendingDeliveryMovesItIntoTheChain(t *testing.T) {
 	require.Equal(t, []int{r, p}, []int{r2, p2}, "a refused retry counts nothing")
 }
 
-// A delivery queued pending by an earlier version of the server carries
-// the chain's mark in its metadata instead of River's tags: retry now
-// still moves it into the chain.
-func TestRetryNowOfAPendingDeliveryMarkedInMetadataMovesItIntoTheChain(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	b.chain(t, ep.ID, delivery.ChainWindow)
-	tx, err := b.pool.Begin(ctx)
-	require.NoError(t, err)
-	res, err := b.ins.InsertTx(ctx, tx, riverjob.WebhookDeliverArgs{EndpointID: ep.ID, EventID: b.event(t, "code.issued")},
-		&river.InsertOpts{Metadata: []byte(`{"` + riverjob.ChainMetadataKey + `": true}`), Pending: true})
-	require.NoError(t, err)
-	_, err = tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET pending = pending + 1 WHERE endpoint_id = $1`, ep.ID)
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit(ctx))
-	require.Empty(t, res.Job.Tags)
-
-	out, err := b.svc.RetryNow(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: res.Job.ID})
-	require.NoError(t, err)
-	require.Equal(t, webhook.RetryOutput{JobID: res.Job.ID, From: "pending", State: "available"}, out)
-	r, p := b.counts(t, ep.ID)
-	require.Equal(t, delivery.ChainWindow+1, r, "counted into the chain, as a tagged one is")
-	require.Zero(t, p)
-}
-
 // River makes a retry or a snooze due within its scheduler's interval
 // available ahead of its time, its scheduled_at still ahead. Such a
 // delivery still waits for that time: retry now takes it, as scheduled,

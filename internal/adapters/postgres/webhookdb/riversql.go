@@ -5,6 +5,7 @@ import (
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
+	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // This file holds every SQL text of the adapter that names River's tables,
@@ -76,14 +77,14 @@ var statusStates = map[string]string{
 }
 
 // chainMark is the condition on river_job j of a delivery inserted into
-// its endpoint's chain: River's tag, or the metadata key of a job queued
-// by an earlier version of the server; never NULL.
-const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags) OR coalesce(j.metadata -> '` + riverjob.ChainMetadataKey + `' = 'true'::jsonb, false))`
+// its endpoint's chain: River's tag (tags are never NULL, nor is this).
+const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags))`
 
 // liveChainJob is the condition on river_job j of a delivery still in its
 // chain: queued in it, not finished, no run has left it (see
-// riverjob.LeftChainOutputKey), and, if running, started within deadRun. A
-// run started longer ago than that is one of a process that died (River
+// riverjob.LeftChainOutputKey), and, if running, started within
+// delivery.LeaseTTL. A run started longer ago than that is one of a
+// process that died (River
 // ends every run at delivery.JobTimeout): it waits for River's rescuer,
 // minutes away, and the chain does not wait with it. Counting a live run
 // out only lets the chain run ahead of its window for a while.
@@ -95,7 +96,7 @@ const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags) OR coalesce(j.met
 // statistics can date from before the first delivery, and the planner then
 // takes that index for the cheapest way to every delivery there has been.
 var liveChainJob = `j.state IN ('available', 'running', 'scheduled', 'retryable')
-  AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(deadRun.Seconds())) + `')
+  AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(delivery.LeaseTTL.Seconds())) + `')
   AND ` + chainMark + `
   AND (j.metadata -> 'output' -> '` + riverjob.LeftChainOutputKey + `') IS DISTINCT FROM 'true'::jsonb`
 

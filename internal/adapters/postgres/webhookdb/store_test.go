@@ -201,7 +201,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	ev := b.event(t, "code.issued")
 	take := func() delivery.Claim {
 		t.Helper()
-		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, true)
+		c, err := b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
 		require.NoError(t, err)
 		return c
 	}
@@ -216,28 +216,11 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	require.Equal(t, 2, c3.Endpoint.MaxInFlight)
 	require.NotEmpty(t, c3.Endpoint.SecretSealed)
 
-	// The third waits: a holder that passes its lease on in process learns
-	// it, and the release of a wanted slot is announced.
-	s, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Passed: c2.Lease})
+	// The holder's release frees its slot for the next taker.
+	_, err := b.store.Finish(ctx, delivery.Finish{Lease: c2.Lease})
 	require.NoError(t, err)
-	require.True(t, s.Wanted)
-	listen, err := b.pool.Acquire(ctx)
-	require.NoError(t, err)
-	defer listen.Release()
-	_, err = listen.Exec(ctx, `LISTEN `+webhookdb.LeaseChannel)
-	require.NoError(t, err)
-	_, err = b.store.Finish(ctx, delivery.Finish{Lease: c2.Lease})
-	require.NoError(t, err)
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	n, err := listen.Conn().WaitForNotification(wctx)
-	cancel()
-	require.NoError(t, err)
-	require.Equal(t, ep.ID.String(), n.Payload)
 	c2 = take()
-	require.NotNil(t, c2.Lease, "the released slot is taken again, which clears wanted")
-	s, err = b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Passed: c2.Lease})
-	require.NoError(t, err)
-	require.False(t, s.Wanted)
+	require.NotNil(t, c2.Lease, "the released slot is taken again")
 
 	// A release by another token (a holder whose lease expired) frees nothing.
 	stale := *c1.Lease
@@ -260,7 +243,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	// No lease for a pruned event or a disabled endpoint; a deleted one is gone.
 	_, err = b.store.Finish(ctx, delivery.Finish{Lease: c4.Lease})
 	require.NoError(t, err)
-	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute, false)
+	c, err := b.store.TakeLease(ctx, ep.ID, uuid.New(), uuid.New(), time.Minute)
 	require.NoError(t, err)
 	require.Nil(t, c.Event)
 	require.Nil(t, c.Lease)
@@ -276,7 +259,7 @@ func TestLeaseSlotsAreTakenOnceAndReleasedByTheirHolder(t *testing.T) {
 	require.Nil(t, c.Lease)
 	_, err = webhookdb.PurgeDeletedEndpoints(ctx, b.pool, time.Now().Add(time.Minute))
 	require.NoError(t, err)
-	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute, false)
+	_, err = b.store.TakeLease(ctx, ep.ID, ev, uuid.New(), time.Minute)
 	require.ErrorIs(t, err, delivery.ErrGone)
 }
 
@@ -964,7 +947,7 @@ func TestTakesTogetherGiveEachSlotOnce(t *testing.T) {
 	for _, e := range eps {
 		for range takers {
 			go func() {
-				c, err := b.store.TakeLease(ctx, e, ev, uuid.New(), time.Minute, true)
+				c, err := b.store.TakeLease(ctx, e, ev, uuid.New(), time.Minute)
 				out <- result{e, c, err}
 			}()
 		}

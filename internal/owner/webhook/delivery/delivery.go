@@ -232,10 +232,6 @@ type run struct {
 	left bool
 }
 
-// finishTimeout bounds the write that ends a run, which must happen even
-// when the run's own context is done.
-const finishTimeout = 5 * time.Second
-
 // Deliver runs one delivery, as the diagram of docs/design/delivery.md has
 // it:
 //
@@ -246,8 +242,8 @@ const finishTimeout = 5 * time.Second
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Every slot busy: wait in process for a holder here to pass
-//     its lease on (the first waiter asks PostgreSQL, LeasePoll to
-//     MaxLeasePoll apart, while no holder is here), for at most
+//     its lease on (the first waiter asks PostgreSQL every LeasePoll
+//     while no holder is here), for at most
 //     MaxLocalWait, then snooze for about the wait still ahead; the
 //     delivery stays in its chain.
 //  2. Re-check that the endpoint still wants the event and that it is in
@@ -335,33 +331,29 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 	released := false
 	release := func(f Finish) error {
 		released = true
-		yield := d.local.takeYield(ep.ID, lease.Written)
-		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh && !yield {
+		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh {
 			if next := d.local.next(ep.ID); next != nil {
 				// The endpoint is as this run read it: the waiter posts
 				// under the same lease while this run's outcome is written.
 				next.ch <- &passed{lease: *lease, endpoint: ep}
 				d.local.passes.Add(1)
-				f.Passed = lease
-				err := d.finish(ctx, r, f)
-				return err
+				return d.finish(ctx, r, f)
 			}
 		}
 		// Back to PostgreSQL: nobody waits here, or a failure may have
 		// disabled the endpoint (the first waiter here takes it afresh at
-		// once), or a delivery of another process waits for it (the release
-		// wakes it), or the lease went from hand to hand here for
-		// LeaseRefresh (the endpoint is read afresh by the next taker).
+		// once), or the lease went from hand to hand here for LeaseRefresh
+		// (the endpoint is read afresh by the next taker, and a delivery of
+		// another process that waits for it may take it first).
 		d.local.done(ep.ID)
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
 		d.local.releasedHere(ep.ID)
-		switch {
-		case f.Settle == SettleFailure:
+		if f.Settle == SettleFailure {
 			if next := d.local.next(ep.ID); next != nil {
 				next.ch <- nil
 			}
-		case !yield:
+		} else {
 			// Refreshed: the first waiter here takes it afresh at once.
 			d.local.poke(ep.ID)
 		}
@@ -469,11 +461,8 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		return c, 0, err
 	}
 	for {
-		// Only a taker with no holder or other taker of the endpoint here
-		// asks the holder's process to give the lease back: one here passes
-		// it on anyway.
-		ring, gen := d.local.taking(id)
-		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL, ring)
+		gen := d.local.taking(id)
+		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
 		d.local.took(id, err == nil && c.Lease != nil, c.Endpoint.MaxInFlight)
 		if err != nil {
 			return Claim{}, 0, err
@@ -566,11 +555,6 @@ func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, cl *claimant, 
 
 // Stats reports what the local handoff did and holds now.
 func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
-
-// Wake tells the deliverer that a lease slot of the endpoint that a
-// delivery here waits for was released in another process: the first
-// waiter asks for it at once.
-func (d *Deliverer) Wake(endpointID uuid.UUID) { d.local.poke(endpointID) }
 
 // busySnooze is the snooze of a delivery that waited waited, with ahead
 // deliveries still in line before it and went served here meanwhile: about
@@ -668,7 +652,7 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 		return nil
 	}
 	d.local.done(id)
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
 	if _, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()}); err != nil {
 		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
@@ -682,7 +666,7 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 // itself out in the same statement, and refills the endpoint's chain when
 // it took it under ChainRefill (or emptied it) with deliveries pending.
 func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
 	f.EndpointID, f.Chain = r.EndpointID, r.Chain && !r.left
 	if f.Now.IsZero() {
@@ -691,9 +675,6 @@ func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
 	settled, err := d.store.Finish(fctx, f)
 	if err != nil {
 		return fmt.Errorf("finish delivery: %w", err)
-	}
-	if settled.Wanted {
-		d.local.setYield(r.EndpointID)
 	}
 	if !f.Chain {
 		return nil

@@ -27,30 +27,25 @@ const (
 	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
 	// in JobTimeout after it.
 	MaxLocalWait = 3 * time.Second
-	// LeasePoll is how long the first local waiter of an endpoint whose
-	// lease is held by another process waits before it asks PostgreSQL for
-	// it, in case the release's notification was missed (it is woken at
-	// once otherwise). Each ask that finds the lease still held doubles the
-	// wait of the endpoint's next ask from this process, up to
-	// MaxLeasePoll, so the waiters of a process cost PostgreSQL a few
-	// statements a second per endpoint, not one per waiter.
-	LeasePoll    = 250 * time.Millisecond
-	MaxLeasePoll = time.Second
-	// MinLocalRun is how long a lease goes from hand to hand in a process
-	// at least before it is given back to a delivery of another process
-	// that waits for it: each handover between processes costs a
-	// notification and a take.
-	MinLocalRun = 100 * time.Millisecond
+	// LeasePoll is how often the first local waiter of an endpoint whose
+	// lease no delivery here holds asks PostgreSQL for it: the holder is in
+	// another process (a lane changing hands) or died, and a slot it
+	// releases is found at the next ask. Only the first waiter asks, so the
+	// waiters of a process cost PostgreSQL four statements a second per
+	// endpoint, not one per waiter.
+	LeasePoll = 250 * time.Millisecond
 	// BusySnooze is the shortest snooze of a delivery that waited
-	// MaxLocalWait without getting the lease; MaxBusySnooze the longest.
-	// In between, the snooze is the wait still ahead of it, estimated from
+	// MaxLocalWait without getting the lease: one LeasePoll, the pace at
+	// which it would have asked again. MaxBusySnooze is the longest: a
+	// failing endpoint's Cooldown, after which new deliveries to it wait
+	// that long anyway. In between, the snooze is the wait still ahead of it, estimated from
 	// its own wait: (the deliveries still in line before it + 1) × the
 	// time it waited ÷ those served here meanwhile. The deliveries of a
 	// run fetched together give up together, so the first in line comes
 	// back after about BusySnooze: the endpoint is idle that long when
 	// they are its last.
-	BusySnooze    = 250 * time.Millisecond
-	MaxBusySnooze = 5 * time.Minute
+	BusySnooze    = LeasePoll
+	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a
 	// window and what River's scheduler adds (retries, cooldowns).
 	maxLocalWaiters = 2 * ChainWindow
@@ -105,17 +100,11 @@ type localQueue struct {
 	// queue began): how long the lease has gone without serving a
 	// delivery here, the pace hopeless judges a wait by.
 	progress time.Time
-	// yield is set when a delivery of another process waits for the lease:
-	// the next holder here releases it to PostgreSQL instead of passing it.
-	yield bool
-	// polled is when a waiter here last asked PostgreSQL for the lease,
-	// and pollEvery how long the next ask waits (0: LeasePoll).
-	polled    time.Time
-	pollEvery time.Duration
-	// released counts the slots of id let go here to PostgreSQL or
-	// announced released elsewhere: a taker whose take failed while it
-	// changed asks again instead of waiting for a wake that came before
-	// it queued.
+	// polled is when a waiter here last asked PostgreSQL for the lease.
+	polled time.Time
+	// released counts the slots of id let go here to PostgreSQL: a taker
+	// whose take failed while it changed asks again instead of waiting for
+	// a wake that came before it queued.
 	released uint64
 }
 
@@ -176,7 +165,7 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 }
 
 func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.holders <= 0 && q.takers <= 0 && q.claims <= 0 && len(q.waiters) == 0 && !q.yield {
+	if q.holders <= 0 && q.takers <= 0 && q.claims <= 0 && len(q.waiters) == 0 {
 		delete(h.eps, id)
 	}
 }
@@ -342,17 +331,13 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 }
 
 // taking records a delivery here asking PostgreSQL for a slot of id and
-// reports whether it is to ring for it (mark the busy slots wanted): only
-// when no other delivery here holds or is taking a slot of id, since one
-// that does passes the lease on here anyway, or rings itself. gen is the
-// generation of releases the take starts at (see wait).
-func (h *handoff) taking(id uuid.UUID) (ring bool, gen uint64) {
+// returns the generation of releases the take starts at (see wait).
+func (h *handoff) taking(id uuid.UUID) (gen uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	ring = q.holders <= 0 && q.takers <= 0
 	q.takers++
-	return ring, q.released
+	return q.released
 }
 
 // took ends a taking; got says whether it took a slot, slots is the
@@ -372,34 +357,12 @@ func (h *handoff) took(id uuid.UUID, got bool, slots int) {
 		q.holders++
 		q.served++
 		q.progress = time.Now()
-		q.pollEvery = 0
 	}
 	h.tidy(id, q)
 }
 
-// setYield records that another process waits for id's lease.
-func (h *handoff) setYield(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.queue(id).yield = true
-}
-
-// takeYield reports whether another process waits for id's lease and the
-// lease, taken at taken, ran here for MinLocalRun; then it forgets it.
-func (h *handoff) takeYield(id uuid.UUID, taken time.Time) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.eps[id]
-	if q == nil || !q.yield || time.Since(taken) < MinLocalRun {
-		return false
-	}
-	q.yield = false
-	h.tidy(id, q)
-	return true
-}
-
-// poke records a slot of id released (here or elsewhere) and wakes the
-// first waiter of id, if any, to ask PostgreSQL at once.
+// poke records a slot of id released here and wakes the first waiter of
+// id, if any, to ask PostgreSQL at once.
 func (h *handoff) poke(id uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -428,8 +391,7 @@ func (h *handoff) releasedHere(id uuid.UUID) {
 
 // shouldPoll reports whether w is to ask PostgreSQL for id's lease now: it
 // is the first waiter, no holder here will pass one on, and it was woken by
-// a release elsewhere or the endpoint's last ask from here is pollEvery
-// ago (which then doubles, up to MaxLeasePoll).
+// a release here or the endpoint's last ask from here is LeasePoll ago.
 func (h *handoff) shouldPoll(id uuid.UUID, w *waiter, woken bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -437,15 +399,9 @@ func (h *handoff) shouldPoll(id uuid.UUID, w *waiter, woken bool) bool {
 	if q == nil || q.holders > 0 || len(q.waiters) == 0 || q.waiters[0] != w {
 		return false
 	}
-	if q.pollEvery == 0 {
-		q.pollEvery = LeasePoll
-	}
 	now := time.Now()
-	if !woken {
-		if now.Sub(q.polled) < q.pollEvery {
-			return false
-		}
-		q.pollEvery = min(2*q.pollEvery, MaxLeasePoll)
+	if !woken && now.Sub(q.polled) < LeasePoll {
+		return false
 	}
 	q.polled = now
 	return true

@@ -47,11 +47,10 @@ func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {
 	require.Error(t, err)
 }
 
-// The first waiter of an endpoint held elsewhere asks PostgreSQL at an
-// interval that doubles from LeasePoll to MaxLeasePoll while the lease stays
-// away; a release heard from elsewhere lets it ask at once; taking the lease
-// here starts the pace over.
-func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
+// The first waiter of an endpoint held elsewhere asks PostgreSQL every
+// LeasePoll, or at once when a release here woke it; the others wait for
+// it, and nobody here asks while a holder here will pass the lease on.
+func TestTheFirstWaiterPollsAtTheLeasePoll(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
@@ -62,27 +61,14 @@ func TestTheFallbackPollBacksOffPerEndpoint(t *testing.T) {
 	q := h.eps[id]
 	q.polled = time.Now().Add(-LeasePoll)
 	require.True(t, h.shouldPoll(id, first, false))
-	require.Equal(t, 2*LeasePoll, q.pollEvery)
-	q.polled = time.Now().Add(-LeasePoll)
-	require.False(t, h.shouldPoll(id, first, false), "the next ask waits twice as long")
-	require.True(t, h.shouldPoll(id, first, true), "a release heard from elsewhere is asked for at once")
-	for range 4 {
-		q.polled = time.Now().Add(-MaxLeasePoll)
-		require.True(t, h.shouldPoll(id, first, false))
-	}
-	require.Equal(t, MaxLeasePoll, q.pollEvery)
+	require.False(t, h.shouldPoll(id, first, false), "the next ask waits LeasePoll")
+	require.True(t, h.shouldPoll(id, first, true), "a release here is asked for at once")
 	h.taking(id)
 	h.took(id, true, 1)
+	q.polled = time.Now().Add(-LeasePoll)
 	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
 	h.done(id)
-	q.polled = time.Now().Add(-LeasePoll)
-	require.True(t, h.shouldPoll(id, first, false), "the pace starts over once the lease was here")
-	ring, _ := h.taking(id)
-	require.True(t, ring, "with no holder or taker here, a taker rings")
-	ring, _ = h.taking(id)
-	require.False(t, ring, "while another delivery here takes, it does not")
-	h.took(id, false, 1)
-	h.took(id, false, 1)
+	require.True(t, h.shouldPoll(id, first, false), "the holder here is gone: ask")
 }
 
 // A waiter that leaves the line to ask PostgreSQL and queues again keeps
@@ -126,10 +112,10 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	h.releasedHere(id)
 	h.done(id)
 	require.Nil(t, h.join(id, h.begin(id)), "one of two slots held here: ask PostgreSQL for the other")
-	_, gen := h.taking(id)
+	gen := h.taking(id)
 	h.releasedHere(id)
 	h.done(id)
-	_, gen2 := h.taking(id)
+	gen2 := h.taking(id)
 	require.NotEqual(t, gen, gen2)
 	w, again := h.wait(id, gen, h.begin(id))
 	require.Nil(t, w)

@@ -24,10 +24,15 @@ const (
 	JobTimeout = 15 * time.Second
 	// HTTPTimeout bounds one POST, connect to last body byte.
 	HTTPTimeout = 10 * time.Second
+	// FinishTimeout bounds a write that must happen after its run's own
+	// context is done: the statement that ends a run (its attempt, its
+	// lease), a promotion's clean-up, a fan-out taking back its counts.
+	FinishTimeout = 5 * time.Second
 	// LeaseTTL is how long a taken lease slot stays busy if its holder dies
-	// without releasing it. It exceeds JobTimeout, so a live holder never
-	// loses its lease.
-	LeaseTTL = JobTimeout + 5*time.Second
+	// without releasing it: a live holder's run ends by JobTimeout and
+	// releases it within FinishTimeout, so it never loses its lease. A run
+	// River still shows running after LeaseTTL is one whose process died.
+	LeaseTTL = JobTimeout + FinishTimeout
 	// LeaseRefresh is how long a lease may pass from hand to hand in one
 	// process before it goes back to PostgreSQL, where other processes'
 	// deliveries of the endpoint can take it and the endpoint is read

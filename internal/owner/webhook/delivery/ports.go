@@ -282,9 +282,6 @@ type Finish struct {
 	EndpointID uuid.UUID
 	// Lease is released when set.
 	Lease *Lease
-	// Passed is the lease this run passed on to a delivery of its process
-	// (not released): Finish reports whether another process wants it.
-	Passed *Lease
 	// Chain counts this run out of the endpoint's chain (its delivery is
 	// still in it), and asks whether deliveries are pending.
 	Chain bool
@@ -307,9 +304,6 @@ type Settled struct {
 	// only), and Pending whether deliveries of the endpoint were pending.
 	Running int
 	Pending bool
-	// Wanted is true when a delivery of another process waits for the
-	// Passed lease.
-	Wanted bool
 }
 
 // DeliverStore is what webhook.deliver needs from storage.
@@ -321,10 +315,8 @@ type DeliverStore interface {
 	// and no transaction is held afterwards. A deleted endpoint is kept,
 	// disabled for good, until the retention purges it: its claim is that
 	// of a disabled endpoint (no lease); ErrGone when no endpoint has the id
-	// (purged). With wait, a taker that finds every slot busy marks them
-	// wanted, so their holder's process hands them back to PostgreSQL at
-	// its next delivery and its release wakes this process (Wake).
-	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (Claim, error)
+	// (purged).
+	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
 	// Event loads an event; ErrGone when retention pruned it. A delivery
 	// that waits for a lease held in its own process reads its event so
 	// instead of through TakeLease.

@@ -48,10 +48,10 @@ func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 // t0 has microseconds only, as PostgreSQL keeps them.
 var t0 = time.Now().UTC().Truncate(time.Second)
 
-func take(t *testing.T, h Harness, ep, ev uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, uuid.UUID) {
+func take(t *testing.T, h Harness, ep, ev uuid.UUID, ttl time.Duration) (delivery.Claim, uuid.UUID) {
 	t.Helper()
 	token := uuid.New()
-	c, err := h.Store.TakeLease(context.Background(), ep, ev, token, ttl, wait)
+	c, err := h.Store.TakeLease(context.Background(), ep, ev, token, ttl)
 	require.NoError(t, err)
 	return c, token
 }
@@ -103,7 +103,7 @@ var contractCases = []struct {
 		ev := h.NewEvent(t, ep)
 		slots := map[int]bool{}
 		for i := range 5 {
-			c, token := take(t, h, ep, ev, time.Minute, false)
+			c, token := take(t, h, ep, ev, time.Minute)
 			require.Equal(t, ep, c.Endpoint.ID)
 			require.Equal(t, 3, c.Endpoint.MaxInFlight)
 			require.True(t, c.Endpoint.Enabled)
@@ -124,33 +124,33 @@ var contractCases = []struct {
 	{"finish releases a slot for its holder only", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
-		a, _ := take(t, h, ep, ev, time.Minute, false)
+		a, _ := take(t, h, ep, ev, time.Minute)
 		require.NotNil(t, a.Lease)
 		wrong := *a.Lease
 		wrong.Token = uuid.New()
 		finish(t, h, delivery.Finish{EndpointID: ep, Lease: &wrong, Now: t0})
-		c, _ := take(t, h, ep, ev, time.Minute, false)
+		c, _ := take(t, h, ep, ev, time.Minute)
 		require.Nil(t, c.Lease, "another token does not release the slot")
 		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
-		c, _ = take(t, h, ep, ev, time.Minute, false)
+		c, _ = take(t, h, ep, ev, time.Minute)
 		require.NotNil(t, c.Lease, "the holder's release frees it")
 		require.Empty(t, h.Attempts(t, ep), "a release without an attempt records none")
 	}},
 	{"an expired slot is taken again; its old holder neither renews nor releases it", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
-		a, _ := take(t, h, ep, ev, 200*time.Millisecond, false)
+		a, _ := take(t, h, ep, ev, 200*time.Millisecond)
 		require.NotNil(t, a.Lease)
-		c, _ := take(t, h, ep, ev, time.Minute, false)
+		c, _ := take(t, h, ep, ev, time.Minute)
 		require.Nil(t, c.Lease)
 		time.Sleep(400 * time.Millisecond)
-		b, _ := take(t, h, ep, ev, time.Minute, false)
+		b, _ := take(t, h, ep, ev, time.Minute)
 		require.NotNil(t, b.Lease, "the dead holder's slot expired")
 		_, held, err := h.Store.RenewLease(context.Background(), *a.Lease, time.Minute)
 		require.NoError(t, err)
 		require.False(t, held)
 		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
-		c, _ = take(t, h, ep, ev, time.Minute, false)
+		c, _ = take(t, h, ep, ev, time.Minute)
 		require.Nil(t, c.Lease, "the old holder's release left its successor's slot alone")
 		got, held, err := h.Store.RenewLease(context.Background(), *b.Lease, time.Minute)
 		require.NoError(t, err)
@@ -160,34 +160,34 @@ var contractCases = []struct {
 	{"a renewed slot outlives its first ttl", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
-		a, _ := take(t, h, ep, ev, 300*time.Millisecond, false)
+		a, _ := take(t, h, ep, ev, 300*time.Millisecond)
 		require.NotNil(t, a.Lease)
 		_, held, err := h.Store.RenewLease(context.Background(), *a.Lease, time.Minute)
 		require.NoError(t, err)
 		require.True(t, held)
 		time.Sleep(500 * time.Millisecond)
-		c, _ := take(t, h, ep, ev, time.Minute, false)
+		c, _ := take(t, h, ep, ev, time.Minute)
 		require.Nil(t, c.Lease)
 	}},
 	{"no lease without an enabled endpoint and its event; a missing endpoint is gone", func(t *testing.T, h Harness) {
 		ctx := context.Background()
-		_, err := h.Store.TakeLease(ctx, uuid.New(), uuid.New(), uuid.New(), time.Minute, false)
+		_, err := h.Store.TakeLease(ctx, uuid.New(), uuid.New(), uuid.New(), time.Minute)
 		require.ErrorIs(t, err, delivery.ErrGone)
 		_, _, err = h.Store.RenewLease(ctx, delivery.Lease{EndpointID: uuid.New(), Token: uuid.New()}, time.Minute)
 		require.ErrorIs(t, err, delivery.ErrGone)
 
 		ep := h.NewEndpoint(t, h.NewOwner(t), 2)
-		c, _ := take(t, h, ep, uuid.New(), time.Minute, false)
+		c, _ := take(t, h, ep, uuid.New(), time.Minute)
 		require.Equal(t, ep, c.Endpoint.ID)
 		require.Nil(t, c.Event, "the event is gone")
 		require.Nil(t, c.Lease)
 
 		ev := h.NewEvent(t, ep)
-		held, _ := take(t, h, ep, ev, time.Minute, false)
+		held, _ := take(t, h, ep, ev, time.Minute)
 		require.NotNil(t, held.Lease)
 		finish(t, h, failure(ep, t0))
 		require.True(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter))).Disabled)
-		c, _ = take(t, h, ep, ev, time.Minute, false)
+		c, _ = take(t, h, ep, ev, time.Minute)
 		require.False(t, c.Endpoint.Enabled)
 		require.NotNil(t, c.Event)
 		require.Nil(t, c.Lease, "a disabled endpoint lends no slot")
@@ -218,7 +218,7 @@ var contractCases = []struct {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		state := func() delivery.Endpoint {
-			c, _ := take(t, h, ep, ev, time.Minute, false)
+			c, _ := take(t, h, ep, ev, time.Minute)
 			if c.Lease != nil {
 				finish(t, h, delivery.Finish{EndpointID: ep, Lease: c.Lease, Now: t0})
 			}
@@ -241,22 +241,6 @@ var contractCases = []struct {
 		require.False(t, got.Enabled)
 		require.True(t, t0.Equal(*got.FailingSince))
 		require.False(t, finish(t, h, failure(ep, t0.Add(delivery.DisableAfter+time.Hour))).Disabled, "disabled once")
-	}},
-	{"a lease passed on stays held and tells whether another process waits", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
-		ev := h.NewEvent(t, ep)
-		a, _ := take(t, h, ep, ev, time.Minute, false)
-		require.NotNil(t, a.Lease)
-		require.False(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: a.Lease, Now: t0}).Wanted, "nobody waits")
-		c, _ := take(t, h, ep, ev, time.Minute, true)
-		require.Nil(t, c.Lease, "a passed lease is not released")
-		require.True(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: a.Lease, Now: t0}).Wanted, "a waiting taker marked it")
-		c, _ = take(t, h, ep, ev, time.Minute, false)
-		require.Nil(t, c.Lease)
-		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
-		c, _ = take(t, h, ep, ev, time.Minute, false)
-		require.NotNil(t, c.Lease)
-		require.False(t, finish(t, h, delivery.Finish{EndpointID: ep, Passed: c.Lease, Now: t0}).Wanted, "a take clears the mark")
 	}},
 	{"an attempt's recorded outcome is read back by job and attempt", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
@@ -284,7 +268,7 @@ var contractCases = []struct {
 		ev, err := h.Fanout.Event(context.Background(), id)
 		require.NoError(t, err)
 		require.Equal(t, id, ev.ID)
-		c, _ := take(t, h, ep, id, time.Minute, false)
+		c, _ := take(t, h, ep, id, time.Minute)
 		require.Equal(t, c.Endpoint.OwnerID, ev.OwnerID)
 		require.Equal(t, *c.Event, ev, "the fan-out and the lease read the same event")
 		_, err = h.Fanout.Event(context.Background(), uuid.New())
@@ -294,12 +278,12 @@ var contractCases = []struct {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		h.DeleteEndpoint(t, ep)
-		c, err := h.Store.TakeLease(context.Background(), ep, ev, uuid.New(), time.Minute, true)
+		c, err := h.Store.TakeLease(context.Background(), ep, ev, uuid.New(), time.Minute)
 		require.NoError(t, err, "a deleted endpoint is not gone until the retention purges it")
 		require.Equal(t, ep, c.Endpoint.ID)
 		require.False(t, c.Endpoint.Enabled)
 		require.Nil(t, c.Lease)
-		_, err = h.Store.TakeLease(context.Background(), uuid.New(), ev, uuid.New(), time.Minute, false)
+		_, err = h.Store.TakeLease(context.Background(), uuid.New(), ev, uuid.New(), time.Minute)
 		require.ErrorIs(t, err, delivery.ErrGone, "an endpoint no row holds is gone")
 	}},
 	{"the fan-out lists the owner's endpoints, enabled or not, never deleted", func(t *testing.T, h Harness) {

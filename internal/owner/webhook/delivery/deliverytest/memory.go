@@ -46,7 +46,6 @@ type memEndpoint struct {
 type slot struct {
 	busyUntil time.Time
 	holder    uuid.UUID
-	wanted    bool
 }
 
 var (
@@ -204,7 +203,7 @@ func (m *Memory) Calls() (takes, renewals int) {
 func gone(id uuid.UUID) error { return fmt.Errorf("endpoint %s: %w", id, delivery.ErrGone) }
 
 // TakeLease implements delivery.DeliverStore.
-func (m *Memory) TakeLease(_ context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
+func (m *Memory) TakeLease(_ context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (delivery.Claim, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.takes++
@@ -226,11 +225,6 @@ func (m *Memory) TakeLease(_ context.Context, endpointID, eventID, token uuid.UU
 			e.slots[i] = slot{busyUntil: now.Add(ttl), holder: token}
 			c.Lease = &delivery.Lease{EndpointID: endpointID, Slot: i, Token: token}
 			return c, nil
-		}
-	}
-	if wait {
-		for i := range n {
-			e.slots[i].wanted = true
 		}
 	}
 	return c, nil
@@ -276,8 +270,8 @@ func (m *Memory) RenewLease(_ context.Context, l delivery.Lease, ttl time.Durati
 }
 
 // Finish implements delivery.DeliverStore: it records the attempt, releases
-// the lease when its token still holds the slot, reports whether a passed
-// lease is wanted, and settles the endpoint as PostgreSQL does. A run of a
+// the lease when its token still holds the slot, and settles the endpoint
+// as PostgreSQL does. A run of a
 // deleted endpoint changes nothing.
 func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled, error) {
 	m.mu.Lock()
@@ -304,16 +298,8 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 		}
 		e.attempts = append(e.attempts, a)
 	}
-	held := func(l *delivery.Lease) *slot {
-		if l == nil || l.Slot < 0 || l.Slot >= Slots || e.slots[l.Slot].holder != l.Token {
-			return nil
-		}
-		return &e.slots[l.Slot]
-	}
-	if s := held(f.Lease); s != nil {
-		*s = slot{}
-	} else if s := held(f.Passed); f.Lease == nil && s != nil {
-		out.Wanted = s.wanted
+	if l := f.Lease; l != nil && l.Slot >= 0 && l.Slot < Slots && e.slots[l.Slot].holder == l.Token {
+		e.slots[l.Slot] = slot{}
 	}
 	switch f.Settle {
 	case delivery.SettleSuccess:

@@ -23,7 +23,7 @@ type Stub struct {
 	EventFunc       func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
 	EndpointsFunc   func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)
 	EnqueueFunc     func(ctx context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error)
-	TakeLeaseFunc   func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error)
+	TakeLeaseFunc   func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (delivery.Claim, error)
 	FinishFunc      func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
 	RenewLeaseFunc  func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
 	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
@@ -69,8 +69,8 @@ func (s *Stub) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery
 }
 
 // TakeLease calls TakeLeaseFunc.
-func (s *Stub) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration, wait bool) (delivery.Claim, error) {
-	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl, wait)
+func (s *Stub) TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (delivery.Claim, error) {
+	return s.TakeLeaseFunc(ctx, endpointID, eventID, token, ttl)
 }
 
 // Finish calls FinishFunc.

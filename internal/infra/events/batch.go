@@ -92,37 +92,26 @@ func (b *BatchRecorder) Flush(ctx context.Context) error {
 }
 
 // settled reports, per kept event, whether no subscription wants it (see
-// Recorder.Route): each subscription with an Owners function is asked once,
-// for the owners of the kept events of its types; none is settled when the
-// Recorder was not routed.
+// Recorder.Route): its type has no subscriber, or each has an Owners function
+// (asked once per batch, as the relay asks) that leaves its owner out. None is
+// settled when the Recorder was not routed.
 func (b *BatchRecorder) settled(ctx context.Context) ([]bool, error) {
 	out := make([]bool, len(b.ids))
 	if b.r.routes == nil {
 		return out, nil
 	}
-	asked := map[*Subscription][]uuid.UUID{}
-	for i, t := range b.types {
-		out[i] = true
-		for _, s := range b.r.routes[t] {
-			if s.Owners == nil {
-				out[i] = false
-				break
-			}
-			if !slices.Contains(asked[s], b.owners[i]) {
-				asked[s] = append(asked[s], b.owners[i])
-			}
-		}
+	evs := make([]claimed, len(b.ids))
+	for i := range b.ids {
+		evs[i] = claimed{ID: b.ids[i], OwnerID: b.owners[i], Type: b.types[i]}
 	}
-	for s, owners := range asked {
-		wanted, err := s.Owners(ctx, b.tx, owners)
-		if err != nil {
-			return nil, fmt.Errorf("owners %s has work for: %w", s.Kind, err)
-		}
-		for i, t := range b.types {
-			if out[i] && wanted[b.owners[i]] && slices.Contains(b.r.routes[t], s) {
-				out[i] = false
-			}
-		}
+	wanted, err := b.r.routes.ownersWanted(ctx, b.tx, evs)
+	if err != nil {
+		return nil, err
+	}
+	for i, ev := range evs {
+		out[i] = !slices.ContainsFunc(b.r.routes[ev.Type], func(s *Subscription) bool {
+			return s.Owners == nil || wanted[s][ev.OwnerID]
+		})
 	}
 	return out, nil
 }

@@ -422,7 +422,7 @@ func (r *Relay) fanOutOne(ctx context.Context, id uuid.UUID) (err error) {
 // owner the subscription has work for) and marks the events fanned out,
 // all in tx.
 func (r *Relay) insertAndMark(ctx context.Context, tx pgx.Tx, evs []claimed) error {
-	wanted, err := r.ownersWanted(ctx, tx, evs)
+	wanted, err := r.routes.ownersWanted(ctx, tx, evs)
 	if err != nil {
 		return err
 	}
@@ -473,10 +473,10 @@ func (r *Relay) insertAndMark(ctx context.Context, tx pgx.Tx, evs []claimed) err
 
 // ownersWanted asks each subscription with an Owners function, once, which
 // owners of the batch's events routed to it it has work for.
-func (r *Relay) ownersWanted(ctx context.Context, tx pgx.Tx, evs []claimed) (map[*Subscription]map[uuid.UUID]bool, error) {
+func (rs routes) ownersWanted(ctx context.Context, tx pgx.Tx, evs []claimed) (map[*Subscription]map[uuid.UUID]bool, error) {
 	var asked map[*Subscription]map[uuid.UUID]bool
 	for _, ev := range evs {
-		for _, s := range r.routes[ev.Type] {
+		for _, s := range rs[ev.Type] {
 			if s.Owners == nil {
 				continue
 			}

@@ -328,19 +328,7 @@ func TestNotificationWakesTheRelay(t *testing.T) {
 	require.NoError(t, err)
 	rec := events.NewRecorder(declared(relayTypes...), m)
 	fanned := make(chan uuid.UUID, 1024)
-	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
-		PollInterval: time.Minute,
-		Metrics:      m,
-		Logger:       testLogger(t),
-		OnFanOut: func(ids []uuid.UUID) {
-			for _, id := range ids {
-				fanned <- id
-			}
-		},
-	})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- relay.Run(ctx) }()
+	relay, done := runQuietRelay(ctx, t, pool, m, fanned)
 
 	const rounds = 100
 	owner := uuid.New()
@@ -383,7 +371,7 @@ func TestRelaySurvivesAListenerDisconnect(t *testing.T) {
 	defer cancel()
 	rec := events.NewRecorder(declared(relayTypes...), nil)
 	fanned := make(chan uuid.UUID, 16)
-	relay, done := runQuietRelay(ctx, t, pool, fanned)
+	relay, done := runQuietRelay(ctx, t, pool, nil, fanned)
 
 	waitFor := func(id uuid.UUID) {
 		t.Helper()
@@ -600,7 +588,7 @@ func TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut(t *testing.T) {
 	rec := events.NewRecorder(declared(relayTypes...), nil)
 	const burst = 200
 	fanned := make(chan uuid.UUID, burst)
-	relay, done := runQuietRelay(ctx, t, pool, fanned)
+	relay, done := runQuietRelay(ctx, t, pool, nil, fanned)
 
 	want := map[uuid.UUID]bool{}
 	start := time.Now()
@@ -640,11 +628,13 @@ func TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut(t *testing.T) {
 
 // runQuietRelay runs a relay whose poll is a minute away, so only
 // notifications and the looks after them wake it; it sends the ids it fans
-// out to fanned. done receives Run's result once ctx ends.
-func runQuietRelay(ctx context.Context, t *testing.T, pool *pgxpool.Pool, fanned chan<- uuid.UUID) (*events.Relay, <-chan error) {
+// out to fanned and counts into m (nil: no metrics). done receives Run's
+// result once ctx ends.
+func runQuietRelay(ctx context.Context, t *testing.T, pool *pgxpool.Pool, m *events.Metrics, fanned chan<- uuid.UUID) (*events.Relay, <-chan error) {
 	t.Helper()
 	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{
 		PollInterval: time.Minute,
+		Metrics:      m,
 		Logger:       testLogger(t),
 		OnFanOut: func(ids []uuid.UUID) {
 			for _, id := range ids {

@@ -348,13 +348,14 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		d.local.done(ep.ID)
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
-		d.local.releasedHere(ep.ID)
 		if f.Settle == SettleFailure {
+			d.local.releasedHere(ep.ID)
 			if next := d.local.next(ep.ID); next != nil {
 				next.ch <- nil
 			}
 		} else {
-			// Refreshed: the first waiter here takes it afresh at once.
+			// Refreshed: the first waiter here takes it afresh at once
+			// (poke counts the release too).
 			d.local.poke(ep.ID)
 		}
 		return err

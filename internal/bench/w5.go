@@ -190,6 +190,8 @@ type w5Phase struct {
 	// (IdealWaits over the receivers' own answer times).
 	first, idealFirst *Latencies
 	window, drained   time.Duration
+	// stages is where the time of the slowest first requests went.
+	stages string
 }
 
 // runW5 is the real world: receivers with long-tailed latencies, failures,
@@ -282,6 +284,7 @@ func (b *ServerBench) runW5(ctx context.Context) error {
 		Ms(p50), Ms(p99), Ms(own50), Ms(own99), Ms(one.idealFirst.Percentile(50)), Ms(one.idealFirst.Percentile(99)), Ms(s50), Ms(s99),
 		one.late, one.lost, one.duplicates)
 	b.r.Series = append(b.r.Series, one.first.Series("W5 healthy, with sick endpoints"))
+	b.r.Note("W5 with the sick endpoints, where the time goes: %s", one.stages)
 
 	// The same load with the sick endpoints disabled: their events still
 	// go through publish and the fan-out, and reach no one.
@@ -308,6 +311,7 @@ func (b *ServerBench) runW5(ctx context.Context) error {
 	b.r.Note("W5 without the sick endpoints: %d events in %.0f s, healthy publish-to-receipt p50 %.0f ms, p99 %.0f ms, publish-to-2xx p99 %.0f ms, %d late, %d lost, %d duplicates; healthy publish-to-receipt p99 with sick / without: %.2f",
 		two.published, two.window.Seconds(), Ms(q50), Ms(q99), Ms(t99), two.late, two.lost, two.duplicates, Ratio(Ms(p99), Ms(q99)))
 	b.r.Series = append(b.r.Series, two.first.Series("W5 healthy, without sick endpoints"))
+	b.r.Note("W5 without the sick endpoints, where the time goes: %s", two.stages)
 
 	for _, r := range rs {
 		if r.ep != nil && r.ep.MaxInFlight() > int64(r.model.MaxInFlight) {
@@ -517,6 +521,7 @@ func (b *ServerBench) w5Phase(ctx context.Context, admins []*Admin, rs []*w5Rece
 	var missing []w5Missing
 	// queued[i] are receiver i's first requests, for IdealWaits.
 	queued := make([][]w5Queued, len(rs))
+	var firsts []w5First
 	for id, s := range sent {
 		r := rs[s.receiver]
 		if got[s.receiver] == nil {
@@ -525,6 +530,7 @@ func (b *ServerBench) w5Phase(ctx context.Context, admins []*Admin, rs []*w5Rece
 		ph.duplicates += dups[s.receiver][id]
 		if f, ok := first[s.receiver][id]; ok && r.healthy() {
 			ph.first.Add(f.At.Sub(s.at))
+			firsts = append(firsts, w5First{endpointID: r.serverID, eventID: id, sent: s.at, first: f.At})
 			queued[s.receiver] = append(queued[s.receiver], w5Queued{at: s.at, service: f.Done.Sub(f.At)})
 		}
 		a, ok := got[s.receiver][id]
@@ -553,6 +559,10 @@ func (b *ServerBench) w5Phase(ctx context.Context, admins []*Admin, rs []*w5Rece
 	}
 	var err error
 	ph.late, ph.lost, err = b.w5Late(ctx, missing)
+	if err != nil {
+		return ph, err
+	}
+	ph.stages, err = b.w5Stages(ctx, firsts)
 	return ph, err
 }
 
@@ -587,4 +597,110 @@ func (b *ServerBench) w5Late(ctx context.Context, missing []w5Missing) (late, lo
 		return 0, 0, fmt.Errorf("W5: read the missing deliveries' jobs: %w", err)
 	}
 	return late, len(missing) - late, nil
+}
+
+// w5First is a healthy event's first request: which delivery, when it was
+// published and when its receiver saw it.
+type w5First struct {
+	endpointID, eventID string
+	sent, first         time.Time
+}
+
+// w5Stages says where the time goes between publish and the receiver's
+// first request, for the slowest 1 % of the healthy first requests and for
+// all of them: the relay's claim of the event (fanned_out_at), the
+// fan-out's commit (its summary's recorded_at, or the delivery job's
+// created_at), and the delivery job's first fetch (attempted_at, for jobs
+// run once) to the request. Medians of each, with the share of the slow
+// ones that were snoozed or ran more than once.
+func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error) {
+	if len(fs) == 0 {
+		return "", nil
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].first.Sub(fs[i].sent) > fs[j].first.Sub(fs[j].sent) })
+	slow := fs[:max(len(fs)/100, 1)]
+	describe := func(set []w5First) (string, error) {
+		eps, evs := make([]string, len(set)), make([]string, len(set))
+		byKey := map[string]w5First{}
+		for i, f := range set {
+			eps[i], evs[i] = f.endpointID, f.eventID
+			byKey[f.endpointID+"/"+f.eventID] = f
+		}
+		rows, err := b.Pool.Query(ctx, `SELECT m.endpoint_id, m.event_id, ev.fanned_out_at, j.created_at, j.attempted_at, j.attempt,
+			coalesce((j.metadata->>'snoozes')::int, 0), j.tags
+			FROM unnest($2::text[], $3::text[]) AS m(endpoint_id, event_id)
+			JOIN events ev ON ev.id = m.event_id::uuid
+			JOIN river_job j ON j.kind = $1 AND j.args->>'endpoint_id' = m.endpoint_id AND j.args->>'event_id' = m.event_id`,
+			DeliverKind, eps, evs)
+		if err != nil {
+			return "", fmt.Errorf("W5: read the slow deliveries' jobs: %w", err)
+		}
+		defer rows.Close()
+		var relay, fan, fetch, post Latencies
+		var n, once, snoozed, chain int
+		for rows.Next() {
+			var ep, ev string
+			var fanned *time.Time
+			var created time.Time
+			var attempted *time.Time
+			var attempt, snoozes int
+			var tags []string
+			if err := rows.Scan(&ep, &ev, &fanned, &created, &attempted, &attempt, &snoozes, &tags); err != nil {
+				return "", fmt.Errorf("W5: read the slow deliveries' jobs: %w", err)
+			}
+			f := byKey[ep+"/"+ev]
+			n++
+			if fanned != nil {
+				relay.Add(fanned.Sub(f.sent))
+				fan.Add(created.Sub(*fanned))
+			}
+			for _, t := range tags {
+				if t != "" {
+					chain++
+					break
+				}
+			}
+			if snoozes > 0 {
+				snoozed++
+			}
+			if attempt == 1 && snoozes == 0 && attempted != nil {
+				once++
+				fetch.Add(attempted.Sub(created))
+				post.Add(f.first.Sub(*attempted))
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return "", fmt.Errorf("W5: read the slow deliveries' jobs: %w", err)
+		}
+		return fmt.Sprintf("%d first requests: publish to relay p50 %.0f / p99 %.0f ms, relay to delivery job p50 %.0f / p99 %.0f ms; of the %d run once, job to fetch p50 %.0f / p99 %.0f ms, fetch to request p50 %.0f / p99 %.0f ms; %d snoozed, %d tagged",
+			n, Ms(relay.Percentile(50)), Ms(relay.Percentile(99)), Ms(fan.Percentile(50)), Ms(fan.Percentile(99)),
+			once, Ms(fetch.Percentile(50)), Ms(fetch.Percentile(99)), Ms(post.Percentile(50)), Ms(post.Percentile(99)), snoozed, chain), nil
+	}
+	s, err := describe(slow)
+	if err != nil {
+		return "", err
+	}
+	begin := fs[0].sent
+	for _, f := range fs {
+		if f.sent.Before(begin) {
+			begin = f.sent
+		}
+	}
+	var slices []*Latencies
+	for _, f := range fs {
+		k := int(f.sent.Sub(begin) / (10 * time.Second))
+		for len(slices) <= k {
+			slices = append(slices, &Latencies{})
+		}
+		slices[k].Add(f.first.Sub(f.sent))
+	}
+	s += "; p99 by 10 s of publishing:"
+	for _, l := range slices {
+		s += fmt.Sprintf(" %.0f", Ms(l.Percentile(99)))
+	}
+	a, err := describe(fs)
+	if err != nil {
+		return "", err
+	}
+	return "slowest " + s + "; all " + a, nil
 }

@@ -231,13 +231,16 @@ func (q *localQueue) enqueue(c *claimant) *waiter {
 }
 
 // hopeless reports whether a delivery of id with ahead deliveries before it
-// in line here is unlikely to get a slot before deadline: if each of them
-// held a slot as long as the lease has now gone without serving a delivery
-// here, they would take longer than the time left. Such a delivery would
-// hold its worker for nothing, so it snoozes at once instead: a hanging
-// endpoint's waiting deliveries give their workers back within a poll tick
-// of its holder passing that pace, while a fast endpoint's line, served
-// every few milliseconds, keeps waiting.
+// in line here is unlikely to get a slot before deadline: the lease has
+// gone without serving a delivery here for a LeasePoll or more, and if each
+// of the deliveries ahead held a slot that long, they would take longer
+// than the time left. Such a delivery would hold its worker for nothing, so
+// it snoozes at once instead: a hanging endpoint's waiting deliveries give
+// their workers back within a poll tick of its holder passing that pace,
+// while a line served within the last poll is moving and keeps waiting,
+// however long it is — a pause of a few tens of milliseconds (a busy
+// machine, a collection) must not send the back of a fast endpoint's line
+// away for seconds.
 func (h *handoff) hopeless(id uuid.UUID, ahead int, deadline time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -245,7 +248,7 @@ func (h *handoff) hopeless(id uuid.UUID, ahead int, deadline time.Time) bool {
 	slots := time.Duration(max(h.slots[id], 1))
 	idle := time.Since(q.progress)
 	h.tidy(id, q)
-	return time.Duration(ahead+1)*idle/slots > time.Until(deadline)
+	return idle >= LeasePoll && time.Duration(ahead+1)*idle/slots > time.Until(deadline)
 }
 
 // place is w's place in id's line here (the deliveries before it); -1 when

@@ -139,9 +139,10 @@ func TestAnOperationalEventIsNeverWantedByTheEndpointItIsAbout(t *testing.T) {
 }
 
 // TestHopelessWaitIsJudgedByTheLeasesPace: a waiter gives up when the
-// deliveries ahead of it, each held as long as the lease has gone unserved
-// here, would outlast its deadline — a hanging holder frees the line behind
-// it, a lease served every few milliseconds keeps it.
+// lease has gone unserved here for a poll or more and the deliveries ahead
+// of it, each held that long, would outlast its deadline — a hanging holder
+// frees the line behind it, a lease served within a poll keeps it, however
+// long the line.
 func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -154,10 +155,11 @@ func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 	}{
 		{name: "fast endpoint, long line", idle: 2 * time.Millisecond, slots: 1, ahead: 127, left: 3 * time.Second},
 		{name: "hanging holder, second in line", idle: 2 * time.Second, slots: 1, ahead: 1, left: time.Second, wantGiveUp: true},
-		{name: "a 40 ms endpoint's tail", idle: 40 * time.Millisecond, slots: 1, ahead: 100, left: 3 * time.Second, wantGiveUp: true},
-		{name: "a 40 ms endpoint's head", idle: 40 * time.Millisecond, slots: 1, ahead: 10, left: 3 * time.Second},
-		{name: "more slots serve the line faster", idle: 100 * time.Millisecond, slots: 8, ahead: 100, left: 3 * time.Second},
-		{name: "one slot, the same line", idle: 100 * time.Millisecond, slots: 1, ahead: 100, left: 3 * time.Second, wantGiveUp: true},
+		{name: "a 300 ms endpoint's tail", idle: 300 * time.Millisecond, slots: 1, ahead: 100, left: 3 * time.Second, wantGiveUp: true},
+		{name: "a 300 ms endpoint's head", idle: 300 * time.Millisecond, slots: 1, ahead: 5, left: 3 * time.Second},
+		{name: "a fast endpoint's line, a hiccup of less than a poll", idle: LeasePoll - 10*time.Millisecond, slots: 1, ahead: 127, left: 3 * time.Second},
+		{name: "more slots serve the line faster", idle: 400 * time.Millisecond, slots: 8, ahead: 50, left: 3 * time.Second},
+		{name: "one slot, the same line", idle: 400 * time.Millisecond, slots: 1, ahead: 50, left: 3 * time.Second, wantGiveUp: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

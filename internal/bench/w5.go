@@ -42,10 +42,10 @@ const (
 	// w5MaxRate caps the offered rate where the machine, not the
 	// receivers, would bound it. W5 asks how the engine treats healthy
 	// endpoints beside sick ones, not how much the machine can push (W2
-	// does): at 250 events/s a 2-core machine sharing the server,
-	// PostgreSQL, the receivers and the publishers runs 0.77-0.84 busy
-	// (some 7.5 ms of processor time per delivery) and the receipt figures
-	// measure its queue; at 150 it has room.
+	// does), so the rate leaves a 2-core machine that runs the server,
+	// PostgreSQL, the receivers and the publishers (some 7-10 ms of
+	// processor time per delivery) room: a saturated machine's queue would
+	// be all the receipt figures show.
 	w5MaxRate = 150.0
 	// w5EventType is a publishable type; each endpoint subscribes to it
 	// with a filter on its own subject, so each event goes to one endpoint.
@@ -193,7 +193,7 @@ type w5Phase struct {
 	// (IdealWaits over the receivers' own answer times).
 	first, idealFirst *Latencies
 	window, drained   time.Duration
-	// stages is where the time of the slowest first requests went.
+	// stages says where the time of the first requests went (w5Stages).
 	stages string
 }
 
@@ -243,10 +243,10 @@ func (b *ServerBench) runW5(ctx context.Context) error {
 		return nil
 	}
 	// A warm-up at the same rate, the sick endpoints disabled and nothing
-	// measured: the server's first seconds (its pools, River's queues,
-	// PostgreSQL's caches of a thousand endpoints) would otherwise count
-	// against the phase that runs first. The sick endpoints then start
-	// failing fresh in the measured phase.
+	// measured, so both measured phases run on a warm server (its pools,
+	// River's queues, PostgreSQL's caches of a thousand endpoints), and
+	// the sick endpoints' first failures fall in the phase measured with
+	// them.
 	if err := sick(false); err != nil {
 		return err
 	}
@@ -637,11 +637,11 @@ type w5First struct {
 
 // w5Stages says where the time goes between publish and the receiver's
 // first request, for the slowest 1 % of the healthy first requests and for
-// all of them: the relay's claim of the event (fanned_out_at), the
-// fan-out's commit (its summary's recorded_at, or the delivery job's
-// created_at), and the delivery job's first fetch (attempted_at, for jobs
-// run once) to the request. Medians of each, with the share of the slow
-// ones that were snoozed or ran more than once.
+// all of them: to the relay's claim of the event (fanned_out_at), to the
+// fan-out's insert of the delivery job (created_at), to River's fetch
+// (attempted_at, for jobs run once and never snoozed) and to the request,
+// each as p50 and p99, with the count of snoozed deliveries and the p99 of
+// all by 10 s of publishing.
 func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error) {
 	if len(fs) == 0 {
 		return "", nil
@@ -656,7 +656,7 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 			byKey[f.endpointID+"/"+f.eventID] = f
 		}
 		rows, err := b.Pool.Query(ctx, `SELECT m.endpoint_id, m.event_id, ev.fanned_out_at, j.created_at, j.attempted_at, j.attempt,
-			coalesce((j.metadata->>'snoozes')::int, 0), j.tags
+			coalesce((j.metadata->>'snoozes')::int, 0)
 			FROM unnest($2::text[], $3::text[]) AS m(endpoint_id, event_id)
 			JOIN events ev ON ev.id = m.event_id::uuid
 			JOIN river_job j ON j.kind = $1 AND j.args->>'endpoint_id' = m.endpoint_id AND j.args->>'event_id' = m.event_id`,
@@ -666,15 +666,14 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 		}
 		defer rows.Close()
 		var relay, fan, fetch, post Latencies
-		var n, once, snoozed, chain int
+		var n, once, snoozed int
 		for rows.Next() {
 			var ep, ev string
 			var fanned *time.Time
 			var created time.Time
 			var attempted *time.Time
 			var attempt, snoozes int
-			var tags []string
-			if err := rows.Scan(&ep, &ev, &fanned, &created, &attempted, &attempt, &snoozes, &tags); err != nil {
+			if err := rows.Scan(&ep, &ev, &fanned, &created, &attempted, &attempt, &snoozes); err != nil {
 				return "", fmt.Errorf("W5: read the slow deliveries' jobs: %w", err)
 			}
 			f := byKey[ep+"/"+ev]
@@ -682,12 +681,6 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 			if fanned != nil {
 				relay.Add(fanned.Sub(f.sent))
 				fan.Add(created.Sub(*fanned))
-			}
-			for _, t := range tags {
-				if t != "" {
-					chain++
-					break
-				}
 			}
 			if snoozes > 0 {
 				snoozed++
@@ -701,9 +694,9 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 		if err := rows.Err(); err != nil {
 			return "", fmt.Errorf("W5: read the slow deliveries' jobs: %w", err)
 		}
-		return fmt.Sprintf("%d first requests: publish to relay p50 %.0f / p99 %.0f ms, relay to delivery job p50 %.0f / p99 %.0f ms; of the %d run once, job to fetch p50 %.0f / p99 %.0f ms, fetch to request p50 %.0f / p99 %.0f ms; %d snoozed, %d tagged",
+		return fmt.Sprintf("%d first requests: publish to relay p50 %.0f / p99 %.0f ms, relay to delivery job p50 %.0f / p99 %.0f ms; of the %d run once, job to fetch p50 %.0f / p99 %.0f ms, fetch to request p50 %.0f / p99 %.0f ms; %d snoozed",
 			n, Ms(relay.Percentile(50)), Ms(relay.Percentile(99)), Ms(fan.Percentile(50)), Ms(fan.Percentile(99)),
-			once, Ms(fetch.Percentile(50)), Ms(fetch.Percentile(99)), Ms(post.Percentile(50)), Ms(post.Percentile(99)), snoozed, chain), nil
+			once, Ms(fetch.Percentile(50)), Ms(fetch.Percentile(99)), Ms(post.Percentile(50)), Ms(post.Percentile(99)), snoozed), nil
 	}
 	s, err := describe(slow)
 	if err != nil {
@@ -715,16 +708,16 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 			begin = f.sent
 		}
 	}
-	var slices []*Latencies
+	var bySlice []*Latencies
 	for _, f := range fs {
 		k := int(f.sent.Sub(begin) / (10 * time.Second))
-		for len(slices) <= k {
-			slices = append(slices, &Latencies{})
+		for len(bySlice) <= k {
+			bySlice = append(bySlice, &Latencies{})
 		}
-		slices[k].Add(f.first.Sub(f.sent))
+		bySlice[k].Add(f.first.Sub(f.sent))
 	}
 	s += "; p99 by 10 s of publishing:"
-	for _, l := range slices {
+	for _, l := range bySlice {
 		s += fmt.Sprintf(" %.0f", Ms(l.Percentile(99)))
 	}
 	a, err := describe(fs)
@@ -734,10 +727,10 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 	return "slowest " + s + "; all " + a, nil
 }
 
-// w5Checkpoint runs a CHECKPOINT before a measured phase, so the phases
-// start alike: the writes of the steps and the phase before are on disk,
-// and no checkpoint they triggered (max_wal_size) runs into the phase. A
-// role that may not checkpoint gets a note, and the phase runs anyway.
+// w5Checkpoint runs a CHECKPOINT before a measured phase, so each phase
+// starts with what was written before it on disk and with no checkpoint
+// those writes requested (max_wal_size) running into it. A role that may
+// not checkpoint gets a note, and the phase runs anyway.
 func (b *ServerBench) w5Checkpoint(ctx context.Context) {
 	if _, err := b.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
 		b.r.Note("W5: no CHECKPOINT before the phase: %v", err)

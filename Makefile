@@ -83,10 +83,18 @@ openapi-linter:
 	  echo "openapi-linter: npm is missing; the OpenAPI lint test will skip"; [ "$${STANDMEET_REQUIRE_LINT:-}" != 1 ]; \
 	fi
 
+# FAULT_PKGS are the fault tests. Their bounded versions time a fleet of
+# server processes (a drain's longest pause, a sick endpoint's harm), so
+# test-go runs them after every other package instead of beside them: on two
+# cores, thirty packages at once would time the machine, not the server.
+FAULT_PKGS := ./internal/faults/...
+
 test-go:
 	@url="$${TEST_DATABASE_URL:-$${DATABASE_URL:-$$(scripts/devdb.sh start)}}"; \
 	if [ -x $(REDOCLY) ]; then export STANDMEET_REDOCLY="$(CURDIR)/$(REDOCLY)"; fi; \
-	TEST_DATABASE_URL="$$url" $(GO) test -count=1 -timeout 15m $(PKGS)
+	faults="$$($(GO) list $(FAULT_PKGS))"; \
+	TEST_DATABASE_URL="$$url" $(GO) test -count=1 -timeout 15m $$($(GO) list $(PKGS) | grep -vxF "$$faults") && \
+	TEST_DATABASE_URL="$$url" $(GO) test -count=1 -timeout 15m $(FAULT_PKGS)
 
 # RACE_PKGS are the concurrent packages: webhook delivery and its grouped
 # statements, the event relay, inbound processing and publishing. test-race runs their tests again under

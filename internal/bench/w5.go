@@ -242,11 +242,11 @@ func (b *ServerBench) runW5(ctx context.Context) error {
 		}
 		return nil
 	}
-	// A warm-up at the same rate, the sick endpoints disabled and nothing
-	// measured, so both measured phases run on a warm server (its pools,
-	// River's queues, PostgreSQL's caches of a thousand endpoints), and
-	// the sick endpoints' first failures fall in the phase measured with
-	// them.
+	// The warm-up runs at the same rate with the sick endpoints disabled
+	// and records nothing: both phases that count then find the server's
+	// pools, River's queues and PostgreSQL's caches of a thousand
+	// endpoints warm, and the sick endpoints fail first inside the phase
+	// that counts them.
 	if err := sick(false); err != nil {
 		return err
 	}
@@ -727,10 +727,10 @@ func (b *ServerBench) w5Stages(ctx context.Context, fs []w5First) (string, error
 	return "slowest " + s + "; all " + a, nil
 }
 
-// w5Checkpoint runs a CHECKPOINT before a measured phase, so each phase
-// starts with what was written before it on disk and with no checkpoint
-// those writes requested (max_wal_size) running into it. A role that may
-// not checkpoint gets a note, and the phase runs anyway.
+// w5Checkpoint runs a CHECKPOINT before a phase that counts: the phase
+// starts with every earlier write on disk, and no checkpoint those writes
+// call for (max_wal_size) runs during it. A role that may not checkpoint
+// gets a note, and the phase runs anyway.
 func (b *ServerBench) w5Checkpoint(ctx context.Context) {
 	if _, err := b.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
 		b.r.Note("W5: no CHECKPOINT before the phase: %v", err)

@@ -202,7 +202,7 @@ func (h *handoff) back(id uuid.UUID, job int64) {
 func (h *handoff) wakeable(id uuid.UUID) []int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if q := h.eps[id]; q != nil && (q.holders > 0 || q.takers > 0 || q.claims > 0 || len(q.waiters) > 0) {
+	if q := h.eps[id]; q != nil && !q.idle() {
 		return nil
 	}
 	jobs := h.asleep[id]
@@ -220,9 +220,15 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 }
 
 func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.holders <= 0 && q.takers <= 0 && q.claims <= 0 && len(q.waiters) == 0 {
+	if q.idle() {
 		delete(h.eps, id)
 	}
+}
+
+// idle reports whether no delivery here holds, takes, claims or waits for
+// a slot of q's endpoint.
+func (q *localQueue) idle() bool {
+	return q.holders <= 0 && q.takers <= 0 && q.claims <= 0 && len(q.waiters) == 0
 }
 
 // done records a lease slot of id no longer held by this process.

@@ -17,8 +17,8 @@ import (
 
 // Stub implements delivery.FanoutStore and delivery.DeliverStore by
 // calling its Func fields; a nil PromoteFunc promotes nothing, a nil
-// WakeFunc wakes nothing, a nil AttemptOutcomeFunc finds no attempt recorded, any other nil Func panics
-// when called.
+// WakeFunc wakes nothing, a nil AttemptOutcomeFunc finds no attempt
+// recorded, any other nil Func panics when called.
 type Stub struct {
 	EventFunc       func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
 	EndpointsFunc   func(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error)

@@ -123,6 +123,8 @@ func (r *Relay) Run(ctx context.Context) error {
 	timer := time.NewTimer(r.opts.PollInterval)
 	defer timer.Stop()
 	cause := wakeStart
+	// trail is the wait before the next trailing look (see below).
+	trail := NotifySpacing
 	for {
 		switch cause {
 		case wakeNotify:
@@ -138,12 +140,22 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 		r.maybeRefreshLag(ctx)
 		next, wait := wakePoll, r.opts.PollInterval
-		if cause == wakeNotify || cause == wakeStart {
+		switch cause {
+		case wakeNotify, wakeStart:
 			// A Recorder queues at most one wake-up per NotifySpacing:
 			// look again once that has passed, for the events written
 			// without one (after a start too: a wake-up queued before
 			// LISTEN ran is lost).
-			next, wait = wakeTrail, NotifySpacing
+			trail = NotifySpacing
+			next, wait = wakeTrail, trail
+		case wakeTrail:
+			// An event written without a wake-up is visible only once its
+			// transaction commits, which a busy database may put after the
+			// first trailing look: the looks go on, each four times as far,
+			// until the poll is nearer.
+			if trail *= 4; trail < r.opts.PollInterval {
+				next, wait = wakeTrail, trail
+			}
 		}
 		timer.Reset(wait)
 		select {

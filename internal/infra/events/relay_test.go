@@ -315,6 +315,61 @@ func TestFailedEventWaitsForItsBackoff(t *testing.T) {
 	require.Greater(t, retryIn, 0.0)
 }
 
+// TestAQuietEventCommittedLateIsFannedOutBeforeThePoll: an event written
+// in the NotifySpacing after another queues no wake-up of its own, and its
+// transaction may commit after the relay's first trailing look; a later
+// trailing look finds it, long before the one-minute poll.
+func TestAQuietEventCommittedLateIsFannedOutBeforeThePoll(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m, err := events.NewMetrics(prometheus.NewRegistry())
+	require.NoError(t, err)
+	rec := events.NewRecorder(declared(relayTypes...), m)
+	fanned := make(chan uuid.UUID, 16)
+	_, done := runQuietRelay(ctx, t, pool, m, fanned)
+
+	owner := uuid.New()
+	// The relay is listening, and the looks after its start are over.
+	warm := record(t, pool, rec, owner, "a.one")
+	select {
+	case got := <-fanned:
+		require.Equal(t, warm, got)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first event was not fanned out")
+	}
+	time.Sleep(time.Second)
+	// The first write queues the wake-up; the second, right after it,
+	// does not, and its transaction stays open past the first trailing
+	// look.
+	loud, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	first, err := rec.With(loud).Record(ctx, owner, "a.one", "s", map[string]any{})
+	require.NoError(t, err)
+	quiet, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	second, err := rec.With(quiet).Record(ctx, owner, "a.one", "s", map[string]any{})
+	require.NoError(t, err)
+	require.NoError(t, loud.Commit(ctx))
+	select {
+	case got := <-fanned:
+		require.Equal(t, first, got)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the notified event was not fanned out")
+	}
+	time.Sleep(8 * events.NotifySpacing)
+	require.NoError(t, quiet.Commit(ctx))
+	select {
+	case got := <-fanned:
+		require.Equal(t, second, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event committed after the trailing look waited for the poll")
+	}
+	cancel()
+	require.NoError(t, <-done)
+}
+
 // TestNotificationWakesTheRelay: with a one-minute poll, events are fanned
 // out because the relay is notified. The median commit-to-fan-out time is
 // logged, not asserted.

@@ -563,10 +563,13 @@ func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, cl *claimant, 
 func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
 
 // busySnooze is the snooze of a delivery that waited waited, with ahead
-// deliveries still in line before it and went served here meanwhile: about
-// the wait left.
-func busySnooze(ahead, went int, waited time.Duration) time.Duration {
-	left := time.Duration(ahead+1) * waited / time.Duration(max(went, 1))
+// deliveries still in line before it, went served here meanwhile and the
+// endpoint's slots (slots of them) served nobody here for held: about the
+// wait left, the deliveries ahead going at the slower of the pace seen
+// and one a held per slot.
+func busySnooze(ahead, went int, waited, held time.Duration, slots int) time.Duration {
+	each := max(waited/time.Duration(max(went, 1)), held/time.Duration(max(slots, 1)))
+	left := time.Duration(ahead+1) * each
 	return min(max(left, BusySnooze), MaxBusySnooze)
 }
 

@@ -38,12 +38,13 @@ const (
 	// MaxLocalWait without getting the lease: one LeasePoll, the pace at
 	// which it would have asked again. MaxBusySnooze is the longest: a
 	// failing endpoint's Cooldown, after which new deliveries to it wait
-	// that long anyway. In between, the snooze is the wait still ahead of it, estimated from
-	// its own wait: (the deliveries still in line before it + 1) × the
-	// time it waited ÷ those served here meanwhile. The deliveries of a
-	// run fetched together give up together, so the first in line comes
-	// back after about BusySnooze: the endpoint is idle that long when
-	// they are its last.
+	// that long anyway. In between, the snooze is the wait still ahead of
+	// it: (the deliveries still in line before it + 1) × the time each
+	// holds a slot ÷ the slots, each held at least as long as the one
+	// served here last (its own wait over those served meanwhile) and as
+	// the current hold so far. A line that empties with a success wakes
+	// its sleepers early (wakeable), so the estimate may err long; erring
+	// short brings a hanging endpoint's deliveries back to wait in vain.
 	BusySnooze    = LeasePoll
 	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a
@@ -273,7 +274,7 @@ func (h *handoff) snooze(id uuid.UUID, c *claimant) time.Duration {
 			ahead++
 		}
 	}
-	return busySnooze(ahead, int(q.served-c.served), time.Since(c.start))
+	return busySnooze(ahead, int(q.served-c.served), time.Since(c.start), time.Since(q.progress), max(h.slots[id], 1))
 }
 
 // enqueue puts a waiter for c in id's line, before every waiter that first

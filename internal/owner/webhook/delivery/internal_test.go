@@ -172,3 +172,24 @@ func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 		})
 	}
 }
+
+// A busy snooze is the wait ahead at the slower of the line's pace and its
+// current stall: a hanging endpoint's line, which served nobody while the
+// delivery waited, sends each delivery away for as long as those before it
+// would hold the slot at the stall seen, not for the shortest snooze.
+func TestABusySnoozeCoversTheStallAhead(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name                      string
+		ahead, went, slots        int
+		waited, held, wantSnoozed time.Duration
+	}{
+		{"a moving line: its pace", 4, 10, 1, 3 * time.Second, 10 * time.Millisecond, 1500 * time.Millisecond},
+		{"a hanging line: its stall", 9, 0, 1, 0, time.Second, 10 * time.Second},
+		{"a stall shared by slots", 9, 0, 4, 0, 2 * time.Second, 5 * time.Second},
+		{"never under the shortest", 0, 100, 1, time.Second, 0, BusySnooze},
+		{"never over the cooldown", 1000, 0, 1, 0, 10 * time.Second, MaxBusySnooze},
+	} {
+		require.Equal(t, c.wantSnoozed, busySnooze(c.ahead, c.went, c.waited, c.held, c.slots), c.name)
+	}
+}

@@ -1200,3 +1200,10 @@ ALTER TABLE api_keys
 ALTER TABLE event_publish_keys
     ADD COLUMN request_sha256 bytea CHECK (length(request_sha256) = 32);
 -- ==== end publish key requests ====
+-- ==== webhook endpoint latest failure (0265) ====
+-- The latest failure of an endpoint's failing streak (failing_since): new
+-- deliveries cool down only once the endpoint has failed CooldownAfter or
+-- more into its streak, not merely because that much time has passed since
+-- one failure.
+ALTER TABLE webhook_endpoints ADD COLUMN failed_at timestamptz;
+-- ==== end webhook endpoint latest failure ====

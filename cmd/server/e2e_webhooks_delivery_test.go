@@ -310,7 +310,7 @@ func TestWebhookEdgeEventPrunedIsDiscarded(t *testing.T) {
 	ep := createEndpoint(t, ts, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}})
 	// A failing endpoint's new deliveries wait out the 5 min cooldown:
 	// time enough to prune the event under a queued delivery.
-	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute' WHERE id = $1`, ep.ID)
+	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute', failed_at = now() WHERE id = $1`, ep.ID)
 	eventID := recordEvent(t, ts, ownerID, "code.issued", "code:1", map[string]any{"code_id": "1"})
 	d := waitDelivery(t, ts, key, ep.ID, eventID, "scheduled")
 	dbExec(t, ts, `DELETE FROM events WHERE id = $1`, eventID)
@@ -365,7 +365,7 @@ func TestWebhookStateMachineCooldownDisableAndReenable(t *testing.T) {
 	ep := createEndpoint(t, ts, key, map[string]any{"url": rc.URL, "event_types": []string{"code.*"}})
 
 	// Cooldown: while failing, a new delivery is scheduled 5 min out.
-	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour' WHERE id = $1`, ep.ID)
+	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour', failed_at = now() WHERE id = $1`, ep.ID)
 	cooled := recordEvent(t, ts, ownerID, "code.issued", "code:1", map[string]any{})
 	d := waitDelivery(t, ts, key, ep.ID, cooled, "scheduled")
 	job, err := ts.App.Worker.JobGet(t.Context(), d.JobID)

@@ -42,7 +42,7 @@ func newFanoutFixture(t *testing.T, ts *testServer, key string) fanoutFixture {
 	fx.C = mk("/c", `"corpus.*"`, `,"embed_id":"`+embed["id"].(string)+`"`)
 	fx.D = mk("/d", `"corpus.*"`, `,"enabled":false`)
 	fx.E = mk("/e", `"corpus.*"`, "")
-	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour' WHERE id = $1`, fx.E)
+	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour', failed_at = now() WHERE id = $1`, fx.E)
 	fx.F = mk("/f", `"corpus.*"`, "")
 	status, body := ts.do(t, http.MethodDelete, "/api/admin/webhooks/"+fx.F, key, "")
 	require.Equal(t, http.StatusNoContent, status, body)

@@ -160,7 +160,7 @@ func TestWebhookEmbedEndpointStopsTheMomentItsCodeIsRevoked(t *testing.T) {
 	waitDelivery(t, ts, key, ep.ID, beforeEv, "completed")
 
 	// A delivery queued before the revocation (held by the cooldown) ...
-	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute' WHERE id = $1`, ep.ID)
+	dbExec(t, ts, `UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute', failed_at = now() WHERE id = $1`, ep.ID)
 	queuedNote, _ := createNote(t, ts, key, "wiki", "Queued", true)
 	queuedEv := noteEventsOf(t, ts, queuedNote)[0].ID
 	held := waitDelivery(t, ts, key, ep.ID, queuedEv, "scheduled")

@@ -129,7 +129,7 @@ func (s *Store) readEvents(ctx context.Context, ids []uuid.UUID) ([]*delivery.Ev
 // Endpoints lists the owner's endpoints that are not deleted, enabled or
 // not, without secrets.
 func (s *Store) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]delivery.Endpoint, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since, filter
+	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since, failed_at, filter
 FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list enabled endpoints: %w", err)
@@ -141,7 +141,7 @@ FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 			e   delivery.Endpoint
 			mif int16
 		)
-		if err := rows.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince, &e.Filter); err != nil {
+		if err := rows.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince, &e.FailedAt, &e.Filter); err != nil {
 			return nil, fmt.Errorf("list enabled endpoints: %w", err)
 		}
 		e.MaxInFlight = int(mif)
@@ -404,7 +404,7 @@ func (s *Store) promoteShort(ctx context.Context, ids []uuid.UUID) error {
 // deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
 // scanDeliverEndpoint reads, in its order.
 const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
-  e.failing_since, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts,
+  e.failing_since, e.failed_at, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts,
   coalesce(e.rate_limit_per_second, 0) AS rate_limit_per_second, coalesce(e.rate_limit_burst, 0) AS rate_limit_burst`
 
 // scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
@@ -422,7 +422,7 @@ func scanDeliverEndpointAfter(row pgx.Row, before []any, ep *delivery.Endpoint, 
 		rate, burst            int32
 	)
 	dest := append(append(before, &ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
-		&ep.FailingSince, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts, &rate, &burst), extra...)
+		&ep.FailingSince, &ep.FailedAt, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts, &rate, &burst), extra...)
 	if err := row.Scan(dest...); err != nil {
 		return err
 	}
@@ -580,8 +580,9 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 // success, 2 failure) and counts the run out of its endpoint's chain
 // (chain), returning per run the chain's counts as they are after it.
 // Parts not asked for match no row. A success writes the endpoint only
-// when it was failing; a failure only when it is the first or the one that
-// disables it. Runs of one endpoint that share the statement are counted
+// when it was failing; a failure when it is the first, the one that
+// disables it, or a later one of the streak's first CooldownAfter ($23,
+// the latest failure the fan-out's cooldown is decided by). Runs of one endpoint that share the statement are counted
 // out in their order: run k of n sees the count before the statement less
 // k, as one statement each would have. The lease slots and the chains'
 // rows are all locked in key order before the first is changed (releasing
@@ -610,18 +611,24 @@ const finishMany = `WITH i AS (
   FROM releasing r WHERE l.endpoint_id = r.endpoint_id AND l.slot = r.slot AND (SELECT count(*) FROM releasing) >= 0
   RETURNING l.endpoint_id
 ), cleared AS (
-  UPDATE webhook_endpoints e SET failing_since = NULL, updated_at = i.now
+  UPDATE webhook_endpoints e SET failing_since = NULL, failed_at = NULL, updated_at = i.now
   FROM i WHERE i.settle = 1 AND e.id = i.endpoint_id AND e.failing_since IS NOT NULL
   RETURNING i.ord
 ), failed AS (
   UPDATE webhook_endpoints e SET
     failing_since = COALESCE(e.failing_since, i.now),
+    failed_at = i.now,
     enabled = e.failing_since IS NULL OR e.failing_since > i.now - make_interval(secs => i.disable_after),
     disabled_reason = CASE WHEN e.failing_since <= i.now - make_interval(secs => i.disable_after) THEN i.reason END,
     updated_at = i.now
   FROM i WHERE i.settle = 2 AND e.id = i.endpoint_id AND e.enabled
     AND (e.failing_since IS NULL OR e.failing_since <= i.now - make_interval(secs => i.disable_after))
   RETURNING i.ord, NOT e.enabled AS disabled
+), again AS (
+  UPDATE webhook_endpoints e SET failed_at = i.now
+  FROM i WHERE i.settle = 2 AND e.id = i.endpoint_id AND e.enabled
+    AND e.failing_since > i.now - make_interval(secs => i.disable_after)
+    AND COALESCE(e.failed_at, '-infinity') < LEAST(i.now, e.failing_since + make_interval(secs => $23::float8))
 ), counts AS (
   SELECT i.endpoint_id, count(*)::int AS n FROM i WHERE i.chain GROUP BY i.endpoint_id
 ), locked AS MATERIALIZED (
@@ -733,7 +740,7 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 		return s.finishSettling(ctx, fs, func(q pgxQuerier) ([]healthChange, error) {
 			rows, err := q.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
 				responses, errs, locations, ats, nows, records, releases, slots,
-				tokens, settles, disableAfter, reasons, chains, stamps, sigs)
+				tokens, settles, disableAfter, reasons, chains, stamps, sigs, delivery.CooldownAfter.Seconds())
 			if err != nil {
 				return nil, err
 			}

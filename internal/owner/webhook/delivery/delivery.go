@@ -61,6 +61,15 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown, cooldownAfter: after}
 }
 
+// coolsDown reports whether ep's new deliveries wait out a cooldown: a
+// failure came after, or after ago, the first of its streak with no success
+// between. Time alone does not do it: an endpoint that failed once and has
+// not been tried since (its next event came later, its retry is still to
+// run) is not known to be down.
+func coolsDown(ep Endpoint, after time.Duration) bool {
+	return ep.FailingSince != nil && ep.FailedAt != nil && !ep.FailedAt.Before(ep.FailingSince.Add(after))
+}
+
 // Fanout delivers event eventID to every endpoint of its owner that wants
 // it: enabled, subscribed to its type by a glob, in scope, and passing the
 // endpoint's payload filter (a test event skips the filter). It inserts
@@ -68,8 +77,9 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 // (endpoint, event), so running it twice queues nothing new; the same
 // transaction records the event's Summary: which of the owner's other
 // (not deleted) endpoints got nothing and why, and which wait out a
-// cooldown. Deliveries to an endpoint failing for CooldownAfter are
-// scheduled Cooldown out (not a webhook.test: the owner is testing now);
+// cooldown. Deliveries to an endpoint that has failed CooldownAfter or
+// more into its failing streak are scheduled Cooldown out (not a
+// webhook.test: the owner is testing now);
 // the others join their endpoint's chain. An event that is gone or not Webhook-exposed fans out
 // to nobody. It returns how many deliveries it asked for; an error means
 // River should retry the fan-out.
@@ -107,7 +117,7 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 			continue
 		}
 		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
-		if ep.FailingSince != nil && !test && !now.Before(ep.FailingSince.Add(f.cooldownAfter)) {
+		if !test && coolsDown(ep, f.cooldownAfter) {
 			d.ScheduledAt, d.Chain, d.Wait = now.Add(f.cooldown), false, ReasonCoolingDown
 			sum.Add(ReasonCoolingDown, ep.ID)
 			sum.Until = &d.ScheduledAt

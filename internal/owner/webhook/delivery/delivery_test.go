@@ -590,12 +590,17 @@ func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 	all := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true}
 	corpus := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
 	codes := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
-	sick := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	// Failing for an hour, failed again a second ago.
+	lately := fixedNow.Add(-time.Second)
+	sick := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing, FailedAt: &lately}
 	// Failing for less than CooldownAfter: one failure among successes.
 	justFailed := fixedNow.Add(-delivery.CooldownAfter + time.Second)
-	blip := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true, FailingSince: &justFailed}
+	blip := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true, FailingSince: &justFailed, FailedAt: &justFailed}
+	// Failed once an hour ago and not tried since (its retry still to
+	// run, no event since): not known to be down.
+	lone := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true, FailingSince: &failing, FailedAt: &failing}
 	embedded := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
-	eps := []delivery.Endpoint{all, corpus, codes, sick, blip, embedded}
+	eps := []delivery.Endpoint{all, corpus, codes, sick, blip, lone, embedded}
 	admitsSoftware := func(_ context.Context, id uuid.UUID, e entity.CorpusEntry) (bool, error) {
 		return id == embed && entity.AllowsCorpusEntry([]string{"wiki://software/*"}, nil, true, e), nil
 	}
@@ -608,7 +613,7 @@ func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 		ev   delivery.Event
 		want []uuid.UUID
 	}{
-		{"code event", delivery.Event{ID: uuid.New(), Type: domain.EventCodeIssued, Data: json.RawMessage(`{}`)}, []uuid.UUID{all.ID, codes.ID, sick.ID, blip.ID, embedded.ID}},
+		{"code event", delivery.Event{ID: uuid.New(), Type: domain.EventCodeIssued, Data: json.RawMessage(`{}`)}, []uuid.UUID{all.ID, codes.ID, sick.ID, blip.ID, lone.ID, embedded.ID}},
 		{"published note in the embed's scope", note("wiki://software/x", true, false), []uuid.UUID{all.ID, corpus.ID, sick.ID, embedded.ID}},
 		{"published note outside the embed's scope", note("wiki://private/x", true, false), []uuid.UUID{all.ID, corpus.ID, sick.ID}},
 		{"unpublish is heard", note("wiki://software/x", false, true), []uuid.UUID{all.ID, corpus.ID, sick.ID, embedded.ID}},
@@ -632,10 +637,10 @@ func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 				require.Equal(t, c.ev.ID, d.EventID)
 				switch {
 				case d.EndpointID == sick.ID && c.ev.Type != domain.EventWebhookTest:
-					require.Equal(t, fixedNow.Add(delivery.Cooldown), d.ScheduledAt, "an endpoint failing for an hour is cooled down")
+					require.Equal(t, fixedNow.Add(delivery.Cooldown), d.ScheduledAt, "an endpoint failing for an hour, lately too, is cooled down")
 					require.False(t, d.Chain)
-				case d.EndpointID == blip.ID:
-					require.True(t, d.ScheduledAt.IsZero(), "an endpoint failing for less than CooldownAfter is not cooled down")
+				case d.EndpointID == blip.ID || d.EndpointID == lone.ID:
+					require.True(t, d.ScheduledAt.IsZero(), "an endpoint with no failure CooldownAfter into its streak is not cooled down")
 					require.True(t, d.Chain, "it joins its chain")
 				default:
 					require.True(t, d.ScheduledAt.IsZero())
@@ -756,7 +761,8 @@ func TestFanoutSummaryNamesEveryEndpointLeftOutWithItsReason(t *testing.T) {
 	got := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"corpus.*"}, Enabled: true}
 	codes := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"code.*"}, Enabled: true}
 	off := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}}
-	sick := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing}
+	lately := fixedNow.Add(-time.Second)
+	sick := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, FailingSince: &failing, FailedAt: &lately}
 	embedded := delivery.Endpoint{ID: uuid.New(), EventTypes: []string{"*"}, Enabled: true, EmbedID: &embed}
 	eps := []delivery.Endpoint{got, codes, off, sick, embedded}
 	admitsNothing := func(context.Context, uuid.UUID, entity.CorpusEntry) (bool, error) { return false, nil }

@@ -53,10 +53,10 @@ const (
 	// CooldownAfter are scheduled, so a dead receiver is not hit once per
 	// new event.
 	Cooldown = 5 * time.Minute
-	// CooldownAfter is how long an endpoint must have failed without a
-	// success before its new deliveries are cooled down: the first retry's
-	// delay, so an endpoint is taken for down once that retry has not
-	// succeeded either. A receiver that fails now and then (a 500, a 429
+	// CooldownAfter is how far into a failing streak (no success between)
+	// a failure must come before the endpoint's new deliveries are cooled
+	// down: the first retry's delay, so an endpoint is taken for down once
+	// that retry has failed too. A receiver that fails now and then (a 500, a 429
 	// or a timeout among successes) is cleared by its next success inside
 	// it and keeps getting its events at once; one that is down is cooled
 	// down before its failing deliveries slow the healthy endpoints.

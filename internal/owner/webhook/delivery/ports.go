@@ -66,7 +66,9 @@ type Endpoint struct {
 	TimeoutSeconds int
 	MaxAttempts    int
 	Enabled        bool
-	FailingSince   *time.Time
+	// FailingSince is the first failure of the endpoint's failing streak
+	// (nil: not failing), FailedAt its latest.
+	FailingSince, FailedAt *time.Time
 	// SecretSealed is the current signing secret, sealed. PrevSecretSealed
 	// is the one before a rotation, valid until PrevSecretUntil.
 	SecretSealed     []byte

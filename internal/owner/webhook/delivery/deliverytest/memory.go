@@ -303,16 +303,20 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 	}
 	switch f.Settle {
 	case delivery.SettleSuccess:
-		e.ep.FailingSince = nil
+		e.ep.FailingSince, e.ep.FailedAt = nil, nil
 	case delivery.SettleFailure:
+		at := f.Now
 		switch {
 		case !e.ep.Enabled:
 		case e.ep.FailingSince == nil:
-			at := f.Now
-			e.ep.FailingSince = &at
+			e.ep.FailingSince, e.ep.FailedAt = &at, &at
 		case !e.ep.FailingSince.After(f.Now.Add(-f.DisableAfter)):
-			e.ep.Enabled = false
+			e.ep.Enabled, e.ep.FailedAt = false, &at
 			out.Disabled = true
+		case e.ep.FailedAt == nil || e.ep.FailedAt.Before(minTime(at, e.ep.FailingSince.Add(delivery.CooldownAfter))):
+			// The latest failure counts until one is CooldownAfter into
+			// the streak, as the PostgreSQL store writes it.
+			e.ep.FailedAt = &at
 		}
 	}
 	return out, nil
@@ -343,4 +347,11 @@ func (m *Memory) AttemptOutcome(_ context.Context, jobID int64, attempt int) (de
 		}
 	}
 	return out, found, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

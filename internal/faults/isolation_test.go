@@ -39,10 +39,10 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 		time.Sleep(isolationLatency)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	// The fleet warms up on the healthy endpoints alone (pools, prepared
-	// statements, lanes) before anything is measured, so both runs compare
-	// steady states and the sick endpoints are there for the whole
-	// measured window.
+	// Both runs measure a warm fleet (pools, prepared statements, lanes):
+	// 3 s of notes reach the healthy endpoints before the sick endpoints
+	// exist, and the sick endpoints are there for the whole window
+	// measured after it.
 	warm := writeNotesAt(t, a, "warm", isolationRate, 3*time.Second)
 	waitReceived(t, healthy, warm)
 	if sick {

@@ -333,12 +333,7 @@ func TestAQuietEventCommittedLateIsFannedOutBeforeThePoll(t *testing.T) {
 	owner := uuid.New()
 	// The relay is listening, and the looks after its start are over.
 	warm := record(t, pool, rec, owner, "a.one")
-	select {
-	case got := <-fanned:
-		require.Equal(t, warm, got)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the first event was not fanned out")
-	}
+	requireFanned(t, fanned, warm, 30*time.Second, "the first event was not fanned out")
 	time.Sleep(time.Second)
 	// The first write queues the wake-up; the second, right after it,
 	// does not, and its transaction stays open past the first trailing
@@ -352,20 +347,10 @@ func TestAQuietEventCommittedLateIsFannedOutBeforeThePoll(t *testing.T) {
 	second, err := rec.With(quiet).Record(ctx, owner, "a.one", "s", map[string]any{})
 	require.NoError(t, err)
 	require.NoError(t, loud.Commit(ctx))
-	select {
-	case got := <-fanned:
-		require.Equal(t, first, got)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the notified event was not fanned out")
-	}
+	requireFanned(t, fanned, first, 30*time.Second, "the notified event was not fanned out")
 	time.Sleep(8 * events.NotifySpacing)
 	require.NoError(t, quiet.Commit(ctx))
-	select {
-	case got := <-fanned:
-		require.Equal(t, second, got)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the event committed after the trailing look waited for the poll")
-	}
+	requireFanned(t, fanned, second, 10*time.Second, "the event committed after the trailing look waited for the poll")
 	cancel()
 	require.NoError(t, <-done)
 }
@@ -685,6 +670,18 @@ func TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut(t *testing.T) {
 // notifications and the looks after them wake it; it sends the ids it fans
 // out to fanned and counts into m (nil: no metrics). done receives Run's
 // result once ctx ends.
+// requireFanned requires want to be the next event fanned out, within
+// limit; failing says what it means if not.
+func requireFanned(t *testing.T, fanned <-chan uuid.UUID, want uuid.UUID, limit time.Duration, failing string) {
+	t.Helper()
+	select {
+	case got := <-fanned:
+		require.Equal(t, want, got)
+	case <-time.After(limit):
+		t.Fatal(failing)
+	}
+}
+
 func runQuietRelay(ctx context.Context, t *testing.T, pool *pgxpool.Pool, m *events.Metrics, fanned chan<- uuid.UUID) (*events.Relay, <-chan error) {
 	t.Helper()
 	relay, err := events.NewRelay(pool, newRiverClient(t, pool), subs, events.RelayOptions{

@@ -62,10 +62,10 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 }
 
 // coolsDown reports whether ep's new deliveries wait out a cooldown: a
-// failure came after, or after ago, the first of its streak with no success
-// between. Time alone does not do it: an endpoint that failed once and has
-// not been tried since (its next event came later, its retry is still to
-// run) is not known to be down.
+// failure of its streak (no success between) came after or more after the
+// streak's first. Time alone does not do it: an endpoint that failed once
+// and has not been tried since (its next event came later, its retry is
+// still to run) is not known to be down.
 func coolsDown(ep Endpoint, after time.Duration) bool {
 	return ep.FailingSince != nil && ep.FailedAt != nil && !ep.FailedAt.Before(ep.FailingSince.Add(after))
 }
@@ -573,12 +573,13 @@ func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, cl *claimant, 
 func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
 
 // busySnooze is the snooze of a delivery that waited waited, with ahead
-// deliveries still in line before it, went served here meanwhile and the
-// endpoint's slots (slots of them) served nobody here for held: about the
-// wait left, the deliveries ahead going at the slower of the pace seen
-// and one a held per slot.
-func busySnooze(ahead, went int, waited, held time.Duration, slots int) time.Duration {
-	each := max(waited/time.Duration(max(went, 1)), held/time.Duration(max(slots, 1)))
+// deliveries still in line before it and went served here meanwhile, while
+// the endpoint's slots (slots ≥ 1 of them) have served nobody here for
+// stall: about the wait left, one turn per delivery ahead and its own,
+// each turn the longer of the pace it saw (waited ÷ went) and the stall
+// shared by the slots.
+func busySnooze(ahead, went int, waited, stall time.Duration, slots int) time.Duration {
+	each := max(waited/time.Duration(max(went, 1)), stall/time.Duration(slots))
 	left := time.Duration(ahead+1) * each
 	return min(max(left, BusySnooze), MaxBusySnooze)
 }

@@ -39,12 +39,12 @@ const (
 	// which it would have asked again. MaxBusySnooze is the longest: a
 	// failing endpoint's Cooldown, after which new deliveries to it wait
 	// that long anyway. In between, the snooze is the wait still ahead of
-	// it: (the deliveries still in line before it + 1) × the time each
-	// holds a slot ÷ the slots, each held at least as long as the one
-	// served here last (its own wait over those served meanwhile) and as
-	// the current hold so far. A line that empties with a success wakes
-	// its sleepers early (wakeable), so the estimate may err long; erring
-	// short brings a hanging endpoint's deliveries back to wait in vain.
+	// it (busySnooze): a turn for each delivery still in line before it
+	// and its own, each the longer of the pace it saw and the line's
+	// current stall shared by the slots. A line that empties with a
+	// success wakes its sleepers early (wakeable), so the estimate may err
+	// long; erring short brings a hanging endpoint's deliveries back to
+	// wait in vain.
 	BusySnooze    = LeasePoll
 	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a

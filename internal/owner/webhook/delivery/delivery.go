@@ -360,6 +360,13 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		// (the endpoint is read afresh by the next taker, and a delivery of
 		// another process that waits for it may take it first).
 		d.local.done(ep.ID)
+		var sleepers []int64
+		if f.Settle != SettleFailure {
+			// Whether this run empties the line is decided as it lets go:
+			// a run here that takes the slot after it and fails must not
+			// be followed by this run's wake.
+			sleepers = d.local.wakeable(ep.ID)
+		}
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
 		if f.Settle == SettleFailure {
@@ -371,7 +378,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 			// Refreshed: the first waiter here takes it afresh at once
 			// (poke counts the release too).
 			d.local.poke(ep.ID)
-			err = errors.Join(err, d.wake(ctx, ep.ID))
+			err = errors.Join(err, d.wake(ctx, ep.ID, sleepers))
 		}
 		return err
 	}
@@ -681,14 +688,13 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 	return nil
 }
 
-// wake makes the deliveries of id that snoozed here for a busy line
-// available again once that line has emptied here (see handoff.wakeable):
+// wake makes jobs, the deliveries of id that snoozed here for a busy line,
+// available again once that line has emptied here (handoff.wakeable):
 // a snooze is an estimate of the wait ahead, from the pace the line had,
 // and a line that sped up (a busy machine that let go) would otherwise sit
 // idle until the first of them came back. A failing endpoint's line does
 // not wake them: its deliveries wait out the cooldown anyway.
-func (d *Deliverer) wake(ctx context.Context, id uuid.UUID) error {
-	jobs := d.local.wakeable(id)
+func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, jobs []int64) error {
 	if len(jobs) == 0 {
 		return nil
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/bench"
@@ -56,7 +59,9 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 			w.WriteHeader(http.StatusInternalServerError)
 		})
 	}
+	stop := logLines(t, f.Pool, sick)
 	commits := writeNotesAt(t, a, "iso", isolationRate, dur)
+	stop()
 	waitReceived(t, healthy, commits)
 
 	var lat []time.Duration
@@ -68,6 +73,58 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 		}
 	}
 	return lat
+}
+
+// logLines, with STANDMEET_FAULTS_DIAG set, logs every second until stop
+// is called, per endpoint (named by its receiver), its chain's counts and
+// River's states of its unfinished deliveries with their queues: where a
+// healthy endpoint's backlog waits (pending in its chain, available and
+// not fetched, running in a worker) and who holds the workers. It reads
+// only, one statement a second.
+func logLines(t *testing.T, pool *pgxpool.Pool, sick bool) (stop func()) {
+	t.Helper()
+	if os.Getenv("STANDMEET_FAULTS_DIAG") == "" {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for s := 1; ; s++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			rows, err := pool.Query(context.Background(), `
+SELECT split_part(e.url, '/e/', 2), COALESCE(q.running, 0), COALESCE(q.pending, 0),
+  COALESCE((SELECT string_agg(st || ':' || n, ' ' ORDER BY st) FROM (
+    SELECT CASE WHEN j.scheduled_at > now() THEN 'scheduled' ELSE j.state::text END AS st, count(*) AS n
+    FROM river_job j WHERE j.kind = 'webhook.deliver' AND j.args->>'endpoint_id' = e.id::text
+      AND j.state NOT IN ('completed', 'cancelled', 'discarded') GROUP BY 1) c), ''),
+  COALESCE((SELECT string_agg(DISTINCT j.queue, ',') FROM river_job j
+    WHERE j.kind = 'webhook.deliver' AND j.args->>'endpoint_id' = e.id::text AND j.state IN ('available', 'running')), '')
+FROM webhook_endpoints e LEFT JOIN webhook_endpoint_queues q ON q.endpoint_id = e.id ORDER BY 1`)
+			if err != nil {
+				t.Logf("lines at %d s: %v", s, err)
+				continue
+			}
+			var name, states, queues string
+			var running, pending int
+			_, err = pgx.ForEachRow(rows, []any{&name, &running, &pending, &states, &queues}, func() error {
+				t.Logf("sick=%v %2d s %-10s chain %d running, %d pending; River: %s [%s]", sick, s, name, running, pending, states, queues)
+				return nil
+			})
+			if err != nil {
+				t.Logf("lines at %d s: %v", s, err)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // writeNotesAt writes notes named prefix-i at rate for dur and returns

@@ -177,7 +177,7 @@ func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *rive
 }
 
 // provideWebhookLanes gives this process its delivery lane, a River queue
-// worked here, before River starts, unless STANDMEET_WEBHOOK_LANES is off.
+// worked here, before River starts, unless STANDMEET_WEBHOOK_LANES is false.
 func provideWebhookLanes(cfg config.Config, store *webhookdb.Store, w *riverjob.Worker, logger *zap.Logger) (*webhookdb.Lanes, error) {
 	return webhookdb.NewLanes(store, w, cfg.WebhookLanes, logger.Named("webhooks"))
 }

@@ -42,10 +42,11 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 		time.Sleep(isolationLatency)
 		w.WriteHeader(http.StatusNoContent)
 	})
-	// Both runs measure a warm fleet (pools, prepared statements, lanes):
-	// 3 s of notes reach the healthy endpoints before the sick endpoints
-	// exist, and the sick endpoints are there for the whole window
-	// measured after it.
+	// Both runs measure a warm fleet (pools, prepared statements, lanes),
+	// so the servers' start-up is not counted as harm done by the sick
+	// endpoints: 3 s of notes reach the healthy endpoints first, and the
+	// sick endpoints, registered after that, are there for the whole
+	// measured window.
 	warm := writeNotesAt(t, a, "warm", isolationRate, 3*time.Second)
 	waitReceived(t, healthy, warm)
 	if sick {
@@ -87,6 +88,16 @@ func logLines(t *testing.T, pool *pgxpool.Pool, sick bool) (stop func()) {
 		return func() {}
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			<-finished
+		})
+	}
+	// A test that fails before its caller stops it must not log after it
+	// has ended.
+	t.Cleanup(stop)
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
@@ -121,10 +132,7 @@ FROM webhook_endpoints e LEFT JOIN webhook_endpoint_queues q ON q.endpoint_id = 
 			}
 		}
 	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	return stop
 }
 
 // writeNotesAt writes notes named prefix-i at rate for dur and returns

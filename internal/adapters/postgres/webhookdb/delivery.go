@@ -583,8 +583,9 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 // when it was failing; a failure when it is the first, the one that
 // disables it, or a later one while none has yet come CooldownAfter ($23)
 // into the streak (failed_at, which decides the fan-out's cooldown). Runs
-// of one endpoint that share the statement are counted out in their order: run k of n sees the count before the statement less
-// k, as one statement each would have. The lease slots and the chains'
+// of one endpoint that share the statement are counted out in their
+// order: run k of n sees the count before the statement less k, as one
+// statement each would have. The lease slots and the chains'
 // rows are all locked in key order before the first is changed (releasing
 // and locked are read whole by their uncorrelated counts), as the fan-out's
 // count locks chains, so none of them waits on another in a circle.

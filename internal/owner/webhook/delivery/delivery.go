@@ -62,10 +62,10 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 }
 
 // coolsDown reports whether ep's new deliveries wait out a cooldown: a
-// failure of its streak (no success between) came after or more after the
-// streak's first. Time alone does not do it: an endpoint that failed once
-// and has not been tried since (its next event came later, its retry is
-// still to run) is not known to be down.
+// failure of its current streak (no success between) came at least after
+// past the streak's first failure. Time alone does not do it: an endpoint
+// that failed once and has not been tried since (its next event came
+// later, its retry is still to run) is not known to be down.
 func coolsDown(ep Endpoint, after time.Duration) bool {
 	return ep.FailingSince != nil && ep.FailedAt != nil && !ep.FailedAt.Before(ep.FailingSince.Add(after))
 }

@@ -64,6 +64,7 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 	commits := writeNotesAt(t, a, "iso", isolationRate, dur)
 	stop()
 	waitReceived(t, healthy, commits)
+	logWork(t, f.Pool, sick)
 
 	var lat []time.Duration
 	for _, ep := range healthy {
@@ -133,6 +134,31 @@ FROM webhook_endpoints e LEFT JOIN webhook_endpoint_queues q ON q.endpoint_id = 
 		}
 	}()
 	return stop
+}
+
+// logWork, with STANDMEET_FAULTS_DIAG set, logs per kind of endpoint the
+// River work its deliveries took: jobs, runs (attempts and snoozes) and
+// attempts recorded.
+func logWork(t *testing.T, pool *pgxpool.Pool, sick bool) {
+	t.Helper()
+	if os.Getenv("STANDMEET_FAULTS_DIAG") == "" {
+		return
+	}
+	rows, err := pool.Query(context.Background(), `
+WITH k AS (SELECT id, split_part(split_part(url, '/e/', 2), '-', 1) AS kind FROM webhook_endpoints)
+SELECT k.kind, count(*), sum(j.attempt), sum(COALESCE((j.metadata->>'snoozes')::int, 0)),
+  string_agg(DISTINCT j.state::text, ','),
+  (SELECT count(*) FROM webhook_attempts a JOIN k k2 ON k2.id = a.endpoint_id WHERE k2.kind = k.kind)
+FROM river_job j JOIN k ON j.args->>'endpoint_id' = k.id::text
+WHERE j.kind = 'webhook.deliver' GROUP BY 1 ORDER BY 1`)
+	require.NoError(t, err)
+	var kind, states string
+	var jobs, attempts, snoozes, recorded int64
+	_, err = pgx.ForEachRow(rows, []any{&kind, &jobs, &attempts, &snoozes, &states, &recorded}, func() error {
+		t.Logf("sick=%v work %-8s %d jobs, %d attempts, %d snoozes, %d attempts recorded (%s)", sick, kind, jobs, attempts, snoozes, recorded, states)
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 // writeNotesAt writes notes named prefix-i at rate for dur and returns

@@ -57,7 +57,6 @@ func riverStatements() map[string][]string {
 		"sweepTurn":        {sweepTurn},
 		"keepLanes":        {keepLanes},
 		"stateSQL":         {stateSQL},
-		"sleepingJobs":     {sleepingJobs},
 	}
 }
 

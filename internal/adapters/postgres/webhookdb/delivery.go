@@ -830,10 +830,6 @@ SET running = GREATEST(running - $2, 0), pending = pending + $2 WHERE endpoint_i
 // whole promotion does.
 const promoteChunk = 8
 
-// promoteTimeout bounds how long a promotion goes on making available the
-// deliveries it took.
-const promoteTimeout = 10 * time.Second
-
 // cleanup returns a context for the statements a promotion runs after ctx
 // may be done (giving back what it took, releasing the chain lock),
 // bounded by delivery.FinishTimeout.
@@ -883,8 +879,9 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	}()
 	// Once the lock is held, the promotion goes on even if the caller gives
 	// up: cut off between its chunks, it would leave deliveries counted
-	// running until the sweep found them.
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promoteTimeout)
+	// running until the sweep found them. It is bounded as a delivery run
+	// is (JobTimeout).
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), delivery.JobTimeout)
 	defer cancel()
 	var ids []int64
 	err = inTx(mctx, conn, func(tx pgx.Tx) error {

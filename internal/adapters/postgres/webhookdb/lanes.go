@@ -16,12 +16,13 @@ import (
 
 // Lane timing: a process renews its lane every LaneRenew for LaneTTL, so a
 // lane whose process died is worked by the others within about LaneTTL
-// plus LaneRenew; a lapsed lane with no job left is forgotten after
-// LaneForget, long after any fan-out that chose it while it was alive
-// has committed.
+// plus LaneRenew, and a live process may miss four renewals in a row (a
+// busy machine, a slow statement) without losing its lane; a lapsed lane
+// with no job left is forgotten after LaneForget, long after any fan-out
+// that chose it while it was alive has committed.
 const (
 	LaneRenew  = 2 * time.Second
-	LaneTTL    = 10 * time.Second
+	LaneTTL    = 5 * LaneRenew
 	LaneForget = time.Hour
 )
 

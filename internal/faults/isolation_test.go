@@ -74,6 +74,12 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 			}
 		}
 	}
+	// The replicas stop with their run, not with the test: the run that
+	// follows is measured on a machine running only its own fleet, as this
+	// one was.
+	for i := range replicas {
+		f.kill(i)
+	}
 	return lat
 }
 

@@ -128,6 +128,8 @@ func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster,
 	for _, c := range []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("snoozes_total", "Deliveries that snoozed because their endpoint stayed busy.")),
 			func() float64 { return float64(d.Stats().BusySnoozes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("wakes_total", "Snoozed deliveries made available again when the busy line they left emptied.")),
+			func() float64 { return float64(d.Stats().Wakes) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("handoffs_total", "Leases passed from a finishing delivery to one waiting in this process.")),
 			func() float64 { return float64(d.Stats().Handoffs) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("in_flight", "Lease slots this process holds.")),

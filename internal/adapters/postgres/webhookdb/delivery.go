@@ -914,6 +914,34 @@ func (s *Store) promote(ctx context.Context, endpointID uuid.UUID, restart bool)
 	return len(ids), nil
 }
 
+// Wake implements delivery.DeliverStore: one transaction locks the jobs
+// still snoozed (sleepingJobs) and makes each available with River's
+// JobRetryTx.
+func (s *Store) Wake(ctx context.Context, jobs []int64) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, sleepingJobs, jobs)
+		if err != nil {
+			return fmt.Errorf("lock snoozed deliveries: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("lock snoozed deliveries: %w", err)
+		}
+		for _, id := range ids {
+			if _, err := s.river.JobRetryTx(ctx, tx, id); err != nil {
+				return fmt.Errorf("make delivery %d available: %w", id, err)
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // inTx runs fn in a transaction on conn (uow.UnitOfWork.Do, whose
 // rollback outlives ctx, so conn stays usable to give back and unlock).
 func inTx(ctx context.Context, conn *pgxpool.Conn, fn func(pgx.Tx) error) error {

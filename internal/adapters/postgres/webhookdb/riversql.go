@@ -151,6 +151,18 @@ WHERE ` + endpointJobs + ` AND j.id = $2`
 const retryState = `SELECT ` + jobState + `, ` + chainMark + `
 FROM river_job j WHERE ` + endpointJobs + ` AND j.id = $2`
 
+// sleepingJobs locks those of the delivery jobs $1 that are snoozed: due
+// later, whether River keeps them scheduled or, due within its
+// scheduler's interval, available ahead of their time. Wake makes them
+// available in the same transaction. Not JobGet: the lock keeps River
+// from running one between the read of its state and the JobRetryTx, so
+// a job running or finished is never retried; one locked by someone else
+// (River fetching it) is skipped.
+const sleepingJobs = `SELECT j.id FROM river_job j
+WHERE j.id = ANY($1::bigint[]) AND j.kind = 'webhook.deliver'
+  AND j.state IN ('scheduled', 'available') AND j.scheduled_at > now()
+ORDER BY j.id FOR UPDATE SKIP LOCKED`
+
 // listByEvent reads event $1's delivery jobs to endpoints of owner $2
 // (deleted ones included), at most $3. Not JobList: each job is joined to
 // its endpoint of the owner, its event and its latest attempt in one

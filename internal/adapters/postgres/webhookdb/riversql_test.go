@@ -57,6 +57,7 @@ func riverStatements() map[string][]string {
 		"sweepTurn":        {sweepTurn},
 		"keepLanes":        {keepLanes},
 		"stateSQL":         {stateSQL},
+		"sleepingJobs":     {sleepingJobs},
 	}
 }
 

@@ -401,6 +401,59 @@ func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
 	}
 }
 
+// Wake makes a snoozed delivery available now, whether River keeps it
+// scheduled or, due soon, available ahead of its time, and leaves every
+// delivery in another state as it is: one running, finished, or already
+// due is never run again by it.
+func TestWakeMakesOnlySnoozedDeliveriesAvailable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+	cases := []struct {
+		name     string
+		set      string // how River left the job
+		wantWake bool
+	}{
+		{name: "snoozed, scheduled", set: `state = 'scheduled', scheduled_at = now() + interval '1 minute'`, wantWake: true},
+		{name: "snoozed, available ahead of its time", set: `state = 'available', scheduled_at = now() + interval '2 seconds'`, wantWake: true},
+		{name: "due", set: `state = 'available', scheduled_at = now() - interval '1 second'`},
+		{name: "running", set: `state = 'running', attempt = 1, attempted_at = now(), scheduled_at = now() + interval '1 minute'`},
+		{name: "completed", set: `state = 'completed', attempt = 1, finalized_at = now(), scheduled_at = now() + interval '1 minute'`},
+		{name: "retrying", set: `state = 'retryable', attempt = 1, scheduled_at = now() + interval '1 minute'`},
+	}
+	ids := make([]int64, len(cases))
+	for i, c := range cases {
+		got, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued")}}, delivery.Summary{})
+		require.NoError(t, err)
+		ids[i] = got[0].JobID
+		// River's client cannot put a job in these states by itself: they
+		// are written as River would leave them.
+		_, err = b.pool.Exec(ctx, `UPDATE river_job SET `+c.set+` WHERE id = $1`, ids[i])
+		require.NoError(t, err, c.name)
+	}
+	before := make([]*rivertype.JobRow, len(cases))
+	for i := range cases {
+		before[i] = b.job(t, ids[i])
+	}
+	n, err := b.store.Wake(ctx, append(ids, 1<<40))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	for i, c := range cases {
+		after := b.job(t, ids[i])
+		if c.wantWake {
+			require.Equal(t, rivertype.JobStateAvailable, after.State, c.name)
+			require.False(t, after.ScheduledAt.After(time.Now()), "%s: due now", c.name)
+			continue
+		}
+		require.Equal(t, before[i].State, after.State, c.name)
+		require.Equal(t, before[i].ScheduledAt, after.ScheduledAt, c.name)
+	}
+	n, err = b.store.Wake(ctx, nil)
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
+
 // An endpoint's chain: deliveries beyond the window wait pending, a
 // finishing delivery of the chain reports them, Promote makes the oldest
 // available, and the sweep restarts a chain whose deliveries are gone.

@@ -253,8 +253,10 @@ type run struct {
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Every slot busy: wait in process for a holder here to pass
 //     its lease on (the first waiter asks PostgreSQL every LeasePoll
-//     while no holder is here), for at most MaxLocalWait, then snooze for
-//     about the wait still ahead; the delivery stays in its chain.
+//     while no holder is here), for at most
+//     MaxLocalWait, then snooze for about the wait still ahead; the
+//     delivery stays in its chain, and the run that empties the line
+//     here wakes it early.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -267,6 +269,7 @@ type run struct {
 //     here — and count the run out of the endpoint's chain. A chain left
 //     short with deliveries pending makes the next ones available.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
+	d.local.back(job.EndpointID, job.JobID)
 	r := &run{DeliverJob: job}
 	settled, done := d.recordedSuccess(ctx, job)
 	if done {
@@ -323,8 +326,10 @@ func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
 	case claim.Event == nil:
 		reason = "event pruned"
 	case claim.Lease == nil:
-		// Nothing to write: the delivery keeps its place in the chain.
+		// Nothing to write: the delivery keeps its place in the chain,
+		// and the line it leaves wakes it when it empties first.
 		d.local.snoozes.Add(1)
+		d.local.slept(r.EndpointID, r.JobID)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
 		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)
@@ -355,6 +360,13 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		// (the endpoint is read afresh by the next taker, and a delivery of
 		// another process that waits for it may take it first).
 		d.local.done(ep.ID)
+		var sleepers []int64
+		if f.Settle != SettleFailure {
+			// Whether this run empties the line is decided as it lets go:
+			// a run here that takes the slot after it and fails must not
+			// be followed by this run's wake.
+			sleepers = d.local.wakeable(ep.ID)
+		}
 		f.Lease = lease
 		err := d.finish(ctx, r, f)
 		if f.Settle == SettleFailure {
@@ -366,6 +378,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 			// Refreshed: the first waiter here takes it afresh at once
 			// (poke counts the release too).
 			d.local.poke(ep.ID)
+			err = errors.Join(err, d.wake(ctx, ep.ID, sleepers))
 		}
 		return err
 	}
@@ -672,6 +685,27 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
 	}
 	d.local.poke(id)
+	return nil
+}
+
+// wake makes jobs, the deliveries of id that snoozed here for a busy line,
+// available again once that line has emptied here (handoff.wakeable):
+// a snooze is an estimate of the wait ahead, from the pace the line had,
+// and a line that sped up (a busy machine that let go) would otherwise sit
+// idle until the first of them came back. A failing endpoint's line does
+// not wake them: its deliveries wait out the cooldown anyway.
+func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, jobs []int64) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
+	defer cancel()
+	n, err := d.store.Wake(fctx, jobs)
+	if err != nil {
+		// They come back when their snoozes end.
+		return fmt.Errorf("wake %d snoozed deliveries of endpoint %s: %w", len(jobs), id, err)
+	}
+	d.local.wakes.Add(int64(n))
 	return nil
 }
 

@@ -494,6 +494,77 @@ func TestAGivingUpDeliverySnoozesForTheWaitAheadOfIt(t *testing.T) {
 	}
 }
 
+// A delivery that snoozed because its endpoint's line here was busy is
+// woken by the run that empties that line with a success: the snooze was
+// an estimate, and the endpoint would otherwise sit idle until it ended.
+// A failure leaves it asleep (a failing endpoint's deliveries wait out the
+// cooldown), and so does a line still in use.
+func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name     string
+		last     int // the status of the last delivery in line
+		wantWake bool
+	}{
+		{name: "the line empties with a success", last: 204, wantWake: true},
+		{name: "the line empties with a failure", last: 500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.useMemory()
+			woken := make(chan []int64, 4)
+			b.store.WakeFunc = func(_ context.Context, jobs []int64) (int, error) {
+				woken <- jobs
+				return len(jobs), nil
+			}
+			release := make(chan struct{})
+			var posts atomic.Int64
+			b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
+				if posts.Add(1) == 1 {
+					<-release
+					return delivery.PostResponse{StatusCode: 204}, nil
+				}
+				return delivery.PostResponse{StatusCode: c.last}, nil
+			}
+			job := func(id int64) delivery.DeliverJob {
+				j := b.job()
+				j.JobID = id
+				return j
+			}
+			results := make(chan delivery.Result, 2)
+			go func() { results <- b.d.Deliver(context.Background(), job(1)) }()
+			require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
+			go func() { results <- b.d.Deliver(context.Background(), job(2)) }()
+			require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+			// The second in line behind a holder that does not answer gives
+			// its worker back.
+			res := b.d.Deliver(context.Background(), job(3))
+			require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+			require.Empty(t, woken, "the line is still in use")
+			close(release)
+			<-results
+			<-results
+			if !c.wantWake {
+				require.Never(t, func() bool { return len(woken) > 0 }, 300*time.Millisecond, 10*time.Millisecond)
+				return
+			}
+			select {
+			case jobs := <-woken:
+				require.Equal(t, []int64{3}, jobs)
+				require.Eventually(t, func() bool { return b.d.Stats().Wakes == 1 }, 5*time.Second, time.Millisecond)
+			case <-time.After(5 * time.Second):
+				require.Fail(t, "the delivery that left the line was not woken")
+			}
+			// Woken once: it runs again, and a line emptied after that has
+			// nobody to wake.
+			require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), job(3)).Outcome)
+			require.Empty(t, woken)
+		})
+	}
+}
+
 func fanoutBundle(t *testing.T, eps []delivery.Endpoint, ev delivery.Event, admits delivery.EmbedAdmitsFunc) (*delivery.Fanouter, *[]delivery.Delivery) {
 	t.Helper()
 	var got []delivery.Delivery

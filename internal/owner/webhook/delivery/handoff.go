@@ -41,9 +41,10 @@ const (
 	// that long anyway. In between, the snooze is the wait still ahead of
 	// it (busySnooze): a turn for each delivery still in line before it
 	// and its own, each the longer of the pace it saw and the line's
-	// current stall shared by the slots. Erring short brings a hanging
-	// endpoint's deliveries back to wait in vain; erring long leaves its
-	// line idle until they come back.
+	// current stall shared by the slots. A line that empties with a
+	// success wakes its sleepers early (wakeable), so the estimate may err
+	// long; erring short brings a hanging endpoint's deliveries back to
+	// wait in vain.
 	BusySnooze    = LeasePoll
 	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the waiters per endpoint in one process: a
@@ -122,16 +123,24 @@ type handoff struct {
 	// endpoint's next take, at the latest when the lease goes back to
 	// PostgreSQL after LeaseRefresh.
 	slots map[uuid.UUID]int
+	// asleep is, per endpoint, the jobs of the deliveries that snoozed
+	// here because every slot stayed busy and have not run here since
+	// (at most maxLocalWaiters per endpoint and maxKnownSlots endpoints;
+	// then it starts over): the ones to wake when the line they left
+	// empties (see wakeable).
+	asleep map[uuid.UUID][]int64
 	// passes and snoozes count leases passed in process and deliveries
-	// that snoozed because their endpoint stayed busy.
-	passes, snoozes atomic.Int64
+	// that snoozed because their endpoint stayed busy, wakes those of
+	// them made available again by the line they left.
+	passes, snoozes, wakes atomic.Int64
 }
 
 // HandoffStats is what a deliverer's local handoff did and holds now.
 type HandoffStats struct {
 	// Handoffs counts leases passed in process; BusySnoozes the
-	// deliveries that waited MaxLocalWait (or found no room) and snoozed.
-	Handoffs, BusySnoozes int64
+	// deliveries that waited MaxLocalWait (or found no room) and snoozed,
+	// Wakes those of them woken when the line they left emptied.
+	Handoffs, BusySnoozes, Wakes int64
 	// InFlight is the lease slots this process holds; Waiting the
 	// deliveries waiting here for one.
 	InFlight, Waiting int
@@ -140,7 +149,7 @@ type HandoffStats struct {
 func (h *handoff) stats() HandoffStats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HandoffStats{Handoffs: h.passes.Load(), BusySnoozes: h.snoozes.Load()}
+	s := HandoffStats{Handoffs: h.passes.Load(), BusySnoozes: h.snoozes.Load(), Wakes: h.wakes.Load()}
 	for _, q := range h.eps {
 		s.InFlight += max(q.holders, 0)
 		s.Waiting += len(q.waiters)
@@ -152,7 +161,54 @@ func (h *handoff) stats() HandoffStats {
 const maxKnownSlots = 10000
 
 func newHandoff() *handoff {
-	return &handoff{eps: map[uuid.UUID]*localQueue{}, slots: map[uuid.UUID]int{}}
+	return &handoff{eps: map[uuid.UUID]*localQueue{}, slots: map[uuid.UUID]int{}, asleep: map[uuid.UUID][]int64{}}
+}
+
+// slept records job, a delivery of id, as snoozed here because every slot
+// of id stayed busy.
+func (h *handoff) slept(id uuid.UUID, job int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	jobs, ok := h.asleep[id]
+	if !ok && len(h.asleep) >= maxKnownSlots {
+		clear(h.asleep)
+	}
+	if len(jobs) < maxLocalWaiters {
+		h.asleep[id] = append(jobs, job)
+	}
+}
+
+// back records job, a delivery of id, as running here again: it is no
+// longer one to wake.
+func (h *handoff) back(id uuid.UUID, job int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	jobs, ok := h.asleep[id]
+	if !ok {
+		return
+	}
+	if i := slices.Index(jobs, job); i >= 0 {
+		jobs = slices.Delete(jobs, i, i+1)
+	}
+	if len(jobs) == 0 {
+		delete(h.asleep, id)
+	} else {
+		h.asleep[id] = jobs
+	}
+}
+
+// wakeable hands over, and forgets, the jobs of id asleep here when id's
+// line here has emptied: no delivery here holds, takes, claims or waits
+// for a slot of id. nil while the line is not empty, or none sleeps.
+func (h *handoff) wakeable(id uuid.UUID) []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.eps[id]; q != nil && !q.idle() {
+		return nil
+	}
+	jobs := h.asleep[id]
+	delete(h.asleep, id)
+	return jobs
 }
 
 func (h *handoff) queue(id uuid.UUID) *localQueue {

@@ -336,6 +336,12 @@ type DeliverStore interface {
 	// through River, until its chain counts ChainWindow, under the
 	// endpoint's chain lock. It returns how many it promoted.
 	Promote(ctx context.Context, endpointID uuid.UUID) (int, error)
+	// Wake makes the deliveries among jobs that are snoozed (due later)
+	// available now, through River, and returns how many it woke. A job in
+	// any other state — running, finished, gone — is left as it is, by the
+	// same transaction that reads its state, so a delivery that came back
+	// on its own meanwhile never runs twice.
+	Wake(ctx context.Context, jobs []int64) (int, error)
 	// AttemptOutcome returns the outcome Finish recorded for attempt of
 	// job; ok is false when none was recorded.
 	AttemptOutcome(ctx context.Context, jobID int64, attempt int) (o Outcome, ok bool, err error)

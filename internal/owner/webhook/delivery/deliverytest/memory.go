@@ -326,6 +326,10 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 // there is nothing to promote.
 func (m *Memory) Promote(context.Context, uuid.UUID) (int, error) { return 0, nil }
 
+// Wake implements delivery.DeliverStore; Memory keeps no jobs (River
+// does), so there is none to wake.
+func (m *Memory) Wake(context.Context, []int64) (int, error) { return 0, nil }
+
 // AttemptOutcome implements delivery.DeliverStore: the outcome of the
 // last attempt recorded for job and attempt, on any endpoint.
 func (m *Memory) AttemptOutcome(_ context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error) {

@@ -28,6 +28,7 @@ type Stub struct {
 	RenewLeaseFunc  func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
 	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
 	PromoteFunc     func(ctx context.Context, endpointID uuid.UUID) (int, error)
+	WakeFunc        func(ctx context.Context, jobs []int64) (int, error)
 	// AttemptOutcomeFunc answers AttemptOutcome.
 	AttemptOutcomeFunc func(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error)
 
@@ -98,6 +99,14 @@ func (s *Stub) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
 		return 0, nil
 	}
 	return s.PromoteFunc(ctx, endpointID)
+}
+
+// Wake calls WakeFunc, or wakes nothing when it is nil.
+func (s *Stub) Wake(ctx context.Context, jobs []int64) (int, error) {
+	if s.WakeFunc == nil {
+		return 0, nil
+	}
+	return s.WakeFunc(ctx, jobs)
 }
 
 // AttemptOutcome calls AttemptOutcomeFunc, or finds nothing recorded when

@@ -133,18 +133,22 @@ func startFleet(t *testing.T, dbURL string, replicas int, env map[string]string)
 		require.NoError(t, err)
 		f.servers[i] = s
 	}
-	t.Cleanup(func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for _, s := range f.servers {
-			if s != nil {
-				if err := s.Kill(); err != nil {
-					t.Logf("kill a replica at cleanup: %v", err)
-				}
-			}
-		}
-	})
+	t.Cleanup(f.stop)
 	return f
+}
+
+// stop kills every replica still running and leaves them down.
+func (f *fleet) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, s := range f.servers {
+		if s != nil {
+			if err := s.Kill(); err != nil {
+				f.t.Logf("kill replica %d: %v", i, err)
+			}
+			f.servers[i] = nil
+		}
+	}
 }
 
 // logPath keeps the server logs of a failed test where one can read them.

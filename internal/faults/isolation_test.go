@@ -45,8 +45,8 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 	// Both runs measure a warm fleet (pools, prepared statements, lanes),
 	// so the servers' start-up is not counted as harm done by the sick
 	// endpoints: 3 s of notes reach the healthy endpoints first, and the
-	// sick endpoints, registered after that, are there for the whole
-	// measured window.
+	// sick endpoints, registered after that, exist while every measured
+	// note is written.
 	warm := writeNotesAt(t, a, "warm", isolationRate, 3*time.Second)
 	waitReceived(t, healthy, warm)
 	if sick {
@@ -74,14 +74,15 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 			}
 		}
 	}
-	// The replicas stop with their run, not with the test: the run that
-	// follows is measured on a machine running only its own fleet, as this
-	// one was.
-	for i := range replicas {
-		f.kill(i)
-	}
+	// The replicas stop with their run, not with the test, so each run
+	// shares the machine with no fleet but its own.
+	f.stop()
 	return lat
 }
+
+// diagnosing reports whether STANDMEET_FAULTS_DIAG asks the isolation
+// test to log where its deliveries wait and what work they took.
+func diagnosing() bool { return os.Getenv("STANDMEET_FAULTS_DIAG") != "" }
 
 // logLines, with STANDMEET_FAULTS_DIAG set, logs every second until stop
 // is called, per endpoint (named by its receiver), its chain's counts and
@@ -91,7 +92,7 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 // only, one statement a second.
 func logLines(t *testing.T, pool *pgxpool.Pool, sick bool) (stop func()) {
 	t.Helper()
-	if os.Getenv("STANDMEET_FAULTS_DIAG") == "" {
+	if !diagnosing() {
 		return func() {}
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
@@ -147,7 +148,7 @@ FROM webhook_endpoints e LEFT JOIN webhook_endpoint_queues q ON q.endpoint_id = 
 // attempts recorded.
 func logWork(t *testing.T, pool *pgxpool.Pool, sick bool) {
 	t.Helper()
-	if os.Getenv("STANDMEET_FAULTS_DIAG") == "" {
+	if !diagnosing() {
 		return
 	}
 	rows, err := pool.Query(context.Background(), `

@@ -62,7 +62,7 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 }
 
 // coolsDown reports whether ep's new deliveries wait out a cooldown: a
-// failure of its current streak (no success between) came at least after
+// failure of its current streak (no success between) came `after` or more
 // past the streak's first failure. Time alone does not do it: an endpoint
 // that failed once and has not been tried since (its next event came
 // later, its retry is still to run) is not known to be down.

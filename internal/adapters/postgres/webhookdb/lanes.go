@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
@@ -17,13 +18,15 @@ import (
 // Lane timing: a process renews its lane every LaneRenew for LaneTTL, so a
 // lane whose process died is worked by the others within about LaneTTL
 // plus LaneRenew, and a live process may miss four renewals in a row (a
-// busy machine, a slow statement) without losing its lane; a lapsed lane
-// with no job left is forgotten after LaneForget, long after any fan-out
-// that chose it while it was alive has committed.
+// busy machine, a slow statement) without losing its lane. A lapsed lane
+// with no job left is forgotten once it has been lapsed for LaneForget:
+// River's job timeout, which bounds the fan-out that chose it while it was
+// alive, and a TTL more for a commit under way as the timeout struck. A
+// job inserted into a forgotten lane would never be worked.
 const (
 	LaneRenew  = 2 * time.Second
 	LaneTTL    = 5 * LaneRenew
-	LaneForget = time.Hour
+	LaneForget = river.JobTimeoutDefault + LaneTTL
 )
 
 // LaneQueues adds and removes River queues worked by this process.

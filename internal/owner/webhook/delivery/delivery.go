@@ -329,7 +329,7 @@ func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
 		// Nothing to write: the delivery keeps its place in the chain,
 		// and the line it leaves wakes it when it empties first.
 		d.local.snoozes.Add(1)
-		d.local.slept(r.EndpointID, r.JobID)
+		d.local.slept(r.EndpointID, r.JobID, snooze)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
 		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)

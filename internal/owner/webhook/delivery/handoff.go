@@ -97,8 +97,8 @@ type localQueue struct {
 	claims int
 	line   uint64
 	served uint64
-	// progress is when a slot of id was last taken or passed here (or the
-	// queue began): how long the lease has gone without serving a
+	// progress is when a slot of id was last taken or passed here (or its
+	// line began): how long the lease has gone without serving a
 	// delivery here, the pace hopeless judges a wait by.
 	progress time.Time
 	// polled is when a waiter here last asked PostgreSQL for the lease.
@@ -107,6 +107,19 @@ type localQueue struct {
 	// whose take failed while it changed asks again instead of waiting for
 	// a wake that came before it queued.
 	released uint64
+	// slots is id's max_in_flight as the last take here read it (0: not
+	// read yet). A change reaches it at the endpoint's next take, at the
+	// latest when the lease goes back to PostgreSQL after LeaseRefresh.
+	slots int
+	// asleep is the jobs of the deliveries that snoozed here because every
+	// slot stayed busy and have not run here since (at most
+	// maxLocalWaiters): the ones to wake when the line they left empties
+	// (see wakeable). due is when the last of them comes back anyway; the
+	// queue outlives its line until then.
+	asleep []int64
+	due    time.Time
+	// touched is when the queue was last used.
+	touched time.Time
 }
 
 // handoff is the one piece of per-process state of delivery: a finishing
@@ -115,20 +128,15 @@ type localQueue struct {
 // endpoint) and advisory: the lease row in PostgreSQL stays the guarantee,
 // and losing this state costs time, never a delivery.
 type handoff struct {
-	mu  sync.Mutex
-	eps map[uuid.UUID]*localQueue
-	// slots is each endpoint's max_in_flight as the last take here read
-	// it, kept while its queue comes and goes (at most maxKnownSlots
-	// endpoints; then it starts over). A change reaches it at the
-	// endpoint's next take, at the latest when the lease goes back to
-	// PostgreSQL after LeaseRefresh.
-	slots map[uuid.UUID]int
-	// asleep is, per endpoint, the jobs of the deliveries that snoozed
-	// here because every slot stayed busy and have not run here since
-	// (at most maxLocalWaiters per endpoint and maxKnownSlots endpoints;
-	// then it starts over): the ones to wake when the line they left
-	// empties (see wakeable).
-	asleep map[uuid.UUID][]int64
+	mu sync.Mutex
+	// eps holds an endpoint's queue while a delivery here claims, holds or
+	// waits for its lease, one that snoozed from it is not yet due, or it
+	// was used within a LeaseRefresh (it keeps the endpoint's slots
+	// between runs). Other queues go at the next prune, which runs when
+	// eps has doubled since the last one (kept), so the map stays within
+	// twice the queues that are live.
+	eps  map[uuid.UUID]*localQueue
+	kept int
 	// passes and snoozes count leases passed in process and deliveries
 	// that snoozed because their endpoint stayed busy, wakes those of
 	// them made available again by the line they left.
@@ -157,24 +165,21 @@ func (h *handoff) stats() HandoffStats {
 	return s
 }
 
-// maxKnownSlots bounds handoff.slots.
-const maxKnownSlots = 10000
-
 func newHandoff() *handoff {
-	return &handoff{eps: map[uuid.UUID]*localQueue{}, slots: map[uuid.UUID]int{}, asleep: map[uuid.UUID][]int64{}}
+	return &handoff{eps: map[uuid.UUID]*localQueue{}}
 }
 
-// slept records job, a delivery of id, as snoozed here because every slot
-// of id stayed busy.
-func (h *handoff) slept(id uuid.UUID, job int64) {
+// slept records job, a delivery of id, as snoozed here for snooze because
+// every slot of id stayed busy.
+func (h *handoff) slept(id uuid.UUID, job int64, snooze time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	jobs, ok := h.asleep[id]
-	if !ok && len(h.asleep) >= maxKnownSlots {
-		clear(h.asleep)
-	}
-	if len(jobs) < maxLocalWaiters {
-		h.asleep[id] = append(jobs, job)
+	q := h.queue(id)
+	if len(q.asleep) < maxLocalWaiters {
+		q.asleep = append(q.asleep, job)
+		if due := time.Now().Add(snooze); due.After(q.due) {
+			q.due = due
+		}
 	}
 }
 
@@ -183,17 +188,12 @@ func (h *handoff) slept(id uuid.UUID, job int64) {
 func (h *handoff) back(id uuid.UUID, job int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	jobs, ok := h.asleep[id]
-	if !ok {
+	q := h.eps[id]
+	if q == nil {
 		return
 	}
-	if i := slices.Index(jobs, job); i >= 0 {
-		jobs = slices.Delete(jobs, i, i+1)
-	}
-	if len(jobs) == 0 {
-		delete(h.asleep, id)
-	} else {
-		h.asleep[id] = jobs
+	if i := slices.Index(q.asleep, job); i >= 0 {
+		q.asleep = slices.Delete(q.asleep, i, i+1)
 	}
 }
 
@@ -203,27 +203,44 @@ func (h *handoff) back(id uuid.UUID, job int64) {
 func (h *handoff) wakeable(id uuid.UUID) []int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if q := h.eps[id]; q != nil && !q.idle() {
+	q := h.eps[id]
+	if q == nil || !q.idle() {
 		return nil
 	}
-	jobs := h.asleep[id]
-	delete(h.asleep, id)
+	jobs := q.asleep
+	q.asleep = nil
 	return jobs
 }
 
+// queue is id's queue here, made on first use; an idle queue begins a
+// new line, whose pace is judged from now.
 func (h *handoff) queue(id uuid.UUID) *localQueue {
+	now := time.Now()
 	q := h.eps[id]
 	if q == nil {
-		q = &localQueue{progress: time.Now()}
+		if len(h.eps) > 2*h.kept {
+			for id, q := range h.eps {
+				if q.gone(now) {
+					delete(h.eps, id)
+				}
+			}
+			h.kept = len(h.eps)
+		}
+		q = &localQueue{}
 		h.eps[id] = q
 	}
+	if q.idle() {
+		q.progress = now
+	}
+	q.touched = now
 	return q
 }
 
-func (h *handoff) tidy(id uuid.UUID, q *localQueue) {
-	if q.idle() {
-		delete(h.eps, id)
-	}
+// gone reports whether q's endpoint has nothing here at now: an idle line,
+// no sleeper still due, and no use for a LeaseRefresh, after which its
+// slots would be read afresh anyway.
+func (q *localQueue) gone(now time.Time) bool {
+	return q.idle() && !now.Before(q.due) && now.Sub(q.touched) >= LeaseRefresh
 }
 
 // idle reports whether no delivery here holds, takes, claims or waits for
@@ -238,7 +255,6 @@ func (h *handoff) done(id uuid.UUID) {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.holders--
-	h.tidy(id, q)
 }
 
 // begin opens a delivery's claim of id here and gives it the next place in
@@ -258,7 +274,6 @@ func (h *handoff) end(id uuid.UUID) {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.claims--
-	h.tidy(id, q)
 }
 
 // snooze is how long c's delivery, giving up, snoozes: about the wait
@@ -274,7 +289,7 @@ func (h *handoff) snooze(id uuid.UUID, c *claimant) time.Duration {
 			ahead++
 		}
 	}
-	return busySnooze(ahead, int(q.served-c.served), time.Since(c.start), time.Since(q.progress), max(h.slots[id], 1))
+	return busySnooze(ahead, int(q.served-c.served), time.Since(c.start), time.Since(q.progress), max(q.slots, 1))
 }
 
 // enqueue puts a waiter for c in id's line, before every waiter that first
@@ -307,9 +322,8 @@ func (h *handoff) hopeless(id uuid.UUID, ahead int, deadline time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	slots := time.Duration(max(h.slots[id], 1))
+	slots := time.Duration(max(q.slots, 1))
 	idle := time.Since(q.progress)
-	h.tidy(id, q)
 	return idle >= LeasePoll && time.Duration(ahead+1)*idle/slots > time.Until(deadline)
 }
 
@@ -320,7 +334,6 @@ func (h *handoff) place(id uuid.UUID, w *waiter) int {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	i := slices.Index(q.waiters, w)
-	h.tidy(id, q)
 	return i
 }
 
@@ -333,13 +346,10 @@ func (h *handoff) join(id uuid.UUID, c *claimant) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	slots := h.slots[id]
-	if slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < slots {
-		h.tidy(id, q)
+	if q.slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < q.slots {
 		return nil
 	}
 	w := q.enqueue(c)
-	h.tidy(id, q)
 	return w
 }
 
@@ -352,7 +362,6 @@ func (h *handoff) wait(id uuid.UUID, gen uint64, c *claimant) (w *waiter, again 
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	if q.released != gen {
-		h.tidy(id, q)
 		return nil, true
 	}
 	w = q.enqueue(c)
@@ -360,7 +369,6 @@ func (h *handoff) wait(id uuid.UUID, gen uint64, c *claimant) (w *waiter, again 
 		// It waits because its take found the lease held: that was an ask.
 		q.polled = time.Now()
 	}
-	h.tidy(id, q)
 	return w, false
 }
 
@@ -374,7 +382,6 @@ func (h *handoff) leave(id uuid.UUID, w *waiter) (ok bool) {
 	if i >= 0 {
 		q.waiters = slices.Delete(q.waiters, i, i+1)
 	}
-	h.tidy(id, q)
 	return i >= 0
 }
 
@@ -385,7 +392,6 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	if len(q.waiters) == 0 {
-		h.tidy(id, q)
 		return nil
 	}
 	w := q.waiters[0]
@@ -412,18 +418,14 @@ func (h *handoff) took(id uuid.UUID, got bool, slots int) {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.takers--
-	if slots > 0 && h.slots[id] != slots {
-		if len(h.slots) >= maxKnownSlots {
-			clear(h.slots)
-		}
-		h.slots[id] = slots
+	if slots > 0 {
+		q.slots = slots
 	}
 	if got {
 		q.holders++
 		q.served++
 		q.progress = time.Now()
 	}
-	h.tidy(id, q)
 }
 
 // poke records a slot of id released here and wakes the first waiter of

@@ -73,7 +73,7 @@ func TestTheFirstWaiterPollsAtTheLeasePoll(t *testing.T) {
 
 // A waiter that leaves the line to ask PostgreSQL and queues again keeps
 // its place: deliveries here are passed the lease in the order they first
-// asked for it, and nothing is kept once their claims end.
+// asked for it, and the line is idle once their claims end.
 func TestAWaiterThatAsksAgainKeepsItsPlace(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
@@ -88,7 +88,7 @@ func TestAWaiterThatAsksAgainKeepsItsPlace(t *testing.T) {
 	require.Nil(t, h.next(id))
 	h.end(id)
 	h.end(id)
-	require.Empty(t, h.eps)
+	require.True(t, h.eps[id].idle())
 }
 
 // A delivery whose take failed while a slot was released here meanwhile
@@ -192,4 +192,54 @@ func TestABusySnoozeCoversTheStallAhead(t *testing.T) {
 	} {
 		require.Equal(t, c.wantSnoozed, busySnooze(c.ahead, c.went, c.waited, c.held, c.slots), c.name)
 	}
+}
+
+// The handoff keeps an endpoint's queue while its line is live, a
+// delivery that snoozed from it is still due (so the line that empties
+// can wake it), or it was used within a LeaseRefresh; the queues of
+// endpoints gone quiet here are pruned as the map grows, so it stays
+// within twice its live queues.
+func TestTheHandoffForgetsQuietEndpoints(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	sleeping := uuid.New()
+	h.slept(sleeping, 7, time.Hour)
+	quiet := func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, q := range h.eps {
+			q.touched = q.touched.Add(-LeaseRefresh)
+		}
+	}
+	for i := range 1000 {
+		// Each snoozes from a line that then goes quiet here: its
+		// delivery runs in another process and never comes back here.
+		h.slept(uuid.New(), int64(i), time.Nanosecond)
+	}
+	quiet()
+	for i := range 1000 {
+		h.slept(uuid.New(), int64(i), time.Nanosecond)
+	}
+	h.mu.Lock()
+	n := len(h.eps)
+	h.mu.Unlock()
+	require.LessOrEqual(t, n, 1001, "queues of quiet endpoints pruned")
+	quiet()
+	require.Equal(t, []int64{7}, h.wakeable(sleeping), "the endpoint whose sleeper is due later keeps it")
+}
+
+// A line that a run here still holds does not wake its sleepers; the
+// sleeper that runs again here is no longer one to wake.
+func TestTheLineWakesOnlyWhenEmpty(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	h.took(id, true, 1)
+	h.slept(id, 1, time.Minute)
+	h.slept(id, 2, time.Minute)
+	require.Nil(t, h.wakeable(id), "held here")
+	h.back(id, 1)
+	h.done(id)
+	require.Equal(t, []int64{2}, h.wakeable(id))
+	require.Nil(t, h.wakeable(id), "handed over once")
 }

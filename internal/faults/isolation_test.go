@@ -44,9 +44,9 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 	})
 	// Both runs measure a warm fleet (pools, prepared statements, lanes),
 	// so the servers' start-up is not counted as harm done by the sick
-	// endpoints: 3 s of notes reach the healthy endpoints first, and the
-	// sick endpoints, registered after that, exist while every measured
-	// note is written.
+	// endpoints: the healthy endpoints receive 3 s of notes before the
+	// measured ones, and the sick endpoints exist before the first
+	// measured note is written.
 	warm := writeNotesAt(t, a, "warm", isolationRate, 3*time.Second)
 	waitReceived(t, healthy, warm)
 	if sick {

@@ -219,9 +219,9 @@ func (h *handoff) queue(id uuid.UUID) *localQueue {
 	q := h.eps[id]
 	if q == nil {
 		if len(h.eps) > 2*h.kept {
-			for id, q := range h.eps {
-				if q.gone(now) {
-					delete(h.eps, id)
+			for other, oq := range h.eps {
+				if oq.gone(now) {
+					delete(h.eps, other)
 				}
 			}
 			h.kept = len(h.eps)

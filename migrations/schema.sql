@@ -967,16 +967,6 @@ CREATE TABLE webhook_endpoint_leases (
     PRIMARY KEY (endpoint_id, slot)
 );
 
--- An endpoint's delivery queue (0070): running counts the deliveries of its
--- chain River may run now; the rest wait in River's pending state.
--- events: none (delivery bookkeeping; the deliveries are River's jobs)
-CREATE TABLE webhook_endpoint_queues (
-    endpoint_id uuid    PRIMARY KEY,
-    running     integer NOT NULL DEFAULT 0 CHECK (running >= 0),
-    pending     integer NOT NULL DEFAULT 0 CHECK (pending >= 0),
-    last_joined boolean NOT NULL DEFAULT true
-);
-
 -- The delivery lanes: each server process's own River queue, alive while
 -- its row is renewed (migration 0151).
 -- events: none (process bookkeeping)
@@ -1131,11 +1121,6 @@ ALTER TABLE webhook_attempts
     ADD COLUMN webhook_timestamp text,
     ADD COLUMN webhook_signature text;
 -- ==== end webhook attempt signatures ====
--- ==== webhook pending deliveries index (0150) ====
--- A promotion reads an endpoint's oldest pending deliveries.
-CREATE INDEX standmeet_webhook_pending_idx ON river_job ((args ->> 'endpoint_id'), id)
-    WHERE state = 'pending' AND kind = 'webhook.deliver';
--- ==== end webhook pending deliveries index ====
 -- ==== health chart indexes (0180-0189) ====
 -- The health charts read a window of each source's dead letters and refusals by time.
 CREATE INDEX inbound_messages_source_dead_at_idx ON inbound_messages (source_id, dead_at) WHERE dead_at IS NOT NULL;

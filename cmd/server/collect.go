@@ -44,7 +44,7 @@ var CollectSet = wire.NewSet(
 
 func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjob.InboundProcessWorker, inboundPurge *riverjob.InboundPurgeWorker,
 	webhookFanout *riverjob.WebhookFanoutWorker, webhookDeliver *riverjob.WebhookDeliverWorker, webhookPrune *riverjob.WebhookPruneWorker,
-	webhookSweep *riverjob.WebhookSweepWorker, corpusIndex *riverjob.CorpusIndexWorker) (*river.Workers, error) {
+	corpusIndex *riverjob.CorpusIndexWorker) (*river.Workers, error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, prune); err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func provideWorkers(prune *events.PruneWorker, inboundProcess *riverjob.InboundP
 	if err := riverjob.RegisterInbound(workers, inboundProcess, inboundPurge); err != nil {
 		return nil, err
 	}
-	if err := riverjob.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune, webhookSweep); err != nil {
+	if err := riverjob.RegisterWebhooks(workers, webhookFanout, webhookDeliver, webhookPrune); err != nil {
 		return nil, err
 	}
 	if err := riverjob.RegisterCorpus(workers, corpusIndex); err != nil {
@@ -66,7 +66,6 @@ func providePeriodicJobs(cfg config.Config) []*river.PeriodicJob {
 	jobs = append(jobs, events.PeriodicJobs(cfg.EventRetention)...)
 	jobs = append(jobs, riverjob.InboundPeriodicJobs()...)
 	jobs = append(jobs, riverjob.WebhookPrunePeriodic(cfg.EventRetention))
-	jobs = append(jobs, riverjob.WebhookSweepPeriodic())
 	return jobs
 }
 

@@ -46,7 +46,7 @@ func TestServerServesHealthReadinessAndTheErrorContract(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.True(t, strings.Contains(body, "go_goroutines"), "metrics exposes the Go collector")
 	require.Contains(t, body, "standmeet_", "metrics exposes the event bus")
-	for _, name := range []string{"snoozes_total", "wakes_total", "handoffs_total", "in_flight", "waiting", "pulled", "parked"} {
+	for _, name := range []string{"snoozes_total", "wakes_total", "handoffs_total", "in_flight", "waiting"} {
 		require.Contains(t, body, "\nstandmeet_webhook_flow_"+name+" ", "metrics exposes the webhook flow's %s", name)
 	}
 }

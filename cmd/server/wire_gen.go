@@ -121,12 +121,11 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	webhookDeliverWorker := provideWebhookDeliverWorker(deliverer, cfg, logger)
 	webhookPruneWorker := provideWebhookPruneWorker(webhookdbStore, pool)
-	webhookSweepWorker := provideWebhookSweepWorker(webhookdbStore, logger)
 	indexer := corpus.NewIndexer(unitOfWork4)
 	corpusIndexWorker := &riverjob.CorpusIndexWorker{
 		Indexer: indexer,
 	}
-	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, webhookSweepWorker, corpusIndexWorker)
+	workers, err := provideWorkers(pruneWorker, inboundProcessWorker, inboundPurgeWorker, webhookFanoutWorker, webhookDeliverWorker, webhookPruneWorker, corpusIndexWorker)
 	if err != nil {
 		cleanup2()
 		cleanup()

@@ -1,8 +1,7 @@
 package main
 
 // Outbound webhooks: the endpoint ops, the fan-out and
-// delivery workers, the chains' sweep, the lease listener and the relay
-// subscription.
+// delivery workers, the delivery lanes and the relay subscription.
 
 import (
 	"context"
@@ -31,7 +30,7 @@ import (
 )
 
 // WebhookSet provides outbound webhooks: the endpoint ops, fan-out and
-// delivery, their workers and the lease listener.
+// delivery, their workers and the delivery lanes.
 var WebhookSet = wire.NewSet(
 	provideWebhookUnitOfWork,
 	provideWebhookService,
@@ -43,7 +42,6 @@ var WebhookSet = wire.NewSet(
 	wire.Struct(new(riverjob.WebhookFanoutWorker), "Fanouter"),
 	provideWebhookDeliverWorker,
 	provideWebhookPruneWorker,
-	provideWebhookSweepWorker,
 	provideWebhookLanes,
 	provideWebhookHealth,
 	provideEmbedAdmits,
@@ -96,9 +94,7 @@ func provideWebhookFanouter(store *webhookdb.Store, admits delivery.EmbedAdmitsF
 // provideWebhookDeliverer builds the deliverer, exports its attempts
 // (webhookhttp.Signals: outcomes, latency, a warn line per failure) and its
 // counters on /metrics as standmeet_webhook_flow_*: snoozes_total, handoffs_total,
-// in_flight and waiting (this process), and the chains' running ("pulled":
-// made available, not finished) and pending ("parked") deliveries over
-// all processes, read from PostgreSQL at each scrape.
+// wakes_total, in_flight and waiting (this process).
 func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster, unseal delivery.UnsealFunc,
 	admits delivery.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*delivery.Deliverer, error) {
 	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
@@ -113,18 +109,6 @@ func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster,
 	opts := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help}
 	}
-	chains := func(pick func(running, pending int64) int64) func() float64 {
-		return func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			running, pending, err := store.ChainTotals(ctx)
-			if err != nil {
-				logger.Warn("webhook flow metrics", zap.Error(err))
-				return 0
-			}
-			return float64(pick(running, pending))
-		}
-	}
 	for _, c := range []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("snoozes_total", "Deliveries that snoozed because their endpoint stayed busy.")),
 			func() float64 { return float64(d.Stats().BusySnoozes) }),
@@ -136,10 +120,6 @@ func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster,
 			func() float64 { return float64(d.Stats().InFlight) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("waiting", "Deliveries waiting in this process for a busy endpoint's lease.")),
 			func() float64 { return float64(d.Stats().Waiting) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("pulled", "Deliveries of the endpoints' chains River may run (available or running), all processes.")),
-			chains(func(running, _ int64) int64 { return running })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("parked", "Deliveries waiting in River's pending state for their endpoint's chain, all processes (an upper bound).")),
-			chains(func(_, pending int64) int64 { return pending })),
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register webhook flow metrics: %w", err)
@@ -180,11 +160,6 @@ func provideWebhookPruneWorker(store *webhookdb.Store, pool *pgxpool.Pool) *rive
 // worked here, before River starts, unless STANDMEET_WEBHOOK_LANES is false.
 func provideWebhookLanes(cfg config.Config, store *webhookdb.Store, w *riverjob.Worker, logger *zap.Logger) (*webhookdb.Lanes, error) {
 	return webhookdb.NewLanes(store, w, cfg.WebhookLanes, logger.Named("webhooks"))
-}
-
-// provideWebhookSweepWorker is the delivery chains' safety net.
-func provideWebhookSweepWorker(store *webhookdb.Store, logger *zap.Logger) *riverjob.WebhookSweepWorker {
-	return &riverjob.WebhookSweepWorker{SweepFunc: store.SweepChains, Logger: logger.Named("webhooks")}
 }
 
 // provideEmbedAdmits hands the subscriber the access domain's scope check,

@@ -34,7 +34,7 @@ type RiverDDL struct {
 }
 
 // pendingIndex is the index of River's pending deliveries by endpoint,
-// created by migration 0150 and, identically, by schema.sql.
+// created by migration 0150 and dropped by migration 0270.
 const pendingIndex = "CREATE INDEX standmeet_webhook_pending_idx ON river_job ((args ->> 'endpoint_id'), id) " +
 	"WHERE state = 'pending' AND kind = 'webhook.deliver'"
 
@@ -48,8 +48,7 @@ var RiverDDLAllowed = []RiverDDL{
 	{"migrations/0102_river_gin_fastupdate_off.sql", "ALTER INDEX river_job_metadata_index SET (fastupdate = off)",
 		"as river_job_args_index"},
 	{"migrations/0150_webhook_pending_deliveries_index.sql", pendingIndex,
-		"a promotion reads an endpoint's oldest pending deliveries without scanning every delivery; an index, no row"},
-	{schemaSQL, pendingIndex, "migration 0150"},
+		"an index of ours on River's table, no row (migration 0270 drops it)"},
 	{schemaSQL, "CREATE INDEX river_job_args_index ON river_job USING GIN(args) WITH (fastupdate = off)",
 		"River's index as migration 0102 leaves it"},
 	{schemaSQL, "CREATE INDEX river_job_metadata_index ON river_job USING GIN(metadata) WITH (fastupdate = off)",

@@ -738,28 +738,23 @@ FROM webhook_attempts WHERE outcome = 'completed' GROUP BY 1`)
 	return again, unrecorded
 }
 
-// watchChain logs, each time it changes, what River and the chain's rows
-// hold for an endpoint's deliveries: per job state, queue and whether the
-// job is in the chain, how many, with the age of their runs and the delay
-// to their schedule; the chain's counts; and its lease slots. It explains
-// a stall after a fault. The returned stop ends it and waits; the test's
-// cleanup stops it too.
-func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func()) {
+// watchEndpoint logs, each time it changes, what River holds for an
+// endpoint's deliveries: per job state and queue, how many, with the age
+// of their runs and the delay to their schedule; its lease slots; and the
+// lanes. It explains a stall after a fault. The returned stop ends it and
+// waits; the test's cleanup stops it too.
+func watchEndpoint(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func()) {
 	t.Helper()
 	const summary = `SELECT
   coalesce((SELECT string_agg(s, '; ' ORDER BY s) FROM (
-     SELECT format('%s %s%s%s: %s (run %s..%s s ago, due in %s..%s s)', j.state,
+     SELECT format('%s %s: %s (run %s..%s s ago, due in %s..%s s)', j.state,
        CASE WHEN j.queue = 'webhooks' THEN 'shared' ELSE 'lane ' || right(j.queue, 4) END,
-       CASE WHEN 'standmeet_chain' = ANY (j.tags) THEN ' chain' ELSE '' END,
-       CASE WHEN j.metadata -> 'output' ? 'left_chain' THEN ' left' ELSE '' END,
        count(*),
        round(extract(epoch FROM now() - max(j.attempted_at))), round(extract(epoch FROM now() - min(j.attempted_at))),
        round(extract(epoch FROM min(j.scheduled_at) - now())), round(extract(epoch FROM max(j.scheduled_at) - now()))) AS s
      FROM river_job j
      WHERE j.kind = 'webhook.deliver' AND j.args ->> 'endpoint_id' = $1 AND j.state <> 'completed'
-     GROUP BY j.state, j.queue, ('standmeet_chain' = ANY (j.tags)), j.metadata -> 'output' ? 'left_chain') x), ''),
-  coalesce((SELECT format('queue running %s pending %s', running, pending)
-     FROM webhook_endpoint_queues WHERE endpoint_id = $1::uuid), 'no queue row'),
+     GROUP BY j.state, j.queue) x), ''),
   coalesce((SELECT string_agg(format('slot %s busy %s s holder %s', slot,
        round(extract(epoch FROM busy_until - now())), left(holder::text, 8)), '; ')
      FROM webhook_endpoint_leases WHERE endpoint_id = $1::uuid AND busy_until > now()), ''),
@@ -774,9 +769,9 @@ func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func(
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			var jobs, queue, leases, lanes string
-			err := pool.QueryRow(ctx, summary, endpointID).Scan(&jobs, &queue, &leases, &lanes)
-			s := fmt.Sprintf("jobs [%s] %s; leases [%s]; lanes [%s]", jobs, queue, leases, lanes)
+			var jobs, leases, lanes string
+			err := pool.QueryRow(ctx, summary, endpointID).Scan(&jobs, &leases, &lanes)
+			s := fmt.Sprintf("jobs [%s]; leases [%s]; lanes [%s]", jobs, leases, lanes)
 			if err != nil {
 				s = "watch: " + err.Error()
 			}
@@ -784,7 +779,7 @@ func watchChain(t *testing.T, pool *pgxpool.Pool, endpointID string) (stop func(
 				return
 			}
 			if s != last {
-				t.Logf("chain at +%s: %s", time.Since(start).Round(100*time.Millisecond), s)
+				t.Logf("endpoint at +%s: %s", time.Since(start).Round(100*time.Millisecond), s)
 				last = s
 			}
 			select {

@@ -85,10 +85,10 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 func diagnosing() bool { return os.Getenv("STANDMEET_FAULTS_DIAG") != "" }
 
 // logLines, with STANDMEET_FAULTS_DIAG set, logs every second until stop
-// is called, per endpoint (named by its receiver), its chain's counts and
-// River's states of its unfinished deliveries with their queues: where a
-// healthy endpoint's backlog waits (pending in its chain, available and
-// not fetched, running in a worker) and who holds the workers. It reads
+// is called, per endpoint (named by its receiver), River's states of its
+// unfinished deliveries with their queues: where a healthy endpoint's
+// backlog waits (available and not fetched, running in a worker, snoozed)
+// and who holds the workers. It reads
 // only, one statement a second.
 func logLines(t *testing.T, pool *pgxpool.Pool, sick bool) (stop func()) {
 	t.Helper()
@@ -117,22 +117,21 @@ func logLines(t *testing.T, pool *pgxpool.Pool, sick bool) (stop func()) {
 			case <-tick.C:
 			}
 			rows, err := pool.Query(context.Background(), `
-SELECT split_part(e.url, '/e/', 2), COALESCE(q.running, 0), COALESCE(q.pending, 0),
+SELECT split_part(e.url, '/e/', 2),
   COALESCE((SELECT string_agg(st || ':' || n, ' ' ORDER BY st) FROM (
     SELECT CASE WHEN j.scheduled_at > now() THEN 'scheduled' ELSE j.state::text END AS st, count(*) AS n
     FROM river_job j WHERE j.kind = 'webhook.deliver' AND j.args->>'endpoint_id' = e.id::text
       AND j.state NOT IN ('completed', 'cancelled', 'discarded') GROUP BY 1) c), ''),
   COALESCE((SELECT string_agg(DISTINCT j.queue, ',') FROM river_job j
     WHERE j.kind = 'webhook.deliver' AND j.args->>'endpoint_id' = e.id::text AND j.state IN ('available', 'running')), '')
-FROM webhook_endpoints e LEFT JOIN webhook_endpoint_queues q ON q.endpoint_id = e.id ORDER BY 1`)
+FROM webhook_endpoints e ORDER BY 1`)
 			if err != nil {
 				t.Logf("lines at %d s: %v", s, err)
 				continue
 			}
 			var name, states, queues string
-			var running, pending int
-			_, err = pgx.ForEachRow(rows, []any{&name, &running, &pending, &states, &queues}, func() error {
-				t.Logf("sick=%v %2d s %-10s chain %d running, %d pending; River: %s [%s]", sick, s, name, running, pending, states, queues)
+			_, err = pgx.ForEachRow(rows, []any{&name, &states, &queues}, func() error {
+				t.Logf("sick=%v %2d s %-10s River: %s [%s]", sick, s, name, states, queues)
 				return nil
 			})
 			if err != nil {

@@ -48,7 +48,7 @@ type Config struct {
 	MaxWorkers    int
 	FetchCooldown time.Duration
 	// FetchPollInterval is how often the delivery queues (webhooks and the
-	// lanes) look for jobs without being told: a promoted delivery is made
+	// lanes) look for jobs without being told: a woken delivery is made
 	// available with River's JobRetryTx, which sends no insert
 	// notification, so River finds it at this poll.
 	FetchPollInterval time.Duration

@@ -2,9 +2,7 @@ package riverjob
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,35 +97,6 @@ func (w *WebhookDeliverWorker) NextRetry(job *river.Job[WebhookDeliverArgs]) tim
 	return time.Now().Add(delivery.RetryDelay(job.Attempt, w.BackoffScale, job.ID))
 }
 
-// ChainTag, among a delivery job's River tags, marks a delivery inserted
-// into its endpoint's chain. It is a tag, not metadata, because River
-// indexes metadata (a GIN index without a pending list) and not tags:
-// every version of a job (its insert, promotion, fetch and completion)
-// would write the marker's index entries again.
-const ChainTag = "standmeet_chain"
-
-// ChainFullTag, beside ChainTag, says why a chain delivery inserted in
-// River's pending state waits: its endpoint's chain was full. It describes
-// the job while it is still pending.
-const ChainFullTag = "chain_full"
-
-// LeftChainOutputKey, in a delivery job's recorded output, says that a run
-// of it counted it out of its endpoint's chain.
-const LeftChainOutputKey = "left_chain"
-
-// inChain reports whether the job is still in its endpoint's chain: queued
-// in it, and no run has left it (a run records LeftChainOutputKey with
-// River's RecordOutput, which River stores whatever the run's outcome).
-func inChain(job *rivertype.JobRow) bool {
-	var md struct {
-		Output map[string]bool `json:"output"`
-	}
-	if len(job.Metadata) > 0 && json.Unmarshal(job.Metadata, &md) != nil {
-		return false
-	}
-	return slices.Contains(job.Tags, ChainTag) && !md.Output[LeftChainOutputKey]
-}
-
 // erredLast reports whether River recorded an error for the job's
 // previous attempt: its last error is that attempt's (River's rescuer
 // records one for a run whose process died).
@@ -139,15 +108,8 @@ func erredLast(job *rivertype.JobRow) bool {
 func (w *WebhookDeliverWorker) Work(ctx context.Context, job *river.Job[WebhookDeliverArgs]) error {
 	res := w.Deliverer.Deliver(ctx, delivery.DeliverJob{
 		JobID: job.ID, EndpointID: job.Args.EndpointID, EventID: job.Args.EventID, Attempt: job.Attempt,
-		MaxAttempts: job.MaxAttempts, Chain: inChain(job.JobRow), PreviousErred: erredLast(job.JobRow),
+		MaxAttempts: job.MaxAttempts, PreviousErred: erredLast(job.JobRow),
 	})
-	if res.LeftChain {
-		if err := river.RecordOutput(ctx, map[string]bool{LeftChainOutputKey: true}); err != nil && w.Logger != nil {
-			// The next run counts the delivery out again: the chain runs
-			// one short until the sweep recounts it.
-			w.Logger.Warn("webhook delivery could not record that it left its chain", zap.Int64("job_id", job.ID), zap.Error(err))
-		}
-	}
 	if res.Warn != nil && w.Logger != nil {
 		w.Logger.Warn("webhook delivery could not record its outcome",
 			zap.Int64("job_id", job.ID), zap.Stringer("endpoint_id", job.Args.EndpointID), zap.Error(res.Warn))
@@ -216,65 +178,12 @@ func WebhookPrunePeriodic(retention time.Duration) *river.PeriodicJob {
 		&river.PeriodicJobOpts{RunOnStart: true})
 }
 
-// WebhookSweepArgs are the args of the periodic safety net of the delivery
-// chains.
-type WebhookSweepArgs struct{}
-
-// Kind implements river.JobArgs.
-func (WebhookSweepArgs) Kind() string { return "webhook.sweep" }
-
-// InsertOpts runs the sweep on the webhooks queue, one per SweepInterval:
-// unique by period rather than by state alone. A sweep whose process died
-// mid-run stays running in River's table until River's rescuer returns it,
-// a minute or more later; unique by state, it would hold back every sweep
-// until then, and with them the restart of the chains that died with the
-// same process. By period it holds back only its own interval's. Sweeps
-// that meet in time take turns to list the stalled chains (SweepFunc).
-func (WebhookSweepArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{
-		Queue: QueueWebhooks, MaxAttempts: 1,
-		UniqueOpts: river.UniqueOpts{ByPeriod: SweepInterval},
-	}
-}
-
-// SweepInterval is how often the chains are swept: the longest a chain
-// whose deliveries died with a process waits, once River has rescued them.
-const SweepInterval = 2 * time.Second
-
-// WebhookSweepWorker restarts the delivery chains that have deliveries
-// pending and none available or running.
-type WebhookSweepWorker struct {
-	river.WorkerDefaults[WebhookSweepArgs]
-	// SweepFunc restarts the stalled chains and returns how many
-	// deliveries it made available.
-	SweepFunc func(ctx context.Context) (int, error)
-	Logger    *zap.Logger
-}
-
-// Work sweeps once.
-func (w *WebhookSweepWorker) Work(ctx context.Context, _ *river.Job[WebhookSweepArgs]) error {
-	n, err := w.SweepFunc(ctx)
-	if n > 0 && w.Logger != nil {
-		w.Logger.Info("restarted stalled webhook delivery chains", zap.Int("deliveries", n))
-	}
-	return err
-}
-
-// WebhookSweepPeriodic enqueues the sweep every SweepInterval.
-func WebhookSweepPeriodic() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(SweepInterval),
-		func() (river.JobArgs, *river.InsertOpts) { return WebhookSweepArgs{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true})
-}
-
 // RegisterWebhooks adds the outbound webhook workers.
-func RegisterWebhooks(workers *river.Workers, fanout *WebhookFanoutWorker, deliver *WebhookDeliverWorker, prune *WebhookPruneWorker,
-	sweep *WebhookSweepWorker) error {
+func RegisterWebhooks(workers *river.Workers, fanout *WebhookFanoutWorker, deliver *WebhookDeliverWorker, prune *WebhookPruneWorker) error {
 	for _, add := range []func() error{
 		func() error { return river.AddWorkerSafely(workers, fanout) },
 		func() error { return river.AddWorkerSafely(workers, deliver) },
 		func() error { return river.AddWorkerSafely(workers, prune) },
-		func() error { return river.AddWorkerSafely(workers, sweep) },
 	} {
 		if err := add(); err != nil {
 			return err

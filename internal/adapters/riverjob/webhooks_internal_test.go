@@ -7,25 +7,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestInChainReadsTheTagAndTheRecordedOutput(t *testing.T) {
+// TestErredLastReadsTheErrorOfThePreviousAttempt proves that a run learns
+// its previous attempt erred only from an error River recorded for that
+// very attempt.
+func TestErredLastReadsTheErrorOfThePreviousAttempt(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name     string
-		tags     []string
-		metadata string
-		want     bool
+		name    string
+		attempt int
+		errs    []int
+		want    bool
 	}{
-		{"tagged", []string{ChainTag}, `{}`, true},
-		{"tagged and pending", []string{ChainTag, ChainFullTag}, `{}`, true},
-		{"tagged, no metadata at all", []string{ChainTag}, ``, true},
-		{"tagged, a run left the chain", []string{ChainTag}, `{"output": {"left_chain": true}}`, false},
-		{"not in a chain", nil, `{}`, false},
-		{"another tag", []string{"other"}, `{}`, false},
-		{"unreadable metadata", []string{ChainTag}, `{`, false},
+		{"first attempt", 1, nil, false},
+		{"second attempt, first erred", 2, []int{1}, true},
+		{"second attempt, no error recorded", 2, nil, false},
+		{"third attempt, only the first erred", 3, []int{1}, false},
+		{"third attempt, both erred", 3, []int{1, 2}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, c.want, inChain(&rivertype.JobRow{Tags: c.tags, Metadata: []byte(c.metadata)}))
+			job := &rivertype.JobRow{Attempt: c.attempt}
+			for _, a := range c.errs {
+				job.Errors = append(job.Errors, rivertype.AttemptError{Attempt: a})
+			}
+			require.Equal(t, c.want, erredLast(job))
 		})
 	}
 }

@@ -130,8 +130,6 @@ func (d delivery) StatusLabel() string {
 	switch {
 	case d.Status == "waiting" && d.WaitingFor == "schedule":
 		return "waiting (endpoint cooldown or Retry-After)"
-	case d.Status == "waiting" && d.WaitingFor == "window":
-		return "waiting (behind the endpoint's deliveries in flight)"
 	case d.Status == "waiting":
 		return "waiting (in queue)"
 	case d.Status == "cancelled":

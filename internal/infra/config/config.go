@@ -47,7 +47,7 @@ type Config struct {
 	// River tuning: STANDMEET_RIVER_MAX_WORKERS (default 200),
 	// STANDMEET_RIVER_FETCH_COOLDOWN (default 10ms),
 	// STANDMEET_RIVER_FETCH_POLL_INTERVAL (default 50ms: the delivery
-	// queues, whose promoted deliveries River is not told of),
+	// queues, whose woken deliveries River is not told of),
 	// STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL (default 250ms: the queues
 	// whose every job comes with River's insert notification),
 	// STANDMEET_RIVER_RESCUE_AFTER (default 2m).

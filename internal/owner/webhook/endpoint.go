@@ -307,8 +307,7 @@ type Delivery struct {
 	// waiting, retrying, failed or cancelled (see StatusOf).
 	Status string `json:"status"`
 	// WaitingFor says why a waiting delivery waits: "queue" (River will
-	// run it), "window" (behind the endpoint's deliveries in flight) or
-	// "schedule" (the endpoint's cooldown or a receiver's Retry-After);
+	// run it) or "schedule" (the endpoint's cooldown or a receiver's Retry-After);
 	// empty otherwise.
 	WaitingFor string `json:"waiting_for,omitempty"`
 	// FailedBefore says whether an attempt of it failed already (a
@@ -456,15 +455,15 @@ type DeliveryStore interface {
 	// not a delivery of endpointID.
 	Get(ctx context.Context, endpointID uuid.UUID, jobID int64) (Delivery, []Attempt, *LoggedEvent, error)
 	// Retry makes delivery jobID of endpointID available now with River's
-	// JobRetry when its River state is one of states, keeping the
-	// endpoint's chain counts right, and returns its state before and
+	// JobRetry when its River state is one of states, and returns its
+	// state before and
 	// after ("" after when its state is not one of states; NOT_FOUND when
 	// it is not a delivery of endpointID).
 	Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (from, to string, err error)
 	// RangeEvents returns ownerID's events of one of types that occurred
 	// in [since, until), oldest first, at most max+1 of them.
 	RangeEvents(ctx context.Context, ownerID uuid.UUID, types []string, since, until time.Time, max int) ([]delivery.Event, error)
-	// QueueRecovered queues, in endpointID's chain, a delivery of each of
+	// QueueRecovered queues, available now, a delivery of each of
 	// eventIDs that has no delivery to endpointID yet, and returns how many
 	// it queued.
 	QueueRecovered(ctx context.Context, endpointID uuid.UUID, eventIDs []uuid.UUID) (int, error)

@@ -330,7 +330,7 @@ func finishDelivery(d *Delivery) {
 		d.Summary = fmt.Sprintf("failed after %d of %d attempts", d.Attempt, d.MaxAttempts)
 	}
 	if d.Status == StatusWaiting {
-		d.WaitingFor = map[string]string{"available": "queue", "pending": "window", "scheduled": "schedule"}[d.State]
+		d.WaitingFor = map[string]string{"available": "queue", "pending": "queue", "scheduled": "schedule"}[d.State]
 	}
 	if d.State == "completed" {
 		d.LastError = nil

@@ -40,7 +40,7 @@ func TestStatusOfNamesEveryRiverState(t *testing.T) {
 
 func TestAWaitingRowSaysWhatItWaitsFor(t *testing.T) {
 	t.Parallel()
-	for state, want := range map[string]string{"available": "queue", "pending": "window", "scheduled": "schedule", "retryable": ""} {
+	for state, want := range map[string]string{"available": "queue", "pending": "queue", "scheduled": "schedule", "retryable": ""} {
 		d := webhook.Delivery{State: state, FailedBefore: state == "retryable"}
 		webhook.FinishDelivery(&d)
 		require.Equal(t, want, d.WaitingFor, state)

@@ -43,7 +43,7 @@ func TestEnqueueRecordsTheFanoutSummaryAndWhyADeliveryWaits(t *testing.T) {
 	sum = delivery.Summary{EventID: ev, Until: &until}
 	sum.Add(delivery.ReasonCoolingDown, sick.ID)
 	res, err = b.store.Enqueue(ctx, []delivery.Delivery{
-		{EndpointID: got.ID, EventID: ev, Chain: true},
+		{EndpointID: got.ID, EventID: ev},
 		{EndpointID: sick.ID, EventID: ev, ScheduledAt: until, Wait: delivery.ReasonCoolingDown},
 	}, sum)
 	require.NoError(t, err)

@@ -37,7 +37,7 @@ type LaneQueues interface {
 
 // Lanes keeps this process's delivery lane: a River queue of its own,
 // worked only here while its row in webhook_lanes is alive. The fan-out
-// puts each endpoint's chain deliveries on one alive lane (joinChains), so
+// puts each endpoint's deliveries on one alive lane (lanesOf), so
 // River fetches them into one process, where they pass the lease in
 // memory. Lanes also works every lapsed lane that still has jobs (its
 // process died or stopped), and stops once they are gone, so no delivery
@@ -45,6 +45,7 @@ type LaneQueues interface {
 // guarantee: the lease in PostgreSQL still decides who delivers.
 type Lanes struct {
 	pool    *pgxpool.Pool
+	store   *Store
 	queues  LaneQueues
 	name    string
 	logger  *zap.Logger
@@ -59,7 +60,7 @@ func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*L
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	l := &Lanes{pool: store.pool, queues: queues, logger: logger, adopted: map[string]bool{}}
+	l := &Lanes{pool: store.pool, store: store, queues: queues, logger: logger, adopted: map[string]bool{}}
 	if !own {
 		return l, nil
 	}
@@ -79,8 +80,17 @@ func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*L
 func (l *Lanes) Name() string { return l.name }
 
 // Start makes the lane alive, so the fan-outs use it from the process's
-// start; the server calls it once its schema is migrated.
+// start, and makes available the deliveries an earlier version left in
+// River's pending state (Store.ReleasePending); the server calls it once
+// its schema is migrated.
 func (l *Lanes) Start(ctx context.Context) error {
+	n, err := l.store.ReleasePending(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		l.logger.Info("made pending webhook deliveries available", zap.Int("deliveries", n))
+	}
 	return l.keep(ctx)
 }
 

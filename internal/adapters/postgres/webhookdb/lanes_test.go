@@ -2,7 +2,6 @@ package webhookdb_test
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
@@ -82,52 +80,73 @@ func (b *bundle) lane(t *testing.T, name string, aliveFor time.Duration) {
 	require.NoError(t, err)
 }
 
-// A fan-out puts every chain delivery of an endpoint on the same alive
-// lane, spreads the endpoints over the alive lanes, and never uses a lapsed
-// one; with no lane alive, deliveries go to the shared webhooks queue.
-func TestEnqueuePutsAnEndpointsChainOnOneAliveLane(t *testing.T) {
+// A fan-out puts each endpoint's delivery due now on one alive lane,
+// available: the same lane fan-out after fan-out, the endpoints spread over
+// every alive lane, a lapsed lane never chosen, and a lane that lapses moves
+// only the endpoints it had (rendezvous hashing). With no lane alive those
+// deliveries go on the shared webhooks queue, and a cooled-down delivery
+// always does, scheduled.
+func TestEnqueuePutsAnEndpointsDeliveriesOnOneAliveLane(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	var eps []uuid.UUID
-	for range 20 {
+	for range 40 {
 		eps = append(eps, b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`).ID)
 	}
-	enqueue := func() map[uuid.UUID][]string {
-		var ds []delivery.Delivery
-		for range 2 {
-			ev := b.event(t, "code.issued")
-			for _, ep := range eps {
-				ds = append(ds, delivery.Delivery{EndpointID: ep, EventID: ev, Chain: true})
-			}
+	cooled := b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`).ID
+	// fanout queues one event's deliveries, one due now to each endpoint of
+	// eps and one cooled down to cooled, and returns the queue of each
+	// endpoint's delivery due now.
+	fanout := func() map[uuid.UUID]string {
+		t.Helper()
+		ev := b.event(t, "code.issued")
+		ds := []delivery.Delivery{{EndpointID: cooled, EventID: ev, ScheduledAt: time.Now().Add(time.Hour), Wait: delivery.ReasonCoolingDown}}
+		for _, ep := range eps {
+			ds = append(ds, delivery.Delivery{EndpointID: ep, EventID: ev})
 		}
-		// One fan-out is one event: each call queues one delivery per endpoint.
-		queues := map[uuid.UUID][]string{}
-		for i := 0; i < len(ds); i += len(eps) {
-			res, err := b.store.Enqueue(ctx, ds[i:i+len(eps)], delivery.Summary{})
-			require.NoError(t, err)
-			for j, r := range res {
-				queues[ds[i+j].EndpointID] = append(queues[ds[i+j].EndpointID], b.job(t, r.JobID).Queue)
-			}
+		res, err := b.store.Enqueue(ctx, ds, delivery.Summary{})
+		require.NoError(t, err)
+		require.Len(t, res, len(ds))
+		j := b.job(t, res[0].JobID)
+		require.Equal(t, riverjob.QueueWebhooks, j.Queue, "a cooled-down delivery waits on the shared queue")
+		require.Equal(t, rivertype.JobStateScheduled, j.State)
+		queues := map[uuid.UUID]string{}
+		for i, r := range res[1:] {
+			j := b.job(t, r.JobID)
+			require.Equal(t, rivertype.JobStateAvailable, j.State, "endpoint %s", eps[i])
+			queues[eps[i]] = j.Queue
 		}
 		return queues
 	}
 
-	for ep, qs := range enqueue() {
-		require.Equal(t, []string{riverjob.QueueWebhooks, riverjob.QueueWebhooks}, qs, "no lane is alive: endpoint %s", ep)
+	for ep, q := range fanout() {
+		require.Equal(t, riverjob.QueueWebhooks, q, "no lane is alive: endpoint %s", ep)
 	}
 
-	b.lane(t, "webhooks_aaaa", time.Hour)
-	b.lane(t, "webhooks_bbbb", time.Hour)
-	b.lane(t, "webhooks_dead", -time.Second)
-	used := map[string]int{}
-	for ep, qs := range enqueue() {
-		require.Len(t, qs, 2)
-		require.Equal(t, qs[0], qs[1], "endpoint %s's deliveries share a lane", ep)
-		require.Contains(t, []string{"webhooks_aaaa", "webhooks_bbbb"}, qs[0], "endpoint %s is on an alive lane", ep)
-		used[qs[0]]++
+	alive := []string{"webhooks_aaaa", "webhooks_bbbb", "webhooks_cccc"}
+	for _, l := range alive {
+		b.lane(t, l, time.Hour)
 	}
-	require.Len(t, used, 2, "the endpoints are spread over both alive lanes: %v", used)
+	b.lane(t, "webhooks_dead", -time.Second)
+	first := fanout()
+	used := map[string]int{}
+	for ep, q := range first {
+		require.Contains(t, alive, q, "endpoint %s is on an alive lane", ep)
+		used[q]++
+	}
+	require.Len(t, used, len(alive), "the endpoints are spread over every alive lane: %v", used)
+	require.Equal(t, first, fanout(), "each endpoint keeps its lane from one fan-out to the next")
+
+	_, err := b.pool.Exec(ctx, `UPDATE webhook_lanes SET alive_until = now() - interval '1 second' WHERE lane = $1`, alive[2])
+	require.NoError(t, err)
+	for ep, q := range fanout() {
+		if first[ep] == alive[2] {
+			require.Contains(t, alive[:2], q, "endpoint %s leaves the lapsed lane for an alive one", ep)
+		} else {
+			require.Equal(t, first[ep], q, "endpoint %s, not on the lapsed lane, stays where it was", ep)
+		}
+	}
 }
 
 // Lanes adds its own queue, renews its lane while it runs and lapses it
@@ -193,51 +212,16 @@ func TestLanesOffStillWorkLapsedLanes(t *testing.T) {
 	require.Zero(t, n, "a process without a lane registers none")
 }
 
-// A chain whose only delivery in River is a run that has been running
-// longer than any live run can (its process died; River's rescuer returns
-// it only minutes later) is restarted by the sweep: its pending deliveries
-// do not wait for the rescuer.
-func TestSweepRestartsAChainWhoseRunDiedWithItsProcess(t *testing.T) {
+// Starting the lanes makes available the deliveries an earlier version
+// left in River's pending state.
+func TestLanesStartReleasesPendingDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	first, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
+	left, err := b.ins.Insert(ctx, riverjob.WebhookDeliverArgs{EndpointID: uuid.New(), EventID: uuid.New()}, &river.InsertOpts{Pending: true})
 	require.NoError(t, err)
-	// The window is full: the next delivery waits pending.
-	_, err = b.pool.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = $2 WHERE endpoint_id = $1`, ep.ID, delivery.ChainWindow)
+	lanes, err := webhookdb.NewLanes(b.store, &laneSet{}, true, nil)
 	require.NoError(t, err)
-	second, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-	require.NoError(t, err)
-	require.Equal(t, rivertype.JobStatePending, b.job(t, second[0].JobID).State)
-
-	// A process fetches the first delivery and never finishes it.
-	workers := river.NewWorkers()
-	unblock := make(chan struct{})
-	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[riverjob.WebhookDeliverArgs]) error {
-		<-unblock
-		return nil
-	}))
-	c, err := river.NewClient(riverpgxv5.New(b.pool), &river.Config{
-		Queues:  map[string]river.QueueConfig{riverjob.QueueWebhooks: {MaxWorkers: 1}},
-		Workers: workers, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-	})
-	require.NoError(t, err)
-	require.NoError(t, c.Start(ctx))
-	t.Cleanup(func() {
-		close(unblock)
-		require.NoError(t, c.Stop(context.Background()))
-	})
-	require.Eventually(t, func() bool { return b.job(t, first[0].JobID).State == rivertype.JobStateRunning }, 10*time.Second, 20*time.Millisecond)
-
-	n, err := b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n, "a run that may still be alive holds the chain")
-	require.Equal(t, rivertype.JobStatePending, b.job(t, second[0].JobID).State)
-
-	time.Sleep(delivery.JobTimeout + 6*time.Second)
-	n, err = b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n, "the dead run no longer holds the chain")
-	require.Equal(t, rivertype.JobStateAvailable, b.job(t, second[0].JobID).State)
+	require.NoError(t, lanes.Start(ctx))
+	require.Equal(t, rivertype.JobStateAvailable, b.job(t, left.Job.ID).State)
 }

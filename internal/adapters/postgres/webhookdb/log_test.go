@@ -2,10 +2,10 @@ package webhookdb_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
@@ -13,41 +13,43 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
+	"github.com/standmeet/standmeet/internal/domain"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
 	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
-func TestRetryNowOfAPendingDeliveryMovesItIntoTheChain(t *testing.T) {
+// Retry now makes available a delivery an earlier version left in River's
+// pending state, and refuses one already available, as send again does,
+// leaving it as it was.
+func TestRetryNowMakesAPendingDeliveryAvailable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	var ids []int64
-	for range delivery.ChainWindow + 2 {
-		res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
-		ids = append(ids, res[0].JobID)
-	}
-	queue := func() (running, pending int) {
-		t.Helper()
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
-			Scan(&running, &pending))
-		return
-	}
-	last := ids[len(ids)-1]
-	out, err := b.svc.RetryNow(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: last})
+	left, err := b.ins.Insert(ctx, riverjob.WebhookDeliverArgs{EndpointID: ep.ID, EventID: b.event(t, "code.issued")},
+		&river.InsertOpts{Pending: true})
 	require.NoError(t, err)
-	require.Equal(t, webhook.RetryOutput{JobID: last, From: "pending", State: "available"}, out)
-	r, p := queue()
-	require.Equal(t, delivery.ChainWindow+1, r, "the delivery made available counts as running: its run counts itself out")
-	require.Equal(t, 1, p)
-	// An available one is neither retried nor resent.
-	_, err = b.svc.RetryNow(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: ids[0]})
-	require.Error(t, err)
-	_, err = b.svc.SendAgain(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: ids[0]})
-	require.Error(t, err)
-	r2, p2 := queue()
-	require.Equal(t, []int{r, p}, []int{r2, p2}, "a refused retry counts nothing")
+	queued, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued")}}, delivery.Summary{})
+	require.NoError(t, err)
+
+	out, err := b.svc.RetryNow(ctx, b.owner, webhook.DeliveryIDInput{ID: ep.ID, JobID: left.Job.ID})
+	require.NoError(t, err)
+	require.Equal(t, webhook.RetryOutput{JobID: left.Job.ID, From: "pending", State: "available"}, out)
+	require.Equal(t, rivertype.JobStateAvailable, b.job(t, left.Job.ID).State)
+
+	available := webhook.DeliveryIDInput{ID: ep.ID, JobID: queued[0].JobID}
+	before := b.job(t, queued[0].JobID)
+	for name, retry := range map[string]func(context.Context, uuid.UUID, webhook.DeliveryIDInput) (webhook.RetryOutput, error){
+		"retry now": b.svc.RetryNow, "send again": b.svc.SendAgain,
+	} {
+		_, err = retry(ctx, b.owner, available)
+		var de *domain.Error
+		require.ErrorAs(t, err, &de, name)
+		require.Equal(t, webhook.CodeWrongState, de.Code, name)
+	}
+	after := b.job(t, queued[0].JobID)
+	require.Equal(t, rivertype.JobStateAvailable, after.State)
+	require.Equal(t, before.ScheduledAt, after.ScheduledAt, "a refused retry changes nothing")
 }
 
 // River makes a retry or a snooze due within its scheduler's interval
@@ -91,16 +93,24 @@ func TestRetryNowTakesADeliveryRiverMadeAvailableAheadOfItsTime(t *testing.T) {
 	require.Error(t, err, "not finished: send again refuses it")
 }
 
-func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
+// Recover queues the range's events the endpoint has no delivery of,
+// available at once on the endpoint's lane (the one its fan-outs use),
+// and a second recover of the range queues nothing.
+func TestRecoverQueuesTheRangeAvailableOnTheEndpointsLaneOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
+	for _, l := range []string{"webhooks_a1", "webhooks_a2", "webhooks_a3", "webhooks_a4", "webhooks_a5", "webhooks_a6", "webhooks_a7", "webhooks_a8"} {
+		b.lane(t, l, time.Hour)
+	}
 	since := time.Now().Add(-time.Second)
 	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["code.issued"]}`)
 	delivered := b.event(t, "code.issued")
 	res, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: delivered}}, delivery.Summary{})
 	require.NoError(t, err)
 	require.False(t, res[0].Duplicate)
+	lane := b.job(t, res[0].JobID).Queue
+	require.NotEqual(t, riverjob.QueueWebhooks, lane, "the fan-out put the delivery on a lane")
 	b.event(t, "code.issued")
 	b.event(t, "code.issued")
 	b.event(t, "code.revoked") // not subscribed
@@ -112,20 +122,17 @@ func TestRecoverQueuesTheRangePendingInTheChainOnce(t *testing.T) {
 	out, err := b.svc.Recover(ctx, b.owner, in)
 	require.NoError(t, err)
 	require.Equal(t, webhook.RecoverOutput{Events: 3, Queued: 2, Existing: 1, Skipped: []webhook.SkippedEvent{}}, out)
-	pendingJobs := 0
-	for _, j := range b.deliveryJobs(t, river.NewJobListParams().States(rivertype.JobStatePending)) {
-		if deliveryArgs(t, j).EndpointID == ep.ID && slices.Contains(j.Tags, riverjob.ChainTag) {
-			pendingJobs++
+	recovered := 0
+	for _, j := range b.deliveryJobs(t, nil) {
+		if j.ID == res[0].JobID {
+			continue
 		}
+		require.Equal(t, ep.ID, deliveryArgs(t, j).EndpointID)
+		require.Equal(t, rivertype.JobStateAvailable, j.State, "a recovered delivery runs at once")
+		require.Equal(t, lane, j.Queue, "a recovered delivery goes on the endpoint's lane")
+		recovered++
 	}
-	require.Equal(t, 2, pendingJobs)
-	var pending int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).Scan(&pending))
-	require.Equal(t, 2, pending)
-	// The sweep starts the idle chain.
-	n, err := b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
+	require.Equal(t, 2, recovered)
 
 	out, err = b.svc.Recover(ctx, b.owner, in)
 	require.NoError(t, err)

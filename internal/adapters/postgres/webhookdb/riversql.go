@@ -1,11 +1,7 @@
 package webhookdb
 
 import (
-	"fmt"
-
-	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/owner/webhook"
-	"github.com/standmeet/standmeet/internal/owner/webhook/delivery"
 )
 
 // This file holds every SQL text of the adapter that names River's tables,
@@ -76,33 +72,6 @@ var statusStates = map[string]string{
 	webhook.StatusCancelled: `(j.state = 'cancelled' AND NOT ` + endedByBound + `)`,
 }
 
-// chainMark is the condition on river_job j of a delivery inserted into
-// its endpoint's chain: River's tag (tags are never NULL, nor is this).
-const chainMark = `('` + riverjob.ChainTag + `' = ANY (j.tags))`
-
-// liveChainJob is the condition on river_job j of a delivery still in its
-// chain: queued in it, not finished, no run has left it (see
-// riverjob.LeftChainOutputKey), and, if running, started within
-// delivery.LeaseTTL. A run started longer ago than that is one of a
-// process that died (River
-// ends every run at delivery.JobTimeout): it waits for River's rescuer,
-// minutes away, and the chain does not wait with it. Counting a live run
-// out only lets the chain run ahead of its window for a while.
-//
-// It names no kind and tests the tags and metadata with operators no
-// index serves: only deliveries carry the chain mark. It is then read
-// through the jobs River holds in these states, or an endpoint's entries in
-// River's args index, never through River's kind index: River's
-// statistics can date from before the first delivery, and the planner then
-// takes that index for the cheapest way to every delivery there has been.
-var liveChainJob = `j.state IN ('available', 'running', 'scheduled', 'retryable')
-  AND (j.state <> 'running' OR j.attempted_at > now() - interval '` + fmt.Sprintf("%d seconds", int(delivery.LeaseTTL.Seconds())) + `')
-  AND ` + chainMark + `
-  AND (j.metadata -> 'output' -> '` + riverjob.LeftChainOutputKey + `') IS DISTINCT FROM 'true'::jsonb`
-
-// chainJobs is liveChainJob for the deliveries of endpoint $1.
-var chainJobs = liveChainJob + ` AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
-
 // The delivery log.
 
 // listDeliveries reads a page of endpoint $1's delivery log in status
@@ -145,11 +114,10 @@ LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
 WHERE ` + endpointJobs + ` AND j.id = $2`
 
 // retryState reads endpoint $1's delivery job $2's state as the log shows
-// it and whether it is in its endpoint's chain; Retry appends FOR UPDATE
-// to lock the job in its transaction. Not JobGet: it neither takes the
-// row's lock in our transaction nor reads the state the log shows.
-const retryState = `SELECT ` + jobState + `, ` + chainMark + `
-FROM river_job j WHERE ` + endpointJobs + ` AND j.id = $2`
+// it and locks the job in the transaction. Not JobGet: it neither takes
+// the row's lock in our transaction nor reads the state the log shows.
+const retryState = `SELECT ` + jobState + `
+FROM river_job j WHERE ` + endpointJobs + ` AND j.id = $2 FOR UPDATE`
 
 // sleepingJobs locks those of the delivery jobs $1 that are snoozed: due
 // later, whether River keeps them scheduled or, due within its
@@ -204,89 +172,6 @@ FROM (SELECT DISTINCT ON (j.unique_key) j.id, j.state::text AS state, (j.args->>
       ORDER BY j.unique_key, j.id DESC) f
 LEFT JOIN events ev ON ev.id = f.event_id
 ORDER BY f.id`
-
-// The chains.
-
-// takeChain reads, in one snapshot, the chain's counts, whether the
-// endpoint is failing and, with $3, the chain's deliveries River holds,
-// recounted from its jobs; it takes the oldest pending deliveries up to the
-// room left in the window ($2, or 1 for a failing endpoint) into the
-// chain's running count and returns their ids. The counts change
-// relatively, so the fan-outs and finishing runs that counted meanwhile are
-// kept, and only when something changes. A restart that finds fewer pending
-// than there is room for clears the pending count the snapshot could not
-// find (a lost process's). Every delivery counted pending by a committed
-// fan-out is visible to the snapshot. The picked ids are materialized, so
-// the read of the pending deliveries runs once, not once per use.
-//
-// Not JobList: the count and the pick share one snapshot with the update
-// of the chain's counts, which a client call between them would split.
-var takeChain = `WITH q AS (
-  SELECT q.running, q.pending,
-    CASE WHEN e.failing_since IS NOT NULL THEN 1 ELSE $2::int END AS window,
-    CASE WHEN $3 THEN (SELECT count(*) FROM river_job j WHERE ` + chainJobs + `)::int ELSE q.running END AS counted
-  FROM webhook_endpoint_queues q LEFT JOIN webhook_endpoints e ON e.id = q.endpoint_id
-  WHERE q.endpoint_id = $1::uuid
-), picked AS MATERIALIZED (
-  SELECT q.*, GREATEST(q.window - q.counted, 0) AS room,
-    ARRAY(SELECT id FROM river_job
-          WHERE state = 'pending' AND kind = 'webhook.deliver' AND args ->> 'endpoint_id' = $1::text
-          ORDER BY id LIMIT GREATEST(q.window - q.counted, 0)) AS ids
-  FROM q
-), moved AS (
-  SELECT p.ids, p.counted - p.running + cardinality(p.ids) AS delta,
-    CASE WHEN $3 AND cardinality(p.ids) < p.room THEN GREATEST(p.pending, cardinality(p.ids))
-         ELSE cardinality(p.ids) END AS gone
-  FROM picked p
-), counted AS (
-  UPDATE webhook_endpoint_queues w
-  SET running = GREATEST(w.running + m.delta, 0), pending = GREATEST(w.pending - m.gone, 0)
-  FROM moved m WHERE w.endpoint_id = $1::uuid AND (m.delta <> 0 OR m.gone <> 0)
-)
-SELECT m.ids FROM moved m, set_config('enable_sort', 'on', true)`
-
-// stalledChains lists the endpoints with deliveries pending, counted or
-// in River's pending state, and none in their chain. River's own state
-// finds what a promotion took and a lost process never made available: it
-// is counted running, no longer pending.
-//
-// Its reads are bounded by what waits and what is live, never by every
-// delivery or by the queue rows times the jobs: the endpoints with River's
-// pending deliveries come one by one from standmeet_webhook_pending_idx
-// (each the next above the last; with sorting off, as the sweep runs it,
-// only that index answers in order), and the endpoints with a delivery in
-// their chain are read once into a hashed set, through the jobs River
-// holds in those states (whole-table scans are off too), and only if some
-// endpoint waits.
-//
-// Not JobList: it walks the endpoints of River's pending deliveries one
-// index probe each and tests them against the live chains in one
-// statement; the client lists jobs, not endpoints.
-var stalledChains = `WITH RECURSIVE waiting(e) AS (
-  (SELECT p.args ->> 'endpoint_id' FROM river_job p
-   WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' ORDER BY 1 LIMIT 1)
-  UNION ALL
-  SELECT (SELECT p.args ->> 'endpoint_id' FROM river_job p
-          WHERE p.state = 'pending' AND p.kind = 'webhook.deliver' AND p.args ->> 'endpoint_id' > w.e
-          ORDER BY 1 LIMIT 1)
-  FROM waiting w WHERE w.e IS NOT NULL
-), candidate AS (
-  SELECT w.e FROM waiting w WHERE w.e IS NOT NULL
-  UNION
-  SELECT q.endpoint_id::text FROM webhook_endpoint_queues q WHERE q.pending > 0
-)
-SELECT c.e::uuid FROM candidate c
-WHERE c.e NOT IN (SELECT j.args ->> 'endpoint_id' FROM river_job j
-                  WHERE ` + liveChainJob + ` AND j.args ->> 'endpoint_id' IS NOT NULL)`
-
-// sweepTurn lists the stalled chains if no other sweep is listing them:
-// the turn is a transaction's lock, taken without waiting and given back
-// as the statement ends, with its session if that dies first. Only the
-// listing takes turns; two sweeps restarting the same chain take turns on
-// the chain's lock, and the second finds nothing left to take. Not
-// JobList: the turn and the listing are one statement.
-var sweepTurn = `WITH turn AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(1330014, 0) AS got)
-SELECT t.got, CASE WHEN t.got THEN ARRAY(` + stalledChains + `) END FROM turn t`
 
 // The delivery lanes and the metrics.
 

@@ -48,13 +48,10 @@ func riverStatements() map[string][]string {
 	return map[string][]string{
 		"listDeliveries":   list,
 		"getDelivery":      {getDelivery},
-		"retryState":       {retryState, retryState + " FOR UPDATE"},
+		"retryState":       {retryState},
 		"listByEvent":      {listByEvent},
 		"latestByEvents":   {latestByEvents},
 		"failedDeliveries": {failedDeliveries},
-		"takeChain":        {takeChain},
-		"stalledChains":    {stalledChains},
-		"sweepTurn":        {sweepTurn},
 		"keepLanes":        {keepLanes},
 		"stateSQL":         {stateSQL},
 		"sleepingJobs":     {sleepingJobs},
@@ -73,9 +70,6 @@ func riverFragments() map[string][]string {
 		"eventDeliveryColumns": {eventDeliveryColumns},
 		"latestAttempt":        {latestAttempt},
 		"statusStates":         slices.Collect(maps.Values(statusStates)),
-		"chainMark":            {chainMark},
-		"liveChainJob":         {liveChainJob},
-		"chainJobs":            {chainJobs},
 		"deliveryQueues":       {deliveryQueues},
 	}
 }

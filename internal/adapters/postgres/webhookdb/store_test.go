@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +64,16 @@ func (b *bundle) deliveryJobs(t *testing.T, params *river.JobListParams) []*rive
 	return res.Jobs
 }
 
+// states counts the delivery jobs by River state.
+func (b *bundle) states(t *testing.T) map[rivertype.JobState]int {
+	t.Helper()
+	out := map[rivertype.JobState]int{}
+	for _, j := range b.deliveryJobs(t, nil) {
+		out[j.State]++
+	}
+	return out
+}
+
 // seal "seals" a secret as its associated data and then the plaintext;
 // unseal opens it.
 func seal(p, ad []byte) ([]byte, error) { return append(append([]byte{}, ad...), p...), nil }
@@ -120,36 +127,6 @@ func (b *bundle) event(t *testing.T, typ string) uuid.UUID {
 		return err
 	}))
 	return id
-}
-
-// chain queues n chain deliveries of new events to the endpoint, in order,
-// and returns their job ids.
-func (b *bundle) chain(t *testing.T, endpointID uuid.UUID, n int) []int64 {
-	t.Helper()
-	ids := make([]int64, 0, n)
-	for range n {
-		res, err := b.store.Enqueue(context.Background(), []delivery.Delivery{{EndpointID: endpointID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
-		ids = append(ids, res[0].JobID)
-	}
-	return ids
-}
-
-// completeAvailable completes the available jobs among ids. River's
-// client cannot complete a job it did not run, so the completion is
-// written as River's completer would.
-func (b *bundle) completeAvailable(t *testing.T, ids []int64) {
-	t.Helper()
-	_, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = ANY($1) AND state = 'available'`, ids)
-	require.NoError(t, err)
-}
-
-// counts reads the endpoint's chain counts.
-func (b *bundle) counts(t *testing.T, endpointID uuid.UUID) (running, pending int) {
-	t.Helper()
-	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, endpointID).
-		Scan(&running, &pending))
-	return running, pending
 }
 
 func TestEndpointStoreRoundTripsAndScopesByOwner(t *testing.T) {
@@ -454,330 +431,6 @@ func TestWakeMakesOnlySnoozedDeliveriesAvailable(t *testing.T) {
 	require.Zero(t, n)
 }
 
-// An endpoint's chain: deliveries beyond the window wait pending, a
-// finishing delivery of the chain reports them, Promote makes the oldest
-// available, and the sweep restarts a chain whose deliveries are gone.
-func TestChainsHoldDeliveriesBeyondTheWindowPending(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	ids := b.chain(t, ep.ID, delivery.ChainWindow+3)
-	states := func() map[string]int {
-		t.Helper()
-		out := map[string]int{}
-		for _, j := range b.deliveryJobs(t, nil) {
-			if slices.Contains(ids, j.ID) {
-				out[string(j.State)]++
-			}
-		}
-		return out
-	}
-	require.Equal(t, map[string]int{"available": delivery.ChainWindow, "pending": 3}, states())
-	r, p := b.counts(t, ep.ID)
-	require.Equal(t, delivery.ChainWindow, r)
-	require.Equal(t, 3, p)
-	// The chain's mark and the pending one's reason are River tags, which
-	// River does not index; the metadata, which it does, stays empty.
-	for id, tags := range map[int64][]string{
-		ids[0]:                    {riverjob.ChainTag},
-		ids[delivery.ChainWindow]: {riverjob.ChainTag, riverjob.ChainFullTag},
-	} {
-		j := b.job(t, id)
-		require.Equal(t, tags, j.Tags)
-		require.JSONEq(t, `{}`, string(j.Metadata))
-	}
-
-	// A second fan-out of a delivery already in the chain counts nothing.
-	ev := deliveryArgs(t, b.job(t, ids[0])).EventID
-	dup, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{})
-	require.NoError(t, err)
-	require.True(t, dup[0].Duplicate)
-	r, _ = b.counts(t, ep.ID)
-	require.Equal(t, delivery.ChainWindow, r)
-
-	settled, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
-	require.NoError(t, err)
-	require.Equal(t, delivery.ChainWindow-1, settled.Running)
-	require.True(t, settled.Pending)
-	n, err := b.store.Promote(ctx, ep.ID)
-	require.NoError(t, err)
-	require.Equal(t, 1, n, "up to the window")
-	require.Equal(t, rivertype.JobStateAvailable, b.job(t, ids[delivery.ChainWindow]).State, "the oldest pending delivery goes first")
-	n, err = b.store.Promote(ctx, ep.ID)
-	require.NoError(t, err)
-	require.Zero(t, n, "the window is full")
-
-	// The chain's deliveries vanish (their process died and they were
-	// finished elsewhere): the sweep restarts what is pending.
-	b.completeAvailable(t, ids)
-	n, err = b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	require.Equal(t, map[string]int{"completed": delivery.ChainWindow + 1, "available": 2}, states())
-	r, p = b.counts(t, ep.ID)
-	require.Equal(t, 2, r)
-	require.Zero(t, p)
-	n, err = b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n, "nothing stalled")
-}
-
-// Sweeps take turns to list the stalled chains: a sweep that finds another
-// listing them restarts nothing, and the turn goes back as the other's
-// listing ends.
-func TestSweepsTakeTurns(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	ids := b.chain(t, ep.ID, delivery.ChainWindow+2)
-	b.completeAvailable(t, ids)
-
-	// Another sweep, listing the stalled chains.
-	tx, err := b.pool.Begin(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
-			t.Logf("end the other sweep's listing: %v", err)
-		}
-	})
-	var turn bool
-	var stalled []uuid.UUID
-	require.NoError(t, tx.QueryRow(ctx, webhookdb.SweepTurn).Scan(&turn, &stalled))
-	require.True(t, turn)
-	require.Equal(t, []uuid.UUID{ep.ID}, stalled)
-
-	n, err := b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n, "another sweep has the turn")
-	require.Equal(t, rivertype.JobStatePending, b.job(t, ids[delivery.ChainWindow]).State)
-
-	// The other sweep's listing ends.
-	require.NoError(t, tx.Rollback(ctx))
-	n, err = b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	n, err = b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n, "nothing stalled, and the turn was given back")
-}
-
-// A promotion whose process died after it took deliveries out of the
-// pending count, before it made them available: the chain's count says
-// running, River says pending. The sweep finds them by River's state.
-func TestSweepRestartsAChainWhosePromotionDied(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	ids := b.chain(t, ep.ID, delivery.ChainWindow+3)
-	// The window was delivered, and a promotion took the three pending
-	// deliveries into the count, then died.
-	b.completeAvailable(t, ids)
-	_, err := b.pool.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = 3, pending = 0 WHERE endpoint_id = $1`, ep.ID)
-	require.NoError(t, err)
-
-	n, err := b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-	for _, id := range ids[delivery.ChainWindow:] {
-		require.Equal(t, rivertype.JobStateAvailable, b.job(t, id).State)
-	}
-	running, pending := b.counts(t, ep.ID)
-	require.Equal(t, 3, running)
-	require.Zero(t, pending)
-}
-
-func TestPromotionsWaitTheirTurn(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	for range delivery.ChainWindow + 1 {
-		_, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: b.event(t, "code.issued"), Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
-	}
-	_, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
-	require.NoError(t, err)
-
-	release := b.store.HoldPromotions()
-	waiting, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer cancel()
-	_, err = b.store.Promote(waiting, ep.ID)
-	require.ErrorIs(t, err, context.DeadlineExceeded, "every turn is taken: the promotion waits, and gives up with its context")
-	var pending int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).Scan(&pending))
-	require.Equal(t, 1, pending, "a promotion that did not get its turn changed nothing")
-
-	done := make(chan error, 1)
-	var n int
-	go func() {
-		var err error
-		n, err = b.store.Promote(ctx, ep.ID)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("promoted without a turn: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	release()
-	require.NoError(t, <-done)
-	require.Equal(t, 1, n, "once a turn is free, it promotes")
-}
-
-// A promotion reads an endpoint's oldest pending deliveries through
-// standmeet_webhook_pending_idx, once, even when River's statistics were
-// taken before anything went pending: the planner then takes River's
-// fetching index for the cheaper, and reads every pending job of every
-// endpoint. River's calls that follow in the same transaction are planned
-// with the settings they always get.
-func TestPromotionReadsPendingDeliveriesThroughTheirIndex(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	b.chain(t, ep.ID, delivery.ChainWindow)
-	// Statistics as an autovacuum takes them before a backlog: no pending
-	// job. Too few rows change after it for another to be due.
-	_, err := b.pool.Exec(ctx, `ANALYZE river_job`)
-	require.NoError(t, err)
-	b.chain(t, ep.ID, 3)
-	_, pending := b.counts(t, ep.ID)
-	require.Equal(t, 3, pending)
-
-	plan, sortAfter, err := b.store.TakePlan(ctx, ep.ID)
-	require.NoError(t, err)
-	require.Equal(t, 1, strings.Count(plan, "standmeet_webhook_pending_idx"), "read once, through its index:\n%s", plan)
-	require.NotContains(t, plan, "Index Cond: (state = 'pending'", "not through River's fetching index:\n%s", plan)
-	require.Equal(t, "on", sortAfter, "River's calls after the take plan as ever")
-}
-
-// The sweep's listing reads what waits and what is live, whatever River's
-// statistics say: taken before the first delivery, they make River's kind
-// index look like the cheapest way to every delivery there has been.
-func TestSweepReadsOnlyWhatWaitsAndWhatIsLive(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	// Statistics of a River table holding other jobs, and no delivery.
-	others := make([]river.InsertManyParams, 200)
-	for i := range others {
-		others[i] = river.InsertManyParams{Args: riverjob.WebhookPruneArgs{Retention: time.Duration(i + 1)}}
-	}
-	_, err := b.ins.InsertMany(ctx, others)
-	require.NoError(t, err)
-	_, err = b.pool.Exec(ctx, `ANALYZE river_job`)
-	require.NoError(t, err)
-
-	busy := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	b.chain(t, busy.ID, delivery.ChainWindow+3)
-	stalled := b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`)
-	ids := b.chain(t, stalled.ID, delivery.ChainWindow+2)
-	b.completeAvailable(t, ids)
-
-	plan, err := b.store.SweepPlan(ctx)
-	require.NoError(t, err)
-	require.Contains(t, plan, "standmeet_webhook_pending_idx", "pending deliveries through their index:\n%s", plan)
-	require.NotContains(t, plan, "river_job_kind", "not every delivery through River's kind index:\n%s", plan)
-	require.NotContains(t, plan, "Seq Scan on river_job", "not River's whole table:\n%s", plan)
-	require.Contains(t, plan, "hashed SubPlan", "the live chains read once, into a hashed set:\n%s", plan)
-	require.NotContains(t, plan, "JIT", "a listing this small is not compiled:\n%s", plan)
-
-	var turn bool
-	var listed []uuid.UUID
-	require.NoError(t, b.pool.QueryRow(ctx, webhookdb.SweepTurn).Scan(&turn, &listed))
-	require.True(t, turn)
-	require.Equal(t, []uuid.UUID{stalled.ID}, listed, "the busy chain is not listed")
-
-	n, err := b.store.SweepChains(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 2, n, "the stalled chain is restarted, the busy one left alone")
-	_, pending := b.counts(t, busy.ID)
-	require.Equal(t, 3, pending)
-}
-
-// A promotion makes its deliveries available a chunk per transaction, each
-// chunk visible to River once it commits, while it holds the chain lock.
-// The first chunk commits with the take, so failing there takes nothing;
-// cut short later, it gives back what it did not make available. Either
-// way it frees the lock.
-func TestPromotionMakesDeliveriesAvailableChunkByChunk(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	chunk := webhookdb.PromoteChunk
-	ids := b.chain(t, ep.ID, delivery.ChainWindow+chunk+2)
-	for range chunk + 2 {
-		_, err := b.store.Finish(ctx, delivery.Finish{EndpointID: ep.ID, Chain: true, Now: time.Now()})
-		require.NoError(t, err)
-	}
-	waiting := ids[delivery.ChainWindow:]
-
-	// A first chunk that fails takes nothing: it shares its transaction
-	// with the take.
-	cut := errors.New("cut short")
-	b.store.OnPromote(func(i int) error {
-		if i == 1 {
-			return cut
-		}
-		return nil
-	})
-	n, err := b.store.Promote(ctx, ep.ID)
-	require.ErrorIs(t, err, cut)
-	require.Zero(t, n)
-	r, p := b.counts(t, ep.ID)
-	require.Equal(t, delivery.ChainWindow-chunk-2, r)
-	require.Equal(t, chunk+2, p)
-	for _, id := range waiting {
-		require.Equal(t, rivertype.JobStatePending, b.job(t, id).State)
-	}
-
-	var seen []rivertype.JobState
-	var locked bool
-	b.store.OnPromote(func(i int) error {
-		switch i {
-		case chunk:
-			for _, id := range []int64{waiting[0], waiting[chunk-1], waiting[chunk]} {
-				seen = append(seen, b.job(t, id).State)
-			}
-			var free bool
-			require.NoError(t, b.pool.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(1330013, hashtext($1::text))`, ep.ID).Scan(&free))
-			locked = !free
-		case chunk + 1:
-			return cut
-		}
-		return nil
-	})
-	n, err = b.store.Promote(ctx, ep.ID)
-	require.ErrorIs(t, err, cut)
-	require.Equal(t, chunk, n, "the first chunk was made available, the second rolled back")
-	require.Equal(t, []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateAvailable, rivertype.JobStatePending}, seen,
-		"the first chunk is committed available before the second is made available")
-	require.True(t, locked, "the chain lock is held while the promotion runs")
-	require.Equal(t, rivertype.JobStatePending, b.job(t, waiting[chunk]).State)
-	r, p = b.counts(t, ep.ID)
-	require.Equal(t, delivery.ChainWindow-2, r, "what it did not make available is given back")
-	require.Equal(t, 2, p)
-
-	// A caller that gives up once the deliveries are taken does not cut the
-	// promotion short.
-	gone, cancel := context.WithCancel(ctx)
-	defer cancel()
-	b.store.OnPromote(func(int) error { cancel(); return nil })
-	n, err = b.store.Promote(gone, ep.ID)
-	require.NoError(t, err, "the lock was freed")
-	require.Equal(t, 2, n)
-	for _, id := range waiting {
-		require.Equal(t, rivertype.JobStateAvailable, b.job(t, id).State)
-	}
-	r, p = b.counts(t, ep.ID)
-	require.Equal(t, delivery.ChainWindow, r)
-	require.Zero(t, p)
-}
-
 func TestDeliveryLogAndRedeliver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -863,119 +516,168 @@ func TestSendTestRecordsTheEventAndQueuesItsJobInOneTransaction(t *testing.T) {
 	require.JSONEq(t, `{"endpoint_id":"`+ep.ID.String()+`","event_id":"`+out.EventID.String()+`"}`, string(b.job(t, out.JobID).EncodedArgs))
 }
 
-// Fan-outs running at once keep an endpoint's chain to its window exactly:
-// each is counted in before its transaction, not under a lock held across
-// its insert.
-func TestConcurrentFanoutsKeepTheChainWindowExact(t *testing.T) {
+// Every delivery a fan-out queues goes in available, however many one
+// endpoint gets and however many fan-outs queue to it at once: nothing
+// holds an endpoint's deliveries back in River's pending state.
+func TestEnqueueQueuesEveryDeliveryAvailable(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	const writers, each = 8, 20
-	evs := make([][]uuid.UUID, writers)
-	for w := range evs {
-		for range each {
-			evs[w] = append(evs[w], b.event(t, "code.issued"))
-		}
-	}
-	errs := make(chan error, writers)
-	for w := range writers {
-		go func() {
-			for _, ev := range evs[w] {
-				if _, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true}}, delivery.Summary{}); err != nil {
-					errs <- err
-					return
-				}
+	const events = 304
+	for _, tc := range []struct {
+		name    string
+		writers int
+	}{{"one fan-out at a time", 1}, {"eight fan-outs at once", 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			ctx := context.Background()
+			ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
+			evs := make([]uuid.UUID, events)
+			for i := range evs {
+				evs[i] = b.event(t, "code.issued")
 			}
-			errs <- nil
-		}()
+			errs := make(chan error, tc.writers)
+			for w := range tc.writers {
+				go func() {
+					for i := w; i < events; i += tc.writers {
+						if _, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: evs[i]}}, delivery.Summary{}); err != nil {
+							errs <- err
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range tc.writers {
+				require.NoError(t, <-errs)
+			}
+			require.Equal(t, map[rivertype.JobState]int{rivertype.JobStateAvailable: events}, b.states(t))
+		})
 	}
-	for range writers {
-		require.NoError(t, <-errs)
-	}
-	states := map[rivertype.JobState]int{}
-	for _, j := range b.deliveryJobs(t, nil) {
-		states[j.State]++
-	}
-	require.Equal(t, map[rivertype.JobState]int{rivertype.JobStateAvailable: delivery.ChainWindow,
-		rivertype.JobStatePending: writers*each - delivery.ChainWindow}, states)
-	var running, pending int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, ep.ID).
-		Scan(&running, &pending))
-	require.Equal(t, delivery.ChainWindow, running)
-	require.Equal(t, writers*each-delivery.ChainWindow, pending)
 }
 
-// Runs that finish together share statements, and each is counted out of
-// its chain as one statement of its own would count it: every count from
-// the window down is seen once (so exactly one run sees the chain cross
-// the refill mark), every attempt is recorded, and fan-outs counting into
-// a chain meanwhile neither deadlock with them nor lose a count.
-func TestRunsFinishingTogetherCountOutAsOneByOne(t *testing.T) {
+// ReleasePending makes available every delivery an earlier version left in
+// River's pending state, over more than one page of its listing, and
+// returns how many; it leaves another kind's pending job and a scheduled
+// delivery as they are, and a second call finds nothing.
+func TestReleasePendingMakesPendingDeliveriesAvailable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	ep := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`)
-	other := b.endpoint(t, `{"url":"https://b.example/h","event_types":["*"]}`)
-	var evs []uuid.UUID
-	for range delivery.ChainWindow {
-		ev := b.event(t, "code.issued")
-		evs = append(evs, ev)
-		_, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: ep.ID, EventID: ev, Chain: true},
-			{EndpointID: other.ID, EventID: ev, Chain: true}}, delivery.Summary{})
-		require.NoError(t, err)
+	const left = 1003 // more than the 1000 ReleasePending lists at a time
+	params := make([]river.InsertManyParams, left)
+	for i := range params {
+		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: uuid.New(), EventID: uuid.New()},
+			InsertOpts: &river.InsertOpts{Pending: true}}
 	}
-	const runs = 64
-	seen := make(chan int, 2*runs)
-	errs := make(chan error, 2*runs+8)
-	for i := range runs {
-		for _, e := range []uuid.UUID{ep.ID, other.ID} {
+	_, err := b.ins.InsertMany(ctx, params)
+	require.NoError(t, err)
+	other, err := b.ins.Insert(ctx, riverjob.WebhookPruneArgs{Retention: time.Hour}, &river.InsertOpts{Pending: true})
+	require.NoError(t, err)
+	_, err = b.ins.Insert(ctx, riverjob.WebhookDeliverArgs{EndpointID: uuid.New(), EventID: uuid.New()},
+		&river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, map[rivertype.JobState]int{rivertype.JobStatePending: left, rivertype.JobStateScheduled: 1}, b.states(t))
+
+	n, err := b.store.ReleasePending(ctx)
+	require.NoError(t, err)
+	require.Equal(t, left, n)
+	require.Equal(t, map[rivertype.JobState]int{rivertype.JobStateAvailable: left, rivertype.JobStateScheduled: 1}, b.states(t))
+	require.Equal(t, rivertype.JobStatePending, b.job(t, other.Job.ID).State, "another kind's pending job is not a delivery")
+
+	n, err = b.store.ReleasePending(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing is left pending")
+}
+
+// Runs that finish together share statements, and each gets its own
+// result: of the failures settled at once, exactly those of the endpoints
+// failing for DisableAfter report that they disabled theirs, every attempt
+// is recorded, and fan-outs queueing meanwhile do not deadlock with them.
+func TestRunsFinishingTogetherGetTheirOwnResults(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	const endpoints, runs, fanouts = 16, 5, 8
+	now := time.Now()
+	var eps []uuid.UUID
+	sick := map[uuid.UUID]bool{}
+	for i := range endpoints {
+		id := b.endpoint(t, `{"url":"https://a.example/h","event_types":["*"]}`).ID
+		eps = append(eps, id)
+		if i%2 == 0 {
+			sick[id] = true
+			_, err := b.pool.Exec(ctx, `UPDATE webhook_endpoints SET failing_since = $2, failed_at = $2 WHERE id = $1`,
+				id, now.Add(-delivery.DisableAfter-time.Hour))
+			require.NoError(t, err)
+		}
+	}
+	ev := b.event(t, "code.issued")
+	var queued [][]delivery.Delivery
+	for range fanouts {
+		e := b.event(t, "code.issued")
+		var ds []delivery.Delivery
+		for _, ep := range eps {
+			ds = append(ds, delivery.Delivery{EndpointID: ep, EventID: e})
+		}
+		queued = append(queued, ds)
+	}
+
+	type result struct {
+		ep      uuid.UUID
+		settles bool
+		s       delivery.Settled
+		err     error
+	}
+	out := make(chan result, endpoints*runs)
+	for _, e := range eps {
+		// The first run of each endpoint settles it; the others only
+		// record their attempts.
+		for k := range runs {
 			go func() {
-				s, err := b.store.Finish(ctx, delivery.Finish{EndpointID: e, Chain: true, Now: time.Now(),
-					Attempt: &delivery.Attempt{JobID: int64(i + 1), EndpointID: e, EventID: evs[i], Attempt: 1,
-						Outcome: delivery.OutcomeCompleted, StatusCode: 200, At: time.Now()}})
-				if e == ep.ID {
-					seen <- s.Running
+				f := delivery.Finish{EndpointID: e, Now: now, Attempt: &delivery.Attempt{JobID: int64(k + 1), EndpointID: e, EventID: ev,
+					Attempt: 1, Outcome: delivery.OutcomeRetryable, StatusCode: 500, Error: "HTTP 500", At: now}}
+				if k == 0 {
+					f.Settle, f.DisableAfter, f.DisableReason = delivery.SettleFailure, delivery.DisableAfter, "failing for 5 days"
 				}
-				errs <- err
+				s, err := b.store.Finish(ctx, f)
+				out <- result{ep: e, settles: k == 0, s: s, err: err}
 			}()
 		}
 	}
-	for range 8 {
+	errs := make(chan error, fanouts)
+	for _, ds := range queued {
 		go func() {
-			_, err := b.store.Enqueue(ctx, []delivery.Delivery{{EndpointID: other.ID, EventID: b.event(t, "code.issued"), Chain: true}},
-				delivery.Summary{})
+			_, err := b.store.Enqueue(ctx, ds, delivery.Summary{})
 			errs <- err
 		}()
 	}
-	for range 2*runs + 8 {
+	for range endpoints * runs {
+		r := <-out
+		require.NoError(t, r.err)
+		require.Equal(t, r.settles && sick[r.ep], r.s.Disabled, "endpoint %s (sick %t), settling run %t", r.ep, sick[r.ep], r.settles)
+	}
+	for range fanouts {
 		require.NoError(t, <-errs)
 	}
-	close(seen)
-	var got []int
-	for r := range seen {
-		got = append(got, r)
-	}
-	slices.Sort(got)
-	var want []int
-	for r := delivery.ChainWindow - runs; r < delivery.ChainWindow; r++ {
-		want = append(want, r)
-	}
-	require.Equal(t, want, got, "each count from the window down once")
-	var attempts int
-	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts WHERE endpoint_id = $1`, ep.ID).Scan(&attempts))
-	require.Equal(t, runs, attempts)
-	queue := func(e uuid.UUID) (running, pending int) {
-		t.Helper()
-		require.NoError(t, b.pool.QueryRow(ctx, `SELECT running, pending FROM webhook_endpoint_queues WHERE endpoint_id = $1`, e).
-			Scan(&running, &pending))
-		return
-	}
-	running, pending := queue(ep.ID)
-	require.Equal(t, delivery.ChainWindow-runs, running)
-	require.Zero(t, pending)
-	running, pending = queue(other.ID)
-	require.Equal(t, delivery.ChainWindow-runs+8, running+pending, "the fan-outs' counts and the runs' all kept")
+
+	rows, err := b.pool.Query(ctx, `SELECT e.id, e.enabled, (SELECT count(*) FROM webhook_attempts a WHERE a.endpoint_id = e.id)
+FROM webhook_endpoints e WHERE e.id = ANY($1)`, eps)
+	require.NoError(t, err)
+	var (
+		id       uuid.UUID
+		enabled  bool
+		attempts int
+	)
+	seen := 0
+	_, err = pgx.ForEachRow(rows, []any{&id, &enabled, &attempts}, func() error {
+		seen++
+		require.Equal(t, !sick[id], enabled, "endpoint %s", id)
+		require.Equal(t, runs, attempts, "every attempt of endpoint %s is recorded", id)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, endpoints, seen)
+	require.Equal(t, map[rivertype.JobState]int{rivertype.JobStateAvailable: endpoints * fanouts}, b.states(t))
 }
 
 // Takes that arrive together share statements and still never give one

@@ -131,52 +131,20 @@ FROM webhook_attempts WHERE job_id = $1 AND endpoint_id = $2 ORDER BY id`, jobID
 	return d, attempts, &ev, nil
 }
 
-// Retry retries one delivery with River's JobRetry under its row lock. A
-// pending delivery sits in its endpoint's chain counted pending; made
-// available, it runs as a chain delivery and counts itself out of running,
-// so it moves from pending to running under the chain's lock. A
-// scheduled or retryable chain delivery is counted running already; a
-// finished one left the chain when it ran, and River's JobRetry keeps its
-// recorded output, so it is not counted again. For a pending delivery the
-// chain's lock is taken before the job's, in Promote's order. The state
-// is read as the log shows it (jobState).
+// Retry retries one delivery with River's JobRetry under its row lock,
+// read in the state the log shows (jobState), when that state is one of
+// states.
 func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID int64, states []string) (string, string, error) {
-	var (
-		state string
-		chain bool
-	)
-	read := func(lock string) error {
-		err := s.tx.QueryRow(ctx, retryState+lock, endpointID, jobID).Scan(&state, &chain)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return deliveryNotFound()
-		}
-		if err != nil {
-			return fmt.Errorf("read delivery %d: %w", jobID, err)
-		}
-		return nil
+	var state string
+	err := s.tx.QueryRow(ctx, retryState, endpointID, jobID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", deliveryNotFound()
 	}
-	if err := read(""); err != nil {
-		return "", "", err
-	}
-	if state == "pending" && chain {
-		// The chain's lock first, then the job, as Promote takes them, so
-		// the two never wait on each other crosswise and never make one
-		// pending delivery available twice.
-		if _, err := s.tx.Exec(ctx, lockChain, endpointID); err != nil {
-			return "", "", fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
-		}
-	}
-	if err := read(" FOR UPDATE"); err != nil {
-		return "", "", err
+	if err != nil {
+		return "", "", fmt.Errorf("read delivery %d: %w", jobID, err)
 	}
 	if !slices.Contains(states, state) {
 		return state, "", nil
-	}
-	if state == "pending" && chain {
-		if _, err := s.tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET running = running + 1, pending = GREATEST(pending - 1, 0)
-WHERE endpoint_id = $1`, endpointID); err != nil {
-			return "", "", fmt.Errorf("count delivery %d into its chain: %w", jobID, err)
-		}
 	}
 	job, err := s.river.JobRetryTx(ctx, s.tx, jobID)
 	if err != nil {
@@ -201,28 +169,24 @@ ORDER BY ev.occurred_at, ev.seq LIMIT $5`, ownerID, since, until, types, max+1)
 	return evs, nil
 }
 
-// QueueRecovered queues each event's delivery pending in the endpoint's
-// chain (marked, counted pending under the queue row's lock, taken first
-// and held to the commit); the chain's finishing runs or the sweep make
-// them available in order, within its window. River's unique options skip
+// QueueRecovered queues each event's delivery available, on the
+// endpoint's lane (lanesOf) when one is alive. River's unique options skip
 // an event the endpoint has a delivery of.
 func (s *deliveryStore) QueueRecovered(ctx context.Context, endpointID uuid.UUID, eventIDs []uuid.UUID) (int, error) {
 	if len(eventIDs) == 0 {
 		return 0, nil
 	}
-	var lane *string
-	if err := s.tx.QueryRow(ctx, `INSERT INTO webhook_endpoint_queues AS q (endpoint_id, running, pending) VALUES ($1, 0, 0)
-ON CONFLICT (endpoint_id) DO UPDATE SET pending = q.pending RETURNING `+laneOfChain, endpointID).Scan(&lane); err != nil {
-		return 0, fmt.Errorf("lock the chain of endpoint %s: %w", endpointID, err)
+	lane, err := lanes(ctx, s.tx, []uuid.UUID{endpointID})
+	if err != nil {
+		return 0, err
 	}
-	queue := ""
-	if lane != nil {
-		queue = *lane
+	var opts *river.InsertOpts
+	if q := lane[endpointID]; q != "" {
+		opts = &river.InsertOpts{Queue: q}
 	}
 	params := make([]river.InsertManyParams, len(eventIDs))
 	for i, id := range eventIDs {
-		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id},
-			InsertOpts: &river.InsertOpts{Tags: chainTags, Pending: true, Queue: queue}}
+		params[i] = river.InsertManyParams{Args: riverjob.WebhookDeliverArgs{EndpointID: endpointID, EventID: id}, InsertOpts: opts}
 	}
 	res, err := s.river.InsertManyTx(ctx, s.tx, params)
 	if err != nil {
@@ -232,12 +196,6 @@ ON CONFLICT (endpoint_id) DO UPDATE SET pending = q.pending RETURNING `+laneOfCh
 	for _, r := range res {
 		if !r.UniqueSkippedAsDuplicate {
 			queued++
-		}
-	}
-	if queued > 0 {
-		if _, err := s.tx.Exec(ctx, `UPDATE webhook_endpoint_queues SET pending = pending + $2 WHERE endpoint_id = $1`,
-			endpointID, queued); err != nil {
-			return 0, fmt.Errorf("count recovered deliveries: %w", err)
 		}
 	}
 	return queued, nil

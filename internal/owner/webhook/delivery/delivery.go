@@ -79,10 +79,10 @@ func coolsDown(ep Endpoint, after time.Duration) bool {
 // (not deleted) endpoints got nothing and why, and which wait out a
 // cooldown. Deliveries to an endpoint that has failed CooldownAfter or
 // more into its failing streak are scheduled Cooldown out (not a
-// webhook.test: the owner is testing now);
-// the others join their endpoint's chain. An event that is gone or not Webhook-exposed fans out
-// to nobody. It returns how many deliveries it asked for; an error means
-// River should retry the fan-out.
+// webhook.test: the owner is testing now); the others are available at
+// once. An event that is gone or not Webhook-exposed fans out to nobody.
+// It returns how many deliveries it asked for; an error means River
+// should retry the fan-out.
 func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 	ev, err := f.store.Event(ctx, eventID)
 	if errors.Is(err, ErrGone) {
@@ -116,9 +116,9 @@ func (f *Fanouter) Fanout(ctx context.Context, eventID uuid.UUID) (int, error) {
 			}
 			continue
 		}
-		d := Delivery{EndpointID: ep.ID, EventID: ev.ID, Chain: true}
+		d := Delivery{EndpointID: ep.ID, EventID: ev.ID}
 		if !test && coolsDown(ep, f.cooldownAfter) {
-			d.ScheduledAt, d.Chain, d.Wait = now.Add(f.cooldown), false, ReasonCoolingDown
+			d.ScheduledAt, d.Wait = now.Add(f.cooldown), ReasonCoolingDown
 			sum.Add(ReasonCoolingDown, ep.ID)
 			sum.Until = &d.ScheduledAt
 		}
@@ -186,10 +186,6 @@ type DeliverJob struct {
 	// MaxAttempts River's bound of the job (0: the package's MaxAttempts).
 	Attempt     int
 	MaxAttempts int
-	// Chain is true while the delivery is in its endpoint's chain: it was
-	// queued in the chain and no run of it has left it yet (see
-	// Result.LeftChain).
-	Chain bool
 	// PreviousErred is true when River recorded an error for the previous
 	// attempt (Attempt-1): it failed, or its process died or it timed out
 	// and River returned it, whatever that run recorded itself.
@@ -213,11 +209,6 @@ type Result struct {
 	// Warn is a problem after the receiver answered (recording the attempt
 	// failed): the outcome stands, the wrapper logs it.
 	Warn error
-	// LeftChain is true when this run counted the delivery out of its
-	// endpoint's chain: every outcome does except waiting for a busy
-	// endpoint. The wrapper records it with the job, so later runs (a
-	// retry, a receiver's snooze) are not counted again.
-	LeftChain bool
 	// Posted is the attempt of a run that sent (or tried to send) the
 	// POST, nil otherwise. Of is the endpoint's attempts per delivery and
 	// Class the answer's class (2xx..5xx, ClassTimeout, ClassConnection,
@@ -235,13 +226,6 @@ type ObserveFunc func(job DeliverJob, res Result)
 func retryable(err error) Result { return Result{Outcome: OutcomeRetryable, Err: err} }
 func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err: err} }
 
-// run is one run of Deliver: the job and whether its finish counted it
-// out of the chain.
-type run struct {
-	DeliverJob
-	left bool
-}
-
 // Deliver runs one delivery, as the diagram of docs/design/delivery.md has
 // it:
 //
@@ -254,9 +238,8 @@ type run struct {
 //     discarded. Every slot busy: wait in process for a holder here to pass
 //     its lease on (the first waiter asks PostgreSQL every LeasePoll
 //     while no holder is here), for at most
-//     MaxLocalWait, then snooze for about the wait still ahead; the
-//     delivery stays in its chain, and the run that empties the line
-//     here wakes it early.
+//     MaxLocalWait, then snooze for about the wait still ahead; the run
+//     that empties the line here wakes it early.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -265,19 +248,16 @@ type run struct {
 //  4. Classify the answer (see classify), then in one statement record the
 //     attempt, settle the endpoint (success clears failing_since, any
 //     failure sets it and disables an endpoint failing for DisableAfter),
-//     release the lease — or pass it to a delivery of the endpoint waiting
-//     here — and count the run out of the endpoint's chain. A chain left
-//     short with deliveries pending makes the next ones available.
+//     and release the lease — or pass it to a delivery of the endpoint
+//     waiting here.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	d.local.back(job.EndpointID, job.JobID)
-	r := &run{DeliverJob: job}
 	settled, done := d.recordedSuccess(ctx, job)
 	if done {
 		return settled
 	}
-	res := d.deliver(ctx, r)
+	res := d.deliver(ctx, job)
 	res.Warn = errors.Join(settled.Warn, res.Warn)
-	res.LeftChain = r.left
 	if res.Posted != nil && d.observe != nil {
 		d.observe(job, res)
 	}
@@ -288,9 +268,8 @@ func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 // error while that attempt's own finishing statement recorded a success:
 // the receiver has the delivery, and only River's completion was lost (the
 // run's process died, or its run timed out, after it finished). The run
-// completes without posting again, and that attempt's finish already
-// counted it out of its chain. Only a success is taken as settled: River
-// records the cancel of a discarded delivery as an error of the same
+// completes without posting again. Only a success is taken as settled:
+// River records the cancel of a discarded delivery as an error of the same
 // attempt, so a discard followed by a run is the owner's "send again". A
 // failed read leaves the run to post, at least once.
 func (d *Deliverer) recordedSuccess(ctx context.Context, job DeliverJob) (Result, bool) {
@@ -304,20 +283,16 @@ func (d *Deliverer) recordedSuccess(ctx context.Context, job DeliverJob) (Result
 	if !ok || o != OutcomeCompleted {
 		return Result{}, false
 	}
-	return Result{Outcome: OutcomeCompleted, LeftChain: job.Chain}, true
+	return Result{Outcome: OutcomeCompleted}, true
 }
 
-func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
-	claim, snooze, err := d.claim(ctx, r.DeliverJob)
+func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
+	claim, snooze, err := d.claim(ctx, job)
 	switch {
 	case errors.Is(err, ErrGone):
-		res := discarded(errors.New("endpoint deleted"))
-		res.Warn = d.finish(ctx, r, Finish{})
-		return res
+		return discarded(errors.New("endpoint deleted"))
 	case err != nil:
-		res := retryable(fmt.Errorf("take lease of endpoint %s: %w", r.EndpointID, err))
-		res.Warn = d.finish(ctx, r, Finish{})
-		return res
+		return retryable(fmt.Errorf("take lease of endpoint %s: %w", job.EndpointID, err))
 	}
 	var reason string
 	switch {
@@ -326,22 +301,21 @@ func (d *Deliverer) deliver(ctx context.Context, r *run) Result {
 	case claim.Event == nil:
 		reason = "event pruned"
 	case claim.Lease == nil:
-		// Nothing to write: the delivery keeps its place in the chain,
-		// and the line it leaves wakes it when it empties first.
+		// Nothing to write: the line it leaves wakes it when it empties
+		// first.
 		d.local.snoozes.Add(1)
-		d.local.slept(r.EndpointID, r.JobID, snooze)
+		d.local.slept(job.EndpointID, job.JobID, snooze)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
-		return d.deliverHolding(ctx, r, claim.Endpoint, *claim.Event, claim.Lease)
+		return d.deliverHolding(ctx, job, claim.Endpoint, *claim.Event, claim.Lease)
 	}
 	res := discarded(errors.New(reason))
-	res.Warn = d.finish(ctx, r, Finish{Attempt: d.attempt(r.DeliverJob, OutcomeDiscarded, reason)})
+	res.Warn = d.finish(ctx, job, Finish{Attempt: d.attempt(job, OutcomeDiscarded, reason)})
 	return res
 }
 
 // deliverHolding runs steps 2-4 while holding lease.
-func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev Event, lease *Lease) (res Result) {
-	job := r.DeliverJob
+func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpoint, ev Event, lease *Lease) (res Result) {
 	released := false
 	release := func(f Finish) error {
 		released = true
@@ -351,7 +325,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 				// under the same lease while this run's outcome is written.
 				next.ch <- &passed{lease: *lease, endpoint: ep}
 				d.local.passes.Add(1)
-				return d.finish(ctx, r, f)
+				return d.finish(ctx, job, f)
 			}
 		}
 		// Back to PostgreSQL: nobody waits here, or a failure may have
@@ -368,7 +342,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 			sleepers = d.local.wakeable(ep.ID)
 		}
 		f.Lease = lease
-		err := d.finish(ctx, r, f)
+		err := d.finish(ctx, job, f)
 		if f.Settle == SettleFailure {
 			d.local.releasedHere(ep.ID)
 			if next := d.local.next(ep.ID); next != nil {
@@ -407,7 +381,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, r *run, ep Endpoint, ev 
 		return res
 	}
 	if ep.RatePerSecond > 0 {
-		if res, waited := d.underRate(ctx, r, ep, lease, &released, release); !waited {
+		if res, waited := d.underRate(ctx, ep, lease, &released, release); !waited {
 			return res
 		}
 	}
@@ -710,32 +684,16 @@ func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, jobs []int64) error 
 }
 
 // finish writes f for the run with a context of its own, so the lease is
-// released even when the run's context is done; a run of the chain counts
-// itself out in the same statement, and refills the endpoint's chain when
-// it took it under ChainRefill (or emptied it) with deliveries pending.
-func (d *Deliverer) finish(ctx context.Context, r *run, f Finish) error {
+// released even when the run's context is done.
+func (d *Deliverer) finish(ctx context.Context, job DeliverJob, f Finish) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
-	f.EndpointID, f.Chain = r.EndpointID, r.Chain && !r.left
+	f.EndpointID = job.EndpointID
 	if f.Now.IsZero() {
 		f.Now = d.clock.Now()
 	}
-	settled, err := d.store.Finish(fctx, f)
-	if err != nil {
+	if _, err := d.store.Finish(fctx, f); err != nil {
 		return fmt.Errorf("finish delivery: %w", err)
-	}
-	if !f.Chain {
-		return nil
-	}
-	r.left = true
-	// Decrements are serialized on the queue row, so exactly one run sees
-	// the chain cross the low-water mark; one that empties it refills too
-	// (a failing endpoint's chain of one, or a refill that failed).
-	if settled.Pending && (settled.Running == ChainRefill-1 || settled.Running == 0) {
-		if _, err := d.store.Promote(fctx, r.EndpointID); err != nil {
-			// The periodic sweep promotes what this left pending.
-			return fmt.Errorf("promote deliveries of endpoint %s: %w", r.EndpointID, err)
-		}
 	}
 	return nil
 }
@@ -846,9 +804,9 @@ func (d *Deliverer) keys(ep Endpoint, now time.Time) ([]standardwebhooks.Key, er
 // it posts. A start that fits within MaxRateWait is reserved and the run
 // waits for its moment holding the lease (so at most max_in_flight runs of
 // the endpoint wait so); one that does not fit gives the lease back and
-// snoozes until a start fits, spending no attempt and keeping its place in
-// the chain. waited is false when the run ends here with res.
-func (d *Deliverer) underRate(ctx context.Context, r *run, ep Endpoint, lease *Lease, released *bool, release func(Finish) error) (res Result, waited bool) {
+// snoozes until a start fits, spending no attempt. waited is false when
+// the run ends here with res.
+func (d *Deliverer) underRate(ctx context.Context, ep Endpoint, lease *Lease, released *bool, release func(Finish) error) (res Result, waited bool) {
 	wait, reserved, err := d.store.ReserveRate(ctx, ep.ID, ep.RatePerSecond, max(ep.RateBurst, 1), MaxRateWait)
 	if err != nil {
 		res := retryable(fmt.Errorf("rate limit of endpoint %s: %w", ep.ID, err))

@@ -160,44 +160,6 @@ func TestASuccessClearsAFailingEndpoint(t *testing.T) {
 	require.Equal(t, delivery.SettleSuccess, finishes[0].Settle)
 }
 
-// A chain delivery counts itself out of the chain whatever its outcome,
-// and refills the chain when it leaves it short with deliveries pending.
-func TestAChainDeliveryRefillsItsChain(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name        string
-		settled     delivery.Settled
-		wantPromote bool
-	}{
-		{"crossing the low-water mark with pending", delivery.Settled{Running: delivery.ChainRefill - 1, Pending: true}, true},
-		{"emptied with pending", delivery.Settled{Running: 0, Pending: true}, true},
-		{"emptied with none pending", delivery.Settled{Running: 0}, false},
-		{"still full enough", delivery.Settled{Running: delivery.ChainRefill, Pending: true}, false},
-		{"below the mark: another run crossed it and refilled", delivery.Settled{Running: delivery.ChainRefill - 2, Pending: true}, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			b := setup(t)
-			b.store.FinishFunc = func(_ context.Context, f delivery.Finish) (delivery.Settled, error) {
-				require.True(t, f.Chain)
-				require.Equal(t, b.ep.ID, f.EndpointID)
-				return c.settled, nil
-			}
-			promoted := 0
-			b.store.PromoteFunc = func(_ context.Context, id uuid.UUID) (int, error) {
-				require.Equal(t, b.ep.ID, id)
-				promoted++
-				return 1, nil
-			}
-			job := b.job()
-			job.Chain = true
-			require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), job).Outcome)
-			require.Equal(t, c.wantPromote, promoted == 1)
-		})
-	}
-}
-
 func TestDeliverSignsWithBothSecretsDuringARotation(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -638,10 +600,10 @@ func TestFanoutMatchesGlobsScopeAndCooldown(t *testing.T) {
 				switch {
 				case d.EndpointID == sick.ID && c.ev.Type != domain.EventWebhookTest:
 					require.Equal(t, fixedNow.Add(delivery.Cooldown), d.ScheduledAt, "an endpoint failing for an hour, lately too, is cooled down")
-					require.False(t, d.Chain)
+					require.Equal(t, delivery.ReasonCoolingDown, d.Wait)
 				case d.EndpointID == blip.ID || d.EndpointID == lone.ID:
 					require.True(t, d.ScheduledAt.IsZero(), "an endpoint with no failure CooldownAfter into its streak is not cooled down")
-					require.True(t, d.Chain, "it joins its chain")
+					require.Empty(t, d.Wait)
 				default:
 					require.True(t, d.ScheduledAt.IsZero())
 				}
@@ -891,7 +853,7 @@ func TestDeliverReportsNoPostWhenItSentNothing(t *testing.T) {
 // A run after an attempt River recorded as an error posts again unless
 // that attempt recorded a success itself: then only River's completion was
 // lost (its process died after finishing), and the run completes without
-// posting, already counted out of its chain. Send again of a finished
+// posting. Send again of a finished
 // delivery, a retry after a failure and an unreadable record all post.
 func TestARunAfterARecordedSuccessDoesNotPostAgain(t *testing.T) {
 	t.Parallel()
@@ -923,20 +885,18 @@ func TestARunAfterARecordedSuccessDoesNotPostAgain(t *testing.T) {
 				return c.recorded, c.recorded != "", c.readErr
 			}
 			job := b.job()
-			job.Attempt, job.PreviousErred, job.Chain = c.attempt, c.previousErred, true
+			job.Attempt, job.PreviousErred = c.attempt, c.previousErred
 			res := b.d.Deliver(context.Background(), job)
 			require.Equal(t, delivery.OutcomeCompleted, res.Outcome)
 			finishes, posts := b.recorded()
 			if c.wantPost {
 				require.Len(t, posts, 1)
 				require.Len(t, finishes, 1)
-				require.True(t, finishes[0].Chain, "the run counts itself out of its chain")
 			} else {
 				require.Empty(t, posts)
-				require.Empty(t, finishes, "the recorded attempt's finish counted it out already")
+				require.Empty(t, finishes, "the recorded attempt's finish wrote everything already")
 				require.Nil(t, res.Posted)
 			}
-			require.True(t, res.LeftChain)
 			require.Equal(t, c.readErr != nil, res.Warn != nil, "a failed read is the run's warning")
 			require.Equal(t, c.previousErred && c.attempt > 1, asked == 1, "only a run after River's error asks")
 		})

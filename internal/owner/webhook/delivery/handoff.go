@@ -9,20 +9,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// The chain and the local handoff.
+// The local handoff.
 const (
-	// ChainWindow is how many deliveries of one endpoint River may run at
-	// once (available or running); the rest wait in River's pending state.
-	// More than one lets a run of an endpoint's deliveries arrive in one
-	// River fetch and pass the lease among themselves in process, so one
-	// endpoint is not paced by River's fetch interval.
-	ChainWindow = 128
-	// ChainRefill is the low-water mark: a delivery of the chain that
-	// finishes leaving fewer than this many makes the next pending ones
-	// available, up to ChainWindow, while the rest of the window (three
-	// quarters of it, more than a fetch interval's worth of deliveries of a
-	// fast receiver) is still being delivered.
-	ChainRefill = ChainWindow * 3 / 4
 	// MaxLocalWait bounds how long a delivery waits for a busy endpoint's
 	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
 	// in JobTimeout after it.
@@ -47,9 +35,12 @@ const (
 	// wait in vain.
 	BusySnooze    = LeasePoll
 	MaxBusySnooze = Cooldown
-	// maxLocalWaiters bounds the waiters per endpoint in one process: a
-	// window and what River's scheduler adds (retries, cooldowns).
-	maxLocalWaiters = 2 * ChainWindow
+	// maxLocalWaiters bounds the deliveries of one endpoint waiting in line
+	// in one process, and those remembered asleep (woken together in one
+	// transaction). It is above the workers of a delivery queue (200 by
+	// default), so a line never sends a delivery away for want of room
+	// while the workers it holds are what bounds it.
+	maxLocalWaiters = 256
 )
 
 // passed is a lease handed from a finishing holder to a waiter of the same

@@ -26,7 +26,7 @@ const (
 	HTTPTimeout = 10 * time.Second
 	// FinishTimeout bounds a write that must happen after its run's own
 	// context is done: the statement that ends a run (its attempt, its
-	// lease), a promotion's clean-up, a fan-out taking back its counts.
+	// lease), a lease let go by a run that gives up, a wake.
 	FinishTimeout = 5 * time.Second
 	// LeaseTTL is how long a taken lease slot stays busy if its holder dies
 	// without releasing it: a live holder's run ends by JobTimeout and

@@ -109,12 +109,6 @@ type Delivery struct {
 	// Wait says why a delivery with a ScheduledAt waits (ReasonCoolingDown),
 	// recorded with the job so the delivery log can say it.
 	Wait Reason
-	// Chain queues the delivery in the endpoint's chain: available at once
-	// while the endpoint has fewer than ChainWindow deliveries available or
-	// running, pending otherwise, made available by the chain's finishing
-	// deliveries in order. A delivery with a ScheduledAt is never in the
-	// chain.
-	Chain bool
 }
 
 // Reason says why an endpoint got no delivery of an event, or got it
@@ -141,9 +135,6 @@ const (
 	ReasonCoolingDown Reason = "cooling_down"
 	// ReasonFilteredOut: the endpoint's payload filter refused the event.
 	ReasonFilteredOut Reason = "filtered_out"
-	// ReasonChain: the delivery waits (River's pending state) behind the
-	// endpoint's ChainWindow deliveries in flight.
-	ReasonChain Reason = "chain_full"
 )
 
 // Summary is a fan-out's compact account of the endpoints that got no
@@ -190,11 +181,7 @@ type FanoutStore interface {
 	// and returns what became of each delivery, in order. Jobs are
 	// unique by (endpoint, event): a delivery already queued, running or
 	// completed is skipped (Duplicate), so a fan-out that runs twice queues
-	// nothing new. A chain delivery is inserted available while its
-	// endpoint's chain has room (ChainWindow) and pending otherwise; one
-	// that went pending behind a chain that has meanwhile run short is
-	// promoted by Enqueue itself, so a delivery is never left pending
-	// behind a chain that has ended.
+	// nothing new. A delivery without a ScheduledAt is available at once.
 	Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error)
 }
 
@@ -277,16 +264,12 @@ const (
 )
 
 // Finish is everything a run writes when it ends, in one statement: record
-// the attempt, settle the endpoint, release the lease, and count the run
-// out of its endpoint's chain.
+// the attempt, settle the endpoint and release the lease.
 type Finish struct {
 	// EndpointID is the endpoint of the run.
 	EndpointID uuid.UUID
 	// Lease is released when set.
 	Lease *Lease
-	// Chain counts this run out of the endpoint's chain (its delivery is
-	// still in it), and asks whether deliveries are pending.
-	Chain bool
 	// Attempt is recorded when set.
 	Attempt *Attempt
 	Settle  Settle
@@ -302,10 +285,6 @@ type Finish struct {
 type Settled struct {
 	// Disabled is true when this failure disabled the endpoint.
 	Disabled bool
-	// Running is what the endpoint's chain counts after this run (Chain
-	// only), and Pending whether deliveries of the endpoint were pending.
-	Running int
-	Pending bool
 }
 
 // DeliverStore is what webhook.deliver needs from storage.
@@ -323,19 +302,15 @@ type DeliverStore interface {
 	// that waits for a lease held in its own process reads its event so
 	// instead of through TakeLease.
 	Event(ctx context.Context, id uuid.UUID) (Event, error)
-	// Finish records, settles, releases and counts the run out of the
-	// chain atomically, in one statement (see Finish). A success on an
-	// endpoint that is not failing writes nothing to the endpoint.
+	// Finish records, settles and releases atomically, in one statement
+	// (see Finish). A success on an endpoint that is not failing writes
+	// nothing to the endpoint.
 	Finish(ctx context.Context, f Finish) (Settled, error)
 	// RenewLease extends a held slot to now+ttl and reads the endpoint as
 	// it is now, in one statement. held is false when the slot is no longer
 	// the token's (it expired and was taken) or the endpoint was disabled
 	// (or deleted) or narrowed below the slot; ErrGone when it was purged.
 	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
-	// Promote makes the endpoint's oldest pending deliveries available,
-	// through River, until its chain counts ChainWindow, under the
-	// endpoint's chain lock. It returns how many it promoted.
-	Promote(ctx context.Context, endpointID uuid.UUID) (int, error)
 	// Wake makes the deliveries among jobs that are snoozed (due later)
 	// available now, through River, and returns how many it woke. A job in
 	// any other state — running, finished, gone — is left as it is, by the

@@ -33,8 +33,7 @@ type Harness struct {
 // RunContract runs the stores' contract — the lease, Finish's record and
 // settlement, reading a recorded outcome back, RenewLease, and the
 // fan-out's reads and Enqueue's uniqueness — on fresh implementations from
-// newHarness. Memory and the PostgreSQL adapter both pass it. Delivery
-// chains (pending deliveries, Promote, Finish's chain counts), cooldown
+// newHarness. Memory and the PostgreSQL adapter both pass it. Cooldown
 // scheduling and where a fan-out summary is kept are not part of it.
 func RunContract(t *testing.T, newHarness func(t *testing.T) Harness) {
 	for _, c := range contractCases {

@@ -19,9 +19,7 @@ const Slots = 8
 // endpoints with their lease slots and failure state, events, the
 // attempts Finish recorded and the deliveries Enqueue queued, one per
 // endpoint and event. Slots expire by the wall clock, as PostgreSQL's
-// busy_until does. Delivery chains are not modelled: every delivery is
-// queued available, Finish reports an empty chain and Promote promotes
-// nothing. It is safe for concurrent use.
+// busy_until does. It is safe for concurrent use.
 type Memory struct {
 	mu        sync.Mutex
 	endpoints map[uuid.UUID]*memEndpoint
@@ -321,10 +319,6 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 	}
 	return out, nil
 }
-
-// Promote implements delivery.DeliverStore; Memory keeps no chains, so
-// there is nothing to promote.
-func (m *Memory) Promote(context.Context, uuid.UUID) (int, error) { return 0, nil }
 
 // Wake implements delivery.DeliverStore; Memory keeps no jobs (River
 // does), so there is none to wake.

@@ -16,8 +16,7 @@ import (
 )
 
 // Stub implements delivery.FanoutStore and delivery.DeliverStore by
-// calling its Func fields; a nil PromoteFunc promotes nothing, a nil
-// WakeFunc wakes nothing, a nil AttemptOutcomeFunc finds no attempt
+// calling its Func fields; a nil WakeFunc wakes nothing, a nil AttemptOutcomeFunc finds no attempt
 // recorded, any other nil Func panics when called.
 type Stub struct {
 	EventFunc       func(ctx context.Context, id uuid.UUID) (delivery.Event, error)
@@ -27,7 +26,6 @@ type Stub struct {
 	FinishFunc      func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
 	RenewLeaseFunc  func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
 	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
-	PromoteFunc     func(ctx context.Context, endpointID uuid.UUID) (int, error)
 	WakeFunc        func(ctx context.Context, jobs []int64) (int, error)
 	// AttemptOutcomeFunc answers AttemptOutcome.
 	AttemptOutcomeFunc func(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error)
@@ -91,14 +89,6 @@ func (s *Stub) ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond,
 // RenewLease calls RenewLeaseFunc.
 func (s *Stub) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
 	return s.RenewLeaseFunc(ctx, l, ttl)
-}
-
-// Promote calls PromoteFunc, or promotes nothing when it is nil.
-func (s *Stub) Promote(ctx context.Context, endpointID uuid.UUID) (int, error) {
-	if s.PromoteFunc == nil {
-		return 0, nil
-	}
-	return s.PromoteFunc(ctx, endpointID)
 }
 
 // Wake calls WakeFunc, or wakes nothing when it is nil.

@@ -187,8 +187,8 @@ func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Ti
 // deliveries at full size) built while the webhooks queue is paused drains,
 // once resumed, with no pause between receipts longer than maxGap — on one
 // replica and on three — exactly once each and never two in flight. The
-// server keeps no statistics of River's tables: the drain rests on River's
-// pending state alone.
+// backlog waits available in River's queues, none of it pending: River
+// fetches it in order as the workers holding the endpoint's line free.
 func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 	t.Parallel()
 	n := size(300, 10000)
@@ -204,14 +204,13 @@ func TestFaultBacklogDrainsWithoutStalling(t *testing.T) {
 			states := endpointDeliveryStates(t, f, ep.ServerID)
 			t.Logf("the endpoint's deliveries by state: %v", states)
 			// A replica may run a few deliveries before River's pause reaches
-			// it; those are finished, not waiting. Every other delivery beyond
-			// the chain's window waits pending.
+			// it; those are finished, not waiting. Every other delivery waits
+			// available, none pending.
 			finished := states[rivertype.JobStateCompleted] + states[rivertype.JobStateCancelled] + states[rivertype.JobStateDiscarded]
-			inChain := states[rivertype.JobStateAvailable] + states[rivertype.JobStateRunning] +
+			waiting := states[rivertype.JobStateAvailable] + states[rivertype.JobStateRunning] +
 				states[rivertype.JobStateScheduled] + states[rivertype.JobStateRetryable]
-			require.Equal(t, n, finished+inChain+states[rivertype.JobStatePending], "every delivery is counted once")
-			require.LessOrEqual(t, inChain, delivery.ChainWindow, "no more of the backlog than the chain's window is out of River's pending state")
-			require.GreaterOrEqual(t, states[rivertype.JobStatePending], n-delivery.ChainWindow-finished, "the backlog waits in River's pending state")
+			require.Equal(t, n, finished+waiting, "every delivery is counted once, none pending")
+			require.Zero(t, states[rivertype.JobStatePending], "no delivery waits in River's pending state")
 			start := time.Now()
 			resume()
 			tl := waitDelivered(t, f.Pool, []*tenant{a}, n, 5*time.Minute)
@@ -307,7 +306,7 @@ func portOf(addr string) (int, error) {
 // replicas, the replica whose request is in flight — the lease holder — is
 // killed with SIGKILL. The endpoint is delivering again within the lease's
 // TTL plus River's rescue time (the rescue interval and a leader election
-// on top), its pending deliveries are not left behind, every event arrives
+// on top), its deliveries still queued are not left behind, every event arrives
 // once or more (again only when its success was not recorded), and never
 // two at once.
 func TestFaultKillLeaseHolder(t *testing.T) {
@@ -375,7 +374,7 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	}
 	require.NotEqual(t, -1, killed)
 	before := ep.Requests()
-	stopWatch := watchChain(t, f.Pool, ep.ServerID)
+	stopWatch := watchEndpoint(t, f.Pool, ep.ServerID)
 	f.kill(killed)
 	killedAt := time.Now()
 	once.Do(func() { close(released) })
@@ -395,8 +394,8 @@ func TestFaultKillLeaseHolder(t *testing.T) {
 	require.Zero(t, tl.Lost, "lost deliveries, e.g. %v", tl.LostSample)
 	require.Zero(t, again, "a delivery whose success was recorded is not posted again")
 	require.LessOrEqual(t, tl.MaxInFlight, int64(1))
-	// The chain's pending deliveries do not wait for River's rescuer to
-	// return the runs that died with the process.
+	// The endpoint's deliveries left available do not wait for River's
+	// rescuer to return the runs that died with the process.
 	require.Less(t, resumedAfter, rescue, "the endpoint waited for River's rescuer")
 	requireNothingRunning(t, f.Pool, rescue+2*time.Minute)
 }

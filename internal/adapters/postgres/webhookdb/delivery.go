@@ -622,10 +622,10 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 }
 
 // ReleasePending makes every delivery in River's pending state available,
-// through River's client (JobList, JobRetry), and returns how many. Nothing
-// of this version inserts a delivery pending, and nothing makes one
-// available, so only an earlier version's leave them there: the server
-// releases them as it starts. Processes that start together may release
+// through River's client (JobList, JobRetry), and returns how many. This
+// engine never inserts a delivery pending and never makes a pending one
+// available, so one queued pending by an earlier engine would wait for
+// ever: the server releases them as it starts. Processes that start together may release
 // the same job; River's retry of an available job leaves it available.
 func (s *Store) ReleasePending(ctx context.Context) (int, error) {
 	// A page of the listing: a bound on one statement, not a tuning.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
@@ -44,7 +43,6 @@ type LaneQueues interface {
 // waits on a process that is not there. The lane is a preference, never a
 // guarantee: the lease in PostgreSQL still decides who delivers.
 type Lanes struct {
-	pool    *pgxpool.Pool
 	store   *Store
 	queues  LaneQueues
 	name    string
@@ -60,7 +58,7 @@ func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*L
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	l := &Lanes{pool: store.pool, store: store, queues: queues, logger: logger, adopted: map[string]bool{}}
+	l := &Lanes{store: store, queues: queues, logger: logger, adopted: map[string]bool{}}
 	if !own {
 		return l, nil
 	}
@@ -112,7 +110,7 @@ func (l *Lanes) Run(ctx context.Context) error {
 }
 
 func (l *Lanes) keep(ctx context.Context) error {
-	rows, err := l.pool.Query(ctx, keepLanes, l.name, LaneTTL.String(), LaneForget.String())
+	rows, err := l.store.pool.Query(ctx, keepLanes, l.name, LaneTTL.String(), LaneForget.String())
 	if err != nil {
 		return fmt.Errorf("renew lane: %w", err)
 	}
@@ -152,7 +150,7 @@ func (l *Lanes) keep(ctx context.Context) error {
 		delete(l.adopted, lane)
 	}
 	if len(forget) > 0 {
-		if _, err := l.pool.Exec(ctx, `DELETE FROM webhook_lanes WHERE lane = ANY($1) AND alive_until < now() - $2::interval`,
+		if _, err := l.store.pool.Exec(ctx, `DELETE FROM webhook_lanes WHERE lane = ANY($1) AND alive_until < now() - $2::interval`,
 			forget, LaneForget.String()); err != nil {
 			return fmt.Errorf("forget lapsed lanes: %w", err)
 		}
@@ -166,7 +164,7 @@ func (l *Lanes) lapse() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := l.pool.Exec(ctx, `UPDATE webhook_lanes SET alive_until = now() WHERE lane = $1`, l.name); err != nil {
+	if _, err := l.store.pool.Exec(ctx, `UPDATE webhook_lanes SET alive_until = now() WHERE lane = $1`, l.name); err != nil {
 		return fmt.Errorf("hand lane %s over: %w", l.name, err)
 	}
 	return nil

@@ -113,7 +113,7 @@ func initApp(ctx context.Context, cfg config.Config, logger *zap.Logger) (*App, 
 	}
 	poster := provideWebhookPoster(cfg)
 	unsealFunc := provideWebhookUnseal(box)
-	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, registry, logger)
+	deliverer, err := provideWebhookDeliverer(webhookdbStore, poster, unsealFunc, embedAdmitsFunc, cfg, registry, logger)
 	if err != nil {
 		cleanup2()
 		cleanup()

@@ -96,7 +96,7 @@ func provideWebhookFanouter(store *webhookdb.Store, admits delivery.EmbedAdmitsF
 // counters on /metrics as standmeet_webhook_flow_*: snoozes_total, handoffs_total,
 // wakes_total, in_flight and waiting (this process).
 func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster, unseal delivery.UnsealFunc,
-	admits delivery.EmbedAdmitsFunc, reg *prometheus.Registry, logger *zap.Logger) (*delivery.Deliverer, error) {
+	admits delivery.EmbedAdmitsFunc, cfg config.Config, reg *prometheus.Registry, logger *zap.Logger) (*delivery.Deliverer, error) {
 	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
 	// per-endpoint delivery settings (timeout, attempts) reach it.
 	signals, err := webhookhttp.NewSignals(reg, logger.Named("webhooks"))
@@ -105,6 +105,7 @@ func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster,
 	}
 	d := delivery.NewDeliverer(delivery.DeliverDeps{
 		Store: store, Poster: poster, Unseal: unseal, EmbedAdmits: admits, Version: buildVersion(), Observe: signals.Observe,
+		BackoffScale: cfg.WebhookBackoffScale,
 	})
 	opts := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Namespace: "standmeet", Subsystem: "webhook_flow", Name: name, Help: help}

@@ -444,24 +444,24 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 }
 
 // finishMany is the one statement that ends runs, one row of the unnest
-// per run ($1..$21, in the order of finishRuns' arrays): it records the
+// per run ($1..$21 and $23, in the order of finishRuns' arrays): it records the
 // attempt (record) with the signature headers it sent, releases the lease
 // slot by token (release) and settles the endpoint (settle: 1 success, 2
 // failure), returning per run whether it disabled the endpoint and how
 // its health changed. Parts not asked for match no row. A success writes
 // the endpoint only when it was failing; a failure when it is the first,
-// the one that disables it, or a later one while none has yet come
-// CooldownAfter ($22) into the streak (failed_at, which decides the
-// fan-out's cooldown). The lease slots are all locked in key order before
+// the one that disables it, a later one while none has yet come
+// CooldownAfter ($22) into the streak, or one a cooldown after the last
+// written (failed_at, which decides the cooldown). The lease slots are all locked in key order before
 // the first is changed (releasing is read whole by its uncorrelated
 // count), so two statements never wait on each other in a circle.
 const finishMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::bigint[],
     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::int[],
-    $16::uuid[], $17::int[], $18::float8[], $19::text[], $20::text[], $21::text[])
+    $16::uuid[], $17::int[], $18::float8[], $19::text[], $20::text[], $21::text[], $23::float8[])
     WITH ORDINALITY AS i(endpoint_id, job_id, event_id, attempt, outcome, status_code, latency_ms,
       response, error, location, at, now, record, release, slot,
-      token, settle, disable_after, reason, ts, sig, ord)
+      token, settle, disable_after, reason, ts, sig, cooldown, ord)
 ), attempt AS (
   INSERT INTO webhook_attempts (job_id, endpoint_id, event_id, attempt, outcome, status_code, latency_ms,
     response, error, location, attempted_at, webhook_timestamp, webhook_signature)
@@ -495,7 +495,8 @@ const finishMany = `WITH i AS (
   UPDATE webhook_endpoints e SET failed_at = i.now
   FROM i WHERE i.settle = 2 AND e.id = i.endpoint_id AND e.enabled
     AND e.failing_since > i.now - make_interval(secs => i.disable_after)
-    AND COALESCE(e.failed_at, '-infinity') < LEAST(i.now, e.failing_since + make_interval(secs => $22::float8))
+    AND (COALESCE(e.failed_at, '-infinity') < LEAST(i.now, e.failing_since + make_interval(secs => $22::float8))
+      OR (i.cooldown > 0 AND e.failed_at <= i.now - make_interval(secs => i.cooldown)))
 )
 SELECT i.ord, COALESCE(f.disabled, false),
   CASE WHEN cl.ord IS NOT NULL THEN 'recovered' WHEN f.disabled THEN 'disabled' WHEN f.ord IS NOT NULL THEN 'failing' ELSE '' END
@@ -551,7 +552,7 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 		ats                        = make([]*time.Time, n)
 		nows                       = make([]time.Time, n)
 		records, releases          = make([]bool, n), make([]bool, n)
-		disableAfter               = make([]float64, n)
+		disableAfter, cooldowns    = make([]float64, n), make([]float64, n)
 	)
 	for i, f := range fs {
 		a := f.Attempt
@@ -574,13 +575,14 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 			releases[i], slots[i], tokens[i] = true, int32(f.Lease.Slot), f.Lease.Token
 		}
 		settles[i], disableAfter[i], reasons[i] = int32(f.Settle), f.DisableAfter.Seconds(), f.DisableReason
+		cooldowns[i] = f.Cooldown.Seconds()
 	}
 	out := make([]delivery.Settled, n)
 	err := pgerr.Retry(3, func() error {
 		return s.finishSettling(ctx, fs, func(q pgxQuerier) ([]healthChange, error) {
 			rows, err := q.Query(ctx, finishMany, endpoints, jobs, events, attempts, outcomes, statuses, latencies,
 				responses, errs, locations, ats, nows, records, releases, slots,
-				tokens, settles, disableAfter, reasons, stamps, sigs, delivery.CooldownAfter.Seconds())
+				tokens, settles, disableAfter, reasons, stamps, sigs, delivery.CooldownAfter.Seconds(), cooldowns)
 			if err != nil {
 				return nil, err
 			}

@@ -53,12 +53,19 @@ func NewFanouter(d FanoutDeps) *Fanouter {
 	if d.Clock == nil {
 		d.Clock = domain.SystemClock{}
 	}
-	cooldown, after := Cooldown, CooldownAfter
-	if d.BackoffScale > 1 {
-		cooldown = time.Duration(float64(cooldown) / d.BackoffScale)
-		after = time.Duration(float64(after) / d.BackoffScale)
-	}
+	cooldown, after := cooldowns(d.BackoffScale)
 	return &Fanouter{store: d.Store, admits: d.EmbedAdmits, clock: d.Clock, cooldown: cooldown, cooldownAfter: after}
+}
+
+// cooldowns are Cooldown and CooldownAfter divided by scale (≥ 1), as the
+// retry schedule is.
+func cooldowns(scale float64) (cooldown, after time.Duration) {
+	cooldown, after = Cooldown, CooldownAfter
+	if scale > 1 {
+		cooldown = time.Duration(float64(cooldown) / scale)
+		after = time.Duration(float64(after) / scale)
+	}
+	return cooldown, after
 }
 
 // coolsDown reports whether ep's new deliveries wait out a cooldown: a
@@ -143,6 +150,9 @@ type Deliverer struct {
 	local     *handoff
 	userAgent string
 	observe   ObserveFunc
+	// cooldown and cooldownAfter are the Fanouter's: a delivery that finds
+	// a cooled-down endpoint busy waits the cooldown out as a new one would.
+	cooldown, cooldownAfter time.Duration
 }
 
 // DeliverDeps are the Deliverer's ports.
@@ -161,6 +171,8 @@ type DeliverDeps struct {
 	Version string
 	// Observe, when set, receives every run that posted.
 	Observe ObserveFunc
+	// BackoffScale (≥ 1) divides the cooldown, as FanoutDeps' does.
+	BackoffScale float64
 }
 
 // NewDeliverer builds the delivery handler.
@@ -171,9 +183,11 @@ func NewDeliverer(d DeliverDeps) *Deliverer {
 	if d.Version == "" {
 		d.Version = "dev"
 	}
+	cooldown, after := cooldowns(d.BackoffScale)
 	return &Deliverer{
 		store: d.Store, poster: d.Poster, unseal: d.Unseal, admits: d.EmbedAdmits,
 		clock: d.Clock, local: newHandoff(), userAgent: "StandMeet-Webhooks/" + d.Version, observe: d.Observe,
+		cooldown: cooldown, cooldownAfter: after,
 	}
 }
 
@@ -235,7 +249,8 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 //  1. Read the endpoint and the event and take a slot of the endpoint's
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
-//     discarded. Every slot busy: wait in process for a holder here to pass
+//     discarded. Endpoint cooling down (see cooling): snoozed until the
+//     cooldown ends, its slot let go. Every slot busy: wait in process for a holder here to pass
 //     its lease on (the first waiter asks PostgreSQL every LeasePoll
 //     while no holder is here), for at most
 //     MaxLocalWait, then snooze for about the wait still ahead; the run
@@ -307,11 +322,37 @@ func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
 		d.local.slept(job.EndpointID, job.JobID, snooze)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
+		if wait := d.cooling(claim.Endpoint, *claim.Event); wait > 0 {
+			return Result{Outcome: OutcomeSnoozed, Snooze: wait, Warn: d.drop(ctx, job.EndpointID, *claim.Lease)}
+		}
 		return d.deliverHolding(ctx, job, claim.Endpoint, *claim.Event, claim.Lease)
 	}
 	res := discarded(errors.New(reason))
 	res.Warn = d.finish(ctx, job, Finish{Attempt: d.attempt(job, OutcomeDiscarded, reason)})
 	return res
+}
+
+// cooling is how long a delivery of ev to ep waits before it posts: the
+// rest of the cooldown of an endpoint that is down (coolsDown), counted
+// from the failure that last armed it (a failure re-arms it once the
+// cooldown has passed, see Finish.Cooldown). While it lasts the endpoint
+// gets no delivery but the one test, or the probe that comes due as it
+// ends, so a down receiver costs a take and a snooze per delivery per
+// cooldown, not an attempt with a worker held for its timeout. 0 for a
+// test event: the owner tries the endpoint now.
+func (d *Deliverer) cooling(ep Endpoint, ev Event) time.Duration {
+	if ev.Type == domain.EventWebhookTest {
+		return 0
+	}
+	return d.cooldownLeft(ep)
+}
+
+// cooldownLeft is what is left of ep's cooldown (≤ 0: none).
+func (d *Deliverer) cooldownLeft(ep Endpoint) time.Duration {
+	if !coolsDown(ep, d.cooldownAfter) {
+		return 0
+	}
+	return ep.FailedAt.Add(d.cooldown).Sub(d.clock.Now())
 }
 
 // deliverHolding runs steps 2-4 while holding lease.
@@ -422,7 +463,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	switch {
 	case v.failure:
 		f.Settle = SettleFailure
-		f.DisableAfter = DisableAfter
+		f.DisableAfter, f.Cooldown = DisableAfter, d.cooldown
 		f.DisableReason = fmt.Sprintf("deliveries failed continuously for %s; last: %s", durationWords(DisableAfter), v.reason)
 	case ep.FailingSince != nil:
 		// Only a success that ends a failure writes the endpoint.
@@ -460,7 +501,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 	for {
 		gen := d.local.taking(id)
 		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
-		d.local.took(id, err == nil && c.Lease != nil, c.Endpoint.MaxInFlight)
+		d.local.took(id, err == nil && c.Lease != nil, c.Endpoint.MaxInFlight, d.cooldownLeft(c.Endpoint))
 		if err != nil {
 			return Claim{}, 0, err
 		}
@@ -470,6 +511,12 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Dura
 		}
 		if !c.Endpoint.Enabled || c.Event == nil {
 			return c, 0, nil
+		}
+		if wait := d.cooling(c.Endpoint, *c.Event); wait > 0 {
+			// Its slots are held by runs that probe it (a hanging
+			// endpoint's for its whole timeout): waiting in line for
+			// them would hold a worker for nothing.
+			return c, wait, nil
 		}
 		if !time.Now().Before(deadline) {
 			return c, d.local.snooze(id, cl), nil

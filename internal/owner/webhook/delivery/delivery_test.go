@@ -237,6 +237,7 @@ func TestDeliverOutcomes(t *testing.T) {
 			require.NotNil(t, f.Lease)
 			require.Equal(t, c.settle, f.Settle)
 			require.Equal(t, delivery.DisableAfter, f.DisableAfter)
+			require.Equal(t, delivery.Cooldown, f.Cooldown, "a failure re-arms a passed cooldown")
 			require.True(t, strings.HasPrefix(f.DisableReason, "deliveries failed continuously for 5 days; last: "), f.DisableReason)
 			require.Equal(t, c.outcome, f.Attempt.Outcome)
 			require.Equal(t, c.location, f.Attempt.Location)
@@ -388,6 +389,107 @@ func TestABusyDeliveryThatFindsNoRoomSnoozes(t *testing.T) {
 	for _, f := range finishes {
 		require.Nil(t, f.Attempt, "a busy snooze is not an attempt")
 	}
+}
+
+// A delivery to an endpoint that is down (failed CooldownAfter or more
+// into its streak) waits out the rest of the cooldown from the failure
+// that armed it, before posting, free slot or not: it snoozes at once,
+// lets go of a slot it took, and records no attempt. The one that comes
+// due after the cooldown posts (the probe), and a test event posts
+// whenever a slot is free: the owner is trying the endpoint now.
+func TestADeliveryToADownEndpointWaitsOutTheCooldown(t *testing.T) {
+	t.Parallel()
+	since := fixedNow.Add(-time.Minute)
+	for _, tc := range []struct {
+		name       string
+		failedAt   time.Time
+		test, busy bool
+		wantPost   bool
+		wantSnooze time.Duration
+	}{
+		{name: "down, a slot free", failedAt: since.Add(delivery.CooldownAfter), wantSnooze: delivery.Cooldown - time.Minute + delivery.CooldownAfter},
+		{name: "down, every slot busy", failedAt: since.Add(delivery.CooldownAfter), busy: true, wantSnooze: delivery.Cooldown - time.Minute + delivery.CooldownAfter},
+		{name: "failing, not yet down", failedAt: since.Add(delivery.CooldownAfter - time.Second), wantPost: true},
+		{name: "down, the cooldown over", failedAt: fixedNow.Add(-delivery.Cooldown), wantPost: true},
+		{name: "down, a test event", failedAt: since.Add(delivery.CooldownAfter), test: true, wantPost: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			s, at := since, tc.failedAt
+			b.ep.FailingSince, b.ep.FailedAt = &s, &at
+			if tc.test {
+				b.ev.Type, b.ev.Data = domain.EventWebhookTest, json.RawMessage(`{"endpoint_id":"`+b.ep.ID.String()+`"}`)
+			}
+			if tc.busy {
+				b.store.TakeLeaseFunc = func(context.Context, uuid.UUID, uuid.UUID, uuid.UUID, time.Duration) (delivery.Claim, error) {
+					return b.claim(nil), nil
+				}
+			}
+			res := b.d.Deliver(context.Background(), b.job())
+			finishes, posts := b.recorded()
+			if tc.wantPost {
+				require.Equal(t, delivery.OutcomeCompleted, res.Outcome)
+				require.Len(t, posts, 1)
+				return
+			}
+			require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+			require.Equal(t, tc.wantSnooze, res.Snooze)
+			require.Empty(t, posts)
+			for _, f := range finishes {
+				require.Nil(t, f.Attempt, "a cooldown's snooze is not an attempt")
+			}
+			if !tc.busy {
+				require.Len(t, finishes, 1)
+				require.NotNil(t, finishes[0].Lease, "the slot it took goes back")
+			}
+		})
+	}
+}
+
+// Deliveries waiting in line behind a holder here whose POST fails on an
+// endpoint that is now down leave the line once a take here finds the
+// cooldown: each snoozes what is left of it, long before MaxLocalWait.
+func TestTheLineOfAnEndpointThatGoesDownEmptiesIntoTheCooldown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var down atomic.Bool
+	since, at := fixedNow.Add(-time.Minute), fixedNow.Add(-time.Minute+delivery.CooldownAfter)
+	b.store.TakeLeaseFunc = func(_ context.Context, id, _, token uuid.UUID, _ time.Duration) (delivery.Claim, error) {
+		if down.Load() {
+			c := b.claim(nil) // the failed holder's slot went to another process
+			c.Endpoint.FailingSince, c.Endpoint.FailedAt = &since, &at
+			return c, nil
+		}
+		return b.claim(&delivery.Lease{EndpointID: id, Token: token}), nil
+	}
+	holding, proceed := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
+		first.Do(func() {
+			close(holding)
+			<-proceed
+		})
+		return delivery.PostResponse{StatusCode: 500}, nil
+	}
+	go b.d.Deliver(context.Background(), b.job())
+	<-holding
+	const waiters = 3
+	results := make(chan delivery.Result, waiters)
+	for range waiters {
+		go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+	}
+	require.Eventually(t, func() bool { return b.waiting() == waiters }, 10*time.Second, time.Millisecond)
+	down.Store(true)
+	start := time.Now()
+	close(proceed)
+	for range waiters {
+		res := <-results
+		require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+		require.Equal(t, delivery.Cooldown-time.Minute+delivery.CooldownAfter, res.Snooze)
+	}
+	require.Less(t, time.Since(start), delivery.MaxLocalWait, "they left the line when a take found the cooldown")
+	require.Zero(t, b.waiting())
 }
 
 func TestABusyDeliveryGivesUpAfterMaxLocalWait(t *testing.T) {

@@ -111,6 +111,12 @@ type localQueue struct {
 	due    time.Time
 	// touched is when the queue was last used.
 	touched time.Time
+	// coolUntil is when id's cooldown ends as the last take here read it
+	// (zero: not cooling). While it lasts a delivery does not join id's
+	// line: it asks PostgreSQL, where its take tells it how long to wait
+	// (Deliverer.cooling), so a down endpoint's deliveries do not hold
+	// workers in a line that only its probe moves.
+	coolUntil time.Time
 }
 
 // handoff is the one piece of per-process state of delivery: a finishing
@@ -337,7 +343,7 @@ func (h *handoff) join(id uuid.UUID, c *claimant) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if q.slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < q.slots {
+	if q.slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < q.slots || time.Now().Before(q.coolUntil) {
 		return nil
 	}
 	w := q.enqueue(c)
@@ -403,14 +409,19 @@ func (h *handoff) taking(id uuid.UUID) (gen uint64) {
 }
 
 // took ends a taking; got says whether it took a slot, slots is the
-// endpoint's max_in_flight as the take read it (0: not read).
-func (h *handoff) took(id uuid.UUID, got bool, slots int) {
+// endpoint's max_in_flight as the take read it (0: not read), cool how
+// much of its cooldown was left then (0: none).
+func (h *handoff) took(id uuid.UUID, got bool, slots int, cool time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.takers--
 	if slots > 0 {
 		q.slots = slots
+		q.coolUntil = time.Time{}
+		if cool > 0 {
+			q.coolUntil = time.Now().Add(cool)
+		}
 	}
 	if got {
 		q.holders++
@@ -435,6 +446,14 @@ func (h *handoff) poke(id uuid.UUID) {
 		default:
 		}
 	}
+}
+
+// cooling reports whether id cools down, as the last take here read it.
+func (h *handoff) cooling(id uuid.UUID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	return q != nil && time.Now().Before(q.coolUntil)
 }
 
 // releasedHere records a slot of id released to PostgreSQL by this

@@ -64,7 +64,7 @@ func TestTheFirstWaiterPollsAtTheLeasePoll(t *testing.T) {
 	require.False(t, h.shouldPoll(id, first, false), "the next ask waits LeasePoll")
 	require.True(t, h.shouldPoll(id, first, true), "a release here is asked for at once")
 	h.taking(id)
-	h.took(id, true, 1)
+	h.took(id, true, 1, 0)
 	q.polled = time.Now().Add(-LeasePoll)
 	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
 	h.done(id)
@@ -102,13 +102,13 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	require.Nil(t, h.join(id, h.begin(id)), "nobody here holds or takes the lease: ask PostgreSQL")
 	h.taking(id)
 	require.Nil(t, h.join(id, h.begin(id)), "a taker here, but how many slots the endpoint has is not known yet")
-	h.took(id, true, 2)
+	h.took(id, true, 2, 0)
 	h.taking(id)
 	joined := h.join(id, h.begin(id))
 	require.NotNil(t, joined, "a holder and a taker here fill the endpoint's two slots: queue behind them")
 	ok := h.leave(id, joined)
 	require.True(t, ok)
-	h.took(id, true, 2)
+	h.took(id, true, 2, 0)
 	h.releasedHere(id)
 	h.done(id)
 	require.Nil(t, h.join(id, h.begin(id)), "one of two slots held here: ask PostgreSQL for the other")
@@ -123,7 +123,7 @@ func TestATakerThatMissedARelease(t *testing.T) {
 	w, again = h.wait(id, gen2, h.begin(id))
 	require.NotNil(t, w)
 	require.False(t, again)
-	h.took(id, false, 1)
+	h.took(id, false, 1, 0)
 }
 
 func TestAnOperationalEventIsNeverWantedByTheEndpointItIsAbout(t *testing.T) {
@@ -166,7 +166,7 @@ func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 			t.Parallel()
 			h := newHandoff()
 			id := uuid.New()
-			h.took(id, true, c.slots)
+			h.took(id, true, c.slots, 0)
 			h.queue(id).progress = time.Now().Add(-c.idle)
 			require.Equal(t, c.wantGiveUp, h.hopeless(id, c.ahead, time.Now().Add(c.left)))
 		})
@@ -234,7 +234,7 @@ func TestTheLineWakesOnlyWhenEmpty(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	h.took(id, true, 1)
+	h.took(id, true, 1, 0)
 	h.slept(id, 1, time.Minute)
 	h.slept(id, 2, time.Minute)
 	require.Nil(t, h.wakeable(id), "held here")
@@ -242,4 +242,21 @@ func TestTheLineWakesOnlyWhenEmpty(t *testing.T) {
 	h.done(id)
 	require.Equal(t, []int64{2}, h.wakeable(id))
 	require.Nil(t, h.wakeable(id), "handed over once")
+}
+
+// A delivery does not join the line of an endpoint that the last take here
+// found cooling down: it asks PostgreSQL, which tells it its wait. The
+// next take that finds the cooldown over opens the line again.
+func TestNoDeliveryJoinsTheLineOfACoolingEndpoint(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	h.taking(id)
+	h.took(id, true, 1, time.Minute)
+	require.True(t, h.cooling(id))
+	require.Nil(t, h.join(id, h.begin(id)), "cooling: no line to join")
+	h.taking(id)
+	h.took(id, false, 1, 0)
+	require.False(t, h.cooling(id))
+	require.NotNil(t, h.join(id, h.begin(id)), "a holder here, the cooldown over: join it")
 }

@@ -67,7 +67,8 @@ type Endpoint struct {
 	MaxAttempts    int
 	Enabled        bool
 	// FailingSince is the first failure of the endpoint's failing streak
-	// (nil: not failing), FailedAt its latest.
+	// (nil: not failing), FailedAt the latest one written (see
+	// Finish.Cooldown).
 	FailingSince, FailedAt *time.Time
 	// SecretSealed is the current signing secret, sealed. PrevSecretSealed
 	// is the one before a rotation, valid until PrevSecretUntil.
@@ -279,6 +280,12 @@ type Finish struct {
 	// failing since at least Now-DisableAfter is disabled with the reason.
 	DisableAfter  time.Duration
 	DisableReason string
+	// Cooldown applies to SettleFailure: the failure becomes the
+	// endpoint's FailedAt while its streak is younger than CooldownAfter
+	// (each failure), and, when Cooldown is above 0, again once FailedAt
+	// is Cooldown or more before Now (the probe after a cooldown re-arms
+	// it), so a down endpoint's row is written once per Cooldown.
+	Cooldown time.Duration
 }
 
 // Settled reports what Finish did.

@@ -239,6 +239,14 @@ var contractCases = []struct {
 		got = state()
 		require.True(t, t0.Equal(*got.FailingSince))
 		require.True(t, third.Equal(*got.FailedAt), "the latest failure is kept once one is CooldownAfter into the streak")
+		within := failure(ep, third.Add(time.Minute))
+		within.Cooldown = 2 * time.Minute
+		finish(t, h, within)
+		require.True(t, third.Equal(*state().FailedAt), "a failure within a cooldown of it leaves it")
+		rearm := failure(ep, third.Add(2*time.Minute))
+		rearm.Cooldown = 2 * time.Minute
+		finish(t, h, rearm)
+		require.True(t, rearm.Now.Equal(*state().FailedAt), "a failure a cooldown after it re-arms the cooldown")
 		finish(t, h, delivery.Finish{EndpointID: ep, Settle: delivery.SettleSuccess, Now: t0.Add(2 * time.Hour)})
 		got = state()
 		require.Nil(t, got.FailingSince, "a success clears it")

@@ -311,9 +311,11 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 		case !e.ep.FailingSince.After(f.Now.Add(-f.DisableAfter)):
 			e.ep.Enabled, e.ep.FailedAt = false, &at
 			out.Disabled = true
-		case e.ep.FailedAt == nil || e.ep.FailedAt.Before(minTime(at, e.ep.FailingSince.Add(delivery.CooldownAfter))):
+		case e.ep.FailedAt == nil || e.ep.FailedAt.Before(minTime(at, e.ep.FailingSince.Add(delivery.CooldownAfter))) ||
+			f.Cooldown > 0 && !e.ep.FailedAt.After(at.Add(-f.Cooldown)):
 			// The latest failure counts until one is CooldownAfter into
-			// the streak, as the PostgreSQL store writes it.
+			// the streak, and again a Cooldown after it, as the
+			// PostgreSQL store writes it.
 			e.ep.FailedAt = &at
 		}
 	}

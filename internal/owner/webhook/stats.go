@@ -41,7 +41,7 @@ type Stats struct {
 }
 
 // Attention is an endpoint that needs the owner: disabled by the server,
-// or failing (its new deliveries wait out the cooldown).
+// or failing (its deliveries wait out the cooldown).
 type Attention struct {
 	EndpointID     uuid.UUID  `json:"endpoint_id"`
 	URL            string     `json:"url"`

@@ -68,7 +68,7 @@ func cooldowns(scale float64) (cooldown, after time.Duration) {
 	return cooldown, after
 }
 
-// coolsDown reports whether ep's new deliveries wait out a cooldown: a
+// coolsDown reports whether ep is down and its deliveries wait out a cooldown: a
 // failure of its current streak (no success between) came `after` or more
 // past the streak's first failure. Time alone does not do it: an endpoint
 // that failed once and has not been tried since (its next event came

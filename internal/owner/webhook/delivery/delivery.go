@@ -302,7 +302,24 @@ func (d *Deliverer) recordedSuccess(ctx context.Context, job DeliverJob) (Result
 }
 
 func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
-	claim, snooze, err := d.claim(ctx, job)
+	cl := d.local.begin(job.EndpointID)
+	claim, snooze, err := d.claim(ctx, job, cl)
+	busy := err == nil && claim.Lease == nil && claim.Endpoint.Enabled && claim.Event != nil
+	if !busy {
+		snooze = 0
+	}
+	wake, short := d.local.end(job.EndpointID, job.JobID, snooze)
+	if short {
+		snooze = BusySnooze
+	}
+	warn := d.wake(ctx, job.EndpointID, wake)
+	res := d.decide(ctx, job, claim, snooze, err)
+	res.Warn = errors.Join(warn, res.Warn)
+	return res
+}
+
+// decide runs the delivery on its claim.
+func (d *Deliverer) decide(ctx context.Context, job DeliverJob, claim Claim, snooze time.Duration, err error) Result {
 	switch {
 	case errors.Is(err, ErrGone):
 		return discarded(errors.New("endpoint deleted"))
@@ -319,7 +336,6 @@ func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
 		// Nothing to write: the line it leaves wakes it when it empties
 		// first.
 		d.local.snoozes.Add(1)
-		d.local.slept(job.EndpointID, job.JobID, snooze)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
 	default:
 		if wait := d.cooling(claim.Endpoint, *claim.Event); wait > 0 {
@@ -481,15 +497,13 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 // for a holder here to pass its lease on, or — as the first waiter, while
 // no holder is here — for PostgreSQL to show a free slot. It gives up after
 // MaxLocalWait and returns the claim without a lease and the snooze to
-// take.
-func (d *Deliverer) claim(ctx context.Context, job DeliverJob) (Claim, time.Duration, error) {
+// take. cl is the delivery's claim here, which the caller ends.
+func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Claim, time.Duration, error) {
 	id := job.EndpointID
 	token, err := uuid.NewRandom()
 	if err != nil {
 		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
 	}
-	cl := d.local.begin(id)
-	defer d.local.end(id)
 	deadline := cl.start.Add(MaxLocalWait)
 	if c, ok, err := d.joinHere(ctx, job, cl, deadline); err != nil || ok {
 		if err == nil && c.Lease == nil {

@@ -109,6 +109,11 @@ type localQueue struct {
 	// queue outlives its line until then.
 	asleep []int64
 	due    time.Time
+	// owed is set when a success let go of a slot of id while the line
+	// was busy: the run whose end empties the line wakes the sleepers.
+	// Without it, a delivery that gives up just as the last holder
+	// finishes sleeps out its whole estimate beside an idle endpoint.
+	owed bool
 	// touched is when the queue was last used.
 	touched time.Time
 	// coolUntil is when id's cooldown ends as the last take here read it
@@ -171,7 +176,10 @@ func newHandoff() *handoff {
 func (h *handoff) slept(id uuid.UUID, job int64, snooze time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := h.queue(id)
+	h.queue(id).sleep(job, snooze)
+}
+
+func (q *localQueue) sleep(job int64, snooze time.Duration) {
 	if len(q.asleep) < maxLocalWaiters {
 		q.asleep = append(q.asleep, job)
 		if due := time.Now().Add(snooze); due.After(q.due) {
@@ -201,9 +209,15 @@ func (h *handoff) wakeable(id uuid.UUID) []int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.eps[id]
-	if q == nil || !q.idle() {
+	if q == nil {
 		return nil
 	}
+	if !q.idle() {
+		// The line's last run out wakes them (end).
+		q.owed = true
+		return nil
+	}
+	q.owed = false
 	jobs := q.asleep
 	q.asleep = nil
 	return jobs
@@ -265,12 +279,26 @@ func (h *handoff) begin(id uuid.UUID) *claimant {
 	return &claimant{seq: q.line, served: q.served, start: time.Now()}
 }
 
-// end closes a claim opened by begin.
-func (h *handoff) end(id uuid.UUID) {
+// end closes a claim of id opened by begin. A claim that ends in a busy
+// snooze (snooze > 0) of job is remembered asleep in the same step, so the
+// run that empties the line wakes it (wakeable). When this end itself
+// empties a line that owes its sleepers a wake, it hands them over (wake),
+// and short tells its own job, not snoozed yet and so out of a wake's
+// reach, to come back after BusySnooze instead of its estimate.
+func (h *handoff) end(id uuid.UUID, job int64, snooze time.Duration) (wake []int64, short bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.claims--
+	if q.owed && q.idle() {
+		q.owed = false
+		wake, q.asleep = q.asleep, nil
+		return wake, snooze > 0
+	}
+	if snooze > 0 {
+		q.sleep(job, snooze)
+	}
+	return nil, false
 }
 
 // snooze is how long c's delivery, giving up, snoozes: about the wait
@@ -457,12 +485,14 @@ func (h *handoff) cooling(id uuid.UUID) bool {
 }
 
 // releasedHere records a slot of id released to PostgreSQL by this
-// process, for takers already asking (see wait).
+// process after a failure, for takers already asking (see wait); a
+// failing line owes its sleepers no wake.
 func (h *handoff) releasedHere(id uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if q := h.eps[id]; q != nil {
 		q.released++
+		q.owed = false
 	}
 }
 

@@ -86,8 +86,8 @@ func TestAWaiterThatAsksAgainKeepsItsPlace(t *testing.T) {
 	require.Same(t, again, h.next(id), "it is first in line again")
 	require.Same(t, w2, h.next(id))
 	require.Nil(t, h.next(id))
-	h.end(id)
-	h.end(id)
+	h.end(id, 0, 0)
+	h.end(id, 0, 0)
 	require.True(t, h.eps[id].idle())
 }
 
@@ -259,4 +259,35 @@ func TestNoDeliveryJoinsTheLineOfACoolingEndpoint(t *testing.T) {
 	h.took(id, false, 1, 0)
 	require.False(t, h.cooling(id))
 	require.NotNil(t, h.join(id, h.begin(id)), "a holder here, the cooldown over: join it")
+}
+
+// A delivery that gives up while the last holder here lets go with a
+// success is not left asleep beside an idle line: when its own end
+// empties the line, it hands over the sleepers to wake and comes back
+// after BusySnooze. A line whose last release was a failure owes no wake.
+func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
+	t.Parallel()
+	for _, failed := range []bool{false, true} {
+		h := newHandoff()
+		id := uuid.New()
+		h.slept(id, 1, time.Minute) // left the line earlier
+		h.taking(id)
+		h.took(id, true, 1, 0) // the holder
+		h.begin(id)            // a waiter, about to give up
+		h.done(id)             // the holder lets go while the waiter's claim is open
+		require.Nil(t, h.wakeable(id), "the line is not empty yet")
+		if failed {
+			h.releasedHere(id)
+		}
+		wake, short := h.end(id, 2, time.Minute)
+		if failed {
+			require.Nil(t, wake)
+			require.False(t, short)
+			require.Equal(t, []int64{1, 2}, h.eps[id].asleep, "both sleep out the failing line")
+			continue
+		}
+		require.Equal(t, []int64{1}, wake, "the last run out wakes the sleepers")
+		require.True(t, short, "and comes back soon itself")
+		require.Empty(t, h.eps[id].asleep)
+	}
 }

@@ -134,7 +134,7 @@ func gaps(ars []bench.Arrival) (longest, at time.Duration, began time.Time) {
 // logStall logs what a stalled drain's pause waited on: the endpoint's
 // deliveries that ended within a second of the pause (from paused, for
 // pause) or snoozed at all, in the order they ended, with their times from
-// resumed; at most 60.
+// resumed; the first and the last 30 when there are more than 60.
 func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Time, pause time.Duration) {
 	t.Helper()
 	from, to := paused.Add(-time.Second), paused.Add(pause+time.Second)
@@ -150,15 +150,14 @@ func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Ti
 		return at.Sub(resumed).Round(time.Millisecond).String()
 	}
 	t.Logf("the pause began %s after the resume and lasted %s", since(&paused), pause.Round(time.Millisecond))
-	// The runs around the pause first, then the snoozed ones.
-	sort.SliceStable(jobs, func(i, k int) bool {
-		in := func(j *rivertype.JobRow) bool {
-			return j.FinalizedAt != nil && j.FinalizedAt.After(from) && j.FinalizedAt.Before(to) ||
-				j.AttemptedAt != nil && j.AttemptedAt.After(from) && j.AttemptedAt.Before(to)
-		}
-		return in(jobs[i]) && !in(jobs[k])
-	})
-	logged := 0
+	// The runs around the pause, in the order they ended, and the snoozed
+	// ones: the first and the last 30 of them, so the runs that ended the
+	// pause are shown however many ended before it.
+	type entry struct {
+		j       *rivertype.JobRow
+		snoozes int
+	}
+	var shown []entry
 	for _, j := range jobs {
 		ref, err := refOf(j)
 		require.NoError(t, err)
@@ -170,16 +169,22 @@ func logStall(t *testing.T, f *fleet, endpointID string, resumed, paused time.Ti
 		}
 		ended := j.FinalizedAt != nil && j.FinalizedAt.After(from) && j.FinalizedAt.Before(to) ||
 			j.AttemptedAt != nil && j.AttemptedAt.After(from) && j.AttemptedAt.Before(to)
-		if ref.EndpointID.String() != endpointID || (!ended && md.Snoozes == 0) || logged == 60 {
-			continue
+		if ref.EndpointID.String() == endpointID && (ended || md.Snoozes > 0) {
+			shown = append(shown, entry{j, md.Snoozes})
 		}
-		logged++
+	}
+	if len(shown) > 60 {
+		t.Logf("%d runs around the pause or snoozed; the first and the last 30:", len(shown))
+		shown = append(shown[:30], shown[len(shown)-30:]...)
+	}
+	for _, e := range shown {
+		j := e.j
 		by := ""
 		if len(j.AttemptedBy) > 0 {
 			by = j.AttemptedBy[len(j.AttemptedBy)-1]
 		}
 		t.Logf("job %d %s on %s by %s, attempt %d, snoozes %d: attempted %s, finalized %s, scheduled %s",
-			j.ID, j.State, j.Queue, by, j.Attempt, md.Snoozes, since(j.AttemptedAt), since(j.FinalizedAt), since(&j.ScheduledAt))
+			j.ID, j.State, j.Queue, by, j.Attempt, e.snoozes, since(j.AttemptedAt), since(j.FinalizedAt), since(&j.ScheduledAt))
 	}
 }
 

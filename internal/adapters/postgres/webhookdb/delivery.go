@@ -444,17 +444,18 @@ func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Durat
 }
 
 // finishMany is the one statement that ends runs, one row of the unnest
-// per run ($1..$21 and $23, in the order of finishRuns' arrays): it records the
-// attempt (record) with the signature headers it sent, releases the lease
-// slot by token (release) and settles the endpoint (settle: 1 success, 2
-// failure), returning per run whether it disabled the endpoint and how
+// per run ($1..$21 and $23, in the order of finishRuns' arrays): it
+// records the attempt (record) with the signature headers it sent,
+// releases the lease slot by token (release) and settles the endpoint
+// (settle: 1 success, 2 failure), returning per run whether it disabled the endpoint and how
 // its health changed. Parts not asked for match no row. A success writes
 // the endpoint only when it was failing; a failure when it is the first,
 // the one that disables it, a later one while none has yet come
-// CooldownAfter ($22) into the streak, or one a cooldown after the last
-// written (failed_at, which decides the cooldown). The lease slots are all locked in key order before
-// the first is changed (releasing is read whole by its uncorrelated
-// count), so two statements never wait on each other in a circle.
+// CooldownAfter ($22) into the streak, or one a cooldown ($23) after the
+// last written (failed_at, which decides the cooldown). The lease slots
+// are all locked in key order before the first is changed (releasing is
+// read whole by its uncorrelated count), so two statements never wait on
+// each other in a circle.
 const finishMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::bigint[],
     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::int[],

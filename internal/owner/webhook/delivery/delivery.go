@@ -68,9 +68,9 @@ func cooldowns(scale float64) (cooldown, after time.Duration) {
 	return cooldown, after
 }
 
-// coolsDown reports whether ep is down and its deliveries wait out a cooldown: a
-// failure of its current streak (no success between) came `after` or more
-// past the streak's first failure. Time alone does not do it: an endpoint
+// coolsDown reports whether ep is down, its deliveries waiting out a
+// cooldown: a failure of its current streak (no success between) came
+// `after` or more past the streak's first failure. Time alone does not do it: an endpoint
 // that failed once and has not been tried since (its next event came
 // later, its retry is still to run) is not known to be down.
 func coolsDown(ep Endpoint, after time.Duration) bool {
@@ -150,8 +150,8 @@ type Deliverer struct {
 	local     *handoff
 	userAgent string
 	observe   ObserveFunc
-	// cooldown and cooldownAfter are the Fanouter's: a delivery that finds
-	// a cooled-down endpoint busy waits the cooldown out as a new one would.
+	// cooldown and cooldownAfter are the Fanouter's: a queued delivery of
+	// a down endpoint waits the cooldown out as a new one does.
 	cooldown, cooldownAfter time.Duration
 }
 
@@ -250,9 +250,9 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Endpoint cooling down (see cooling): snoozed until the
-//     cooldown ends, its slot let go. Every slot busy: wait in process for a holder here to pass
-//     its lease on (the first waiter asks PostgreSQL every LeasePoll
-//     while no holder is here), for at most
+//     cooldown ends, its slot let go. Every slot busy: wait in process
+//     for a holder here to pass its lease on (the first waiter asks
+//     PostgreSQL every LeasePoll while no holder is here), for at most
 //     MaxLocalWait, then snooze for about the wait still ahead; the run
 //     that empties the line here wakes it early.
 //  2. Re-check that the endpoint still wants the event and that it is in
@@ -304,10 +304,6 @@ func (d *Deliverer) recordedSuccess(ctx context.Context, job DeliverJob) (Result
 func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
 	cl := d.local.begin(job.EndpointID)
 	claim, snooze, err := d.claim(ctx, job, cl)
-	busy := err == nil && claim.Lease == nil && claim.Endpoint.Enabled && claim.Event != nil
-	if !busy {
-		snooze = 0
-	}
 	wake, short := d.local.end(job.EndpointID, job.JobID, snooze)
 	if short {
 		snooze = BusySnooze
@@ -497,7 +493,9 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 // for a holder here to pass its lease on, or — as the first waiter, while
 // no holder is here — for PostgreSQL to show a free slot. It gives up after
 // MaxLocalWait and returns the claim without a lease and the snooze to
-// take. cl is the delivery's claim here, which the caller ends.
+// take: above 0 exactly when the claim is of an enabled endpoint and a
+// live event and holds no lease. cl is the delivery's claim here, which
+// the caller ends.
 func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Claim, time.Duration, error) {
 	id := job.EndpointID
 	token, err := uuid.NewRandom()

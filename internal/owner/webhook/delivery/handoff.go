@@ -171,14 +171,8 @@ func newHandoff() *handoff {
 	return &handoff{eps: map[uuid.UUID]*localQueue{}}
 }
 
-// slept records job, a delivery of id, as snoozed here for snooze because
-// every slot of id stayed busy.
-func (h *handoff) slept(id uuid.UUID, job int64, snooze time.Duration) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.queue(id).sleep(job, snooze)
-}
-
+// sleep records job as snoozed from q's line for snooze because every
+// slot stayed busy (at most maxLocalWaiters are remembered).
 func (q *localQueue) sleep(job int64, snooze time.Duration) {
 	if len(q.asleep) < maxLocalWaiters {
 		q.asleep = append(q.asleep, job)
@@ -474,14 +468,6 @@ func (h *handoff) poke(id uuid.UUID) {
 		default:
 		}
 	}
-}
-
-// cooling reports whether id cools down, as the last take here read it.
-func (h *handoff) cooling(id uuid.UUID) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.eps[id]
-	return q != nil && time.Now().Before(q.coolUntil)
 }
 
 // releasedHere records a slot of id released to PostgreSQL by this

@@ -253,11 +253,11 @@ func TestNoDeliveryJoinsTheLineOfACoolingEndpoint(t *testing.T) {
 	id := uuid.New()
 	h.taking(id)
 	h.took(id, true, 1, time.Minute)
-	require.True(t, h.cooling(id))
+	require.True(t, h.cooling(id), "the take found it cooling")
 	require.Nil(t, h.join(id, h.begin(id)), "cooling: no line to join")
 	h.taking(id)
 	h.took(id, false, 1, 0)
-	require.False(t, h.cooling(id))
+	require.False(t, h.cooling(id), "the take found the cooldown over")
 	require.NotNil(t, h.join(id, h.begin(id)), "a holder here, the cooldown over: join it")
 }
 
@@ -290,4 +290,20 @@ func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
 		require.True(t, short, "and comes back soon itself")
 		require.Empty(t, h.eps[id].asleep)
 	}
+}
+
+// slept records job, a delivery of id, as snoozed here for snooze, as a
+// run's end does (end).
+func (h *handoff) slept(id uuid.UUID, job int64, snooze time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue(id).sleep(job, snooze)
+}
+
+// cooling reports whether id cools down, as the last take here read it.
+func (h *handoff) cooling(id uuid.UUID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	return q != nil && time.Now().Before(q.coolUntil)
 }

@@ -204,7 +204,7 @@ func TestWaitOKReportsTheShortfall(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sink.Close()) })
 	ep := sink.Endpoint("w", nil)
-	err = WaitOK(context.Background(), []*SinkEndpoint{ep}, []int64{2}, 0)
+	err = WaitOK(context.Background(), []*SinkEndpoint{ep}, noteEventType, []int64{2}, 0)
 	require.ErrorContains(t, err, "2 deliveries to 1 endpoints still missing")
 }
 
@@ -243,7 +243,7 @@ func TestAStepWithADuplicateOrAShortfallFails(t *testing.T) {
 			require.NoError(t, err, c.name)
 			resp.Body.Close()
 		}
-		err = WaitOK(context.Background(), []*SinkEndpoint{ep}, []int64{3}, 0)
+		err = WaitOK(context.Background(), []*SinkEndpoint{ep}, noteEventType, []int64{3}, 0)
 		if c.wantWait == "" {
 			require.NoError(t, err, c.name)
 		} else {

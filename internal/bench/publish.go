@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,6 +100,44 @@ func (b *ServerBench) runPublish(ctx context.Context) error {
 		}
 		return post("/api/admin/events/batch", `{"events":[`+strings.Join(items, ",")+`]}`)
 	})
+}
+
+// PublishEvents publishes n booking.created events of a's owner through
+// the publish API, in batches of publishBatchSize by publishBatchWorkers
+// clients, their subjects booking://run-0 … booking://run-(n-1), and
+// records each event's subject with the time its batch was answered (after
+// its transaction committed) into into.
+func PublishEvents(ctx context.Context, a *Admin, run string, n int, into *Commits) error {
+	var next atomic.Int64
+	errs := make(chan error, publishBatchWorkers)
+	var wg sync.WaitGroup
+	for range publishBatchWorkers {
+		wg.Go(func() {
+			for {
+				first := int(next.Add(publishBatchSize)) - publishBatchSize
+				if first >= n || ctx.Err() != nil {
+					return
+				}
+				last := min(first+publishBatchSize, n)
+				items := make([]json.RawMessage, 0, last-first)
+				for i := first; i < last; i++ {
+					items = append(items, json.RawMessage(publishEvent(run, i)))
+				}
+				if err := a.Do(ctx, http.MethodPost, "/api/admin/events/batch", map[string]any{"events": items}, nil); err != nil {
+					errs <- fmt.Errorf("publish events %d-%d: %w", first, last-1, err)
+					next.Store(int64(n))
+					return
+				}
+				at := time.Now()
+				for i := first; i < last; i++ {
+					into.add(fmt.Sprintf("booking://%s-%d", run, i), at)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // waitFannedOut waits until want events whose subject is LIKE pattern are

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -355,16 +356,16 @@ func writeNote(ctx context.Context, a *Admin, prefix string, i int, into *Commit
 }
 
 // WaitOK waits until every endpoint has delivered want[i] distinct events
-// (webhook-ids) carrying corpus.note.changed in all, or limit passes; an
+// (webhook-ids) of eventType in all, or limit passes; an
 // event that arrives twice counts once. After the deadline it returns an
 // error naming the shortfall; an endpoint holding more distinct events
 // than expected is an error too (delivered must equal expected).
-func WaitOK(ctx context.Context, eps []*SinkEndpoint, want []int64, limit time.Duration) error {
+func WaitOK(ctx context.Context, eps []*SinkEndpoint, eventType string, want []int64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		short, missing, extra := 0, int64(0), int64(0)
 		for i, ep := range eps {
-			d := want[i] - ep.OKType(noteEventType)
+			d := want[i] - ep.OKType(eventType)
 			if d > 0 {
 				short++
 				missing += d
@@ -498,10 +499,10 @@ func serverIDs(eps []*SinkEndpoint) []string {
 	return ids
 }
 
-func wantMore(eps []*SinkEndpoint, each int64) []int64 {
+func wantMore(eps []*SinkEndpoint, eventType string, each int64) []int64 {
 	want := make([]int64, len(eps))
 	for i, ep := range eps {
-		want[i] = ep.OKType(noteEventType) + each
+		want[i] = ep.OKType(eventType) + each
 	}
 	return want
 }
@@ -644,11 +645,11 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 	}
 	n := b.o.scale(5000)
 	commits := newCommits()
-	want := wantMore(eps, int64(n))
+	want := wantMore(eps, noteEventType, int64(n))
 	if err := WriteNotes(ctx, []*Admin{a}, "w1", n, noteWriters, commits); err != nil {
 		return err
 	}
-	b.wait(ctx, "W1", eps, want)
+	b.wait(ctx, "W1", eps, noteEventType, want)
 	out := Tally(eps, commits)
 	b.checkDelivered("W1", out, n)
 	rate := out.Rate(commits.First())
@@ -699,14 +700,19 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 	return b.runW1Drain(ctx, serialRate)
 }
 
-// runW1Drain measures the delivery engine alone on one endpoint: the notes
-// are written while the webhooks queue is paused (River's queue pause, as
-// an operator would from the admin UI), so their 5,000 deliveries wait as
-// a backlog; the queue is resumed and the drain timed from the resume to
-// the last receipt. W1 itself cannot run faster than its notes are
-// written.
+// runW1Drain measures the delivery engine alone on one endpoint: 5,000
+// events are published (the publish API, batches of 100) while the webhooks
+// queue is paused (River's queue pause, as an operator would from the admin
+// UI), so their deliveries wait as a backlog; the queue is resumed and the
+// drain timed from the resume to the last receipt. W1 itself cannot run
+// faster than its notes are written, and writing the backlog as notes
+// would cost the run half a minute more.
 func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error {
-	a, eps, err := b.noteEndpoint(ctx, "w1d")
+	a, err := b.NewOwner(ctx, "w1d")
+	if err != nil {
+		return err
+	}
+	eps, err := b.AddEndpoints(ctx, a, "w1d", 1, func(int) []string { return []string{w5EventType} }, nil)
 	if err != nil {
 		return err
 	}
@@ -717,9 +723,9 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 	defer queue.Close(ctx)
 	n := b.o.scale(5000)
 	commits := newCommits()
-	want := wantMore(eps, int64(n))
-	if err := WriteNotes(ctx, []*Admin{a}, "w1d", n, noteWriters, commits); err != nil {
-		return err
+	want := wantMore(eps, w5EventType, int64(n))
+	if err := PublishEvents(ctx, a, "w1d-"+uuid.NewString()[:8], n, commits); err != nil {
+		return fmt.Errorf("W1 drain: %w", err)
 	}
 	// Wait for every fan-out to have queued its delivery.
 	if err := b.waitCount(ctx, func(queued int) bool { return queued >= n },
@@ -727,8 +733,8 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 		`SELECT count(*) FROM river_job WHERE kind = 'webhook.deliver' AND args->>'endpoint_id' = $1`, eps[0].ServerID); err != nil {
 		return err
 	}
-	// The notes' other work (the search index, the relay) ends first, so
-	// the drain times deliveries alone.
+	// Every other job (the relay's, the fan-outs') ends first, so the
+	// drain times deliveries alone.
 	if err := b.waitCount(ctx, func(busy int) bool { return busy == 0 },
 		func(busy int) error {
 			return fmt.Errorf("W1 drain: %d jobs of other queues still to run before the drain", busy)
@@ -743,7 +749,7 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 		if err := queue.Resume(ctx); err != nil {
 			return 0, err
 		}
-		b.wait(ctx, "W1 drain", eps, want)
+		b.wait(ctx, "W1 drain", eps, w5EventType, want)
 		out = Tally(eps, commits)
 		b.checkDelivered("W1 drain", out, n)
 		return int64(out.Delivered), nil
@@ -768,13 +774,13 @@ func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error 
 // wait waits for the deliveries of a workload. A shortfall does not stop
 // the bench: the figures are computed from what arrived, the shortfall is
 // noted, and Run fails at the end, after every figure is written.
-func (b *ServerBench) wait(ctx context.Context, name string, eps []*SinkEndpoint, want []int64) {
+func (b *ServerBench) wait(ctx context.Context, name string, eps []*SinkEndpoint, eventType string, want []int64) {
 	limit := deliveryLimit
 	if b.o.Budget > 0 && !b.o.Quick {
 		// Never wait past the run's budget (less a little for the rest).
 		limit = min(limit, max(time.Until(b.r.Started.Add(b.o.Budget))-20*time.Second, 10*time.Second))
 	}
-	if err := WaitOK(ctx, eps, want, limit); err != nil {
+	if err := WaitOK(ctx, eps, eventType, want, limit); err != nil {
 		b.Problem("%s: INCOMPLETE: %v", name, err)
 	}
 }
@@ -814,11 +820,11 @@ func (b *ServerBench) checkClean(name string, out Outcome) {
 func (b *ServerBench) runFanout(ctx context.Context, groups []Group, prefix string, events int) (Outcome, float64, error) {
 	commits := newCommits()
 	eps := matchingOf(groups)
-	want := wantMore(eps, int64(events))
+	want := wantMore(eps, noteEventType, int64(events))
 	if err := WriteNotes(ctx, adminsOf(groups), prefix, events*len(groups), noteWriters, commits); err != nil {
 		return Outcome{}, 0, err
 	}
-	b.wait(ctx, prefix, eps, want)
+	b.wait(ctx, prefix, eps, noteEventType, want)
 	out := Tally(eps, commits)
 	b.checkDelivered(prefix, out, events*len(eps))
 	b.spanNote(prefix, commits, out)
@@ -915,7 +921,7 @@ func (b *ServerBench) runW3(ctx context.Context) error {
 	for i := 0; i < sent; i++ {
 		want[i%owners]++
 	}
-	b.wait(ctx, "W3", eps, want)
+	b.wait(ctx, "W3", eps, noteEventType, want)
 	out := Tally(eps, commits)
 	b.checkDelivered("W3", out, sent)
 	b.spanNote("W3", commits, out)

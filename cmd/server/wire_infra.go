@@ -84,13 +84,12 @@ func provideMetricsHandler(reg *prometheus.Registry) metricsHandler {
 
 func provideRiverConfig(cfg config.Config) riverjob.Config {
 	return riverjob.Config{
-		MaxWorkers:           cfg.RiverMaxWorkers,
-		FetchCooldown:        cfg.RiverFetchCooldown,
-		FetchPollInterval:    cfg.RiverFetchPollInterval,
-		NotifiedPollInterval: cfg.RiverNotifiedPollInterval,
-		RescueAfter:          cfg.RiverRescueAfter,
-		Retention:            cfg.EventRetention,
-		PoolSize:             cfg.DBMaxConns,
+		MaxWorkers:        cfg.RiverMaxWorkers,
+		FetchCooldown:     cfg.RiverFetchCooldown,
+		FetchPollInterval: cfg.RiverFetchPollInterval,
+		RescueAfter:       cfg.RiverRescueAfter,
+		Retention:         cfg.EventRetention,
+		PoolSize:          cfg.DBMaxConns,
 	}
 }
 

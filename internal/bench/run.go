@@ -38,7 +38,7 @@ type Options struct {
 
 // RiverSettings are the River settings the server runs with by default;
 // every ceiling is measured with them.
-var RiverSettings = riverjob.Config{MaxWorkers: 200, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}
+var RiverSettings = riverjob.Config{MaxWorkers: 200, FetchCooldown: 10 * time.Millisecond, FetchPollInterval: 250 * time.Millisecond}
 
 // DefaultRiverSettings are the River settings a server started without
 // STANDMEET_RIVER_* variables runs with, read from internal/infra/config's

@@ -42,22 +42,18 @@ const CorpusWorkers = 4
 
 // Config tunes the working client. River's defaults cap throughput at
 // MaxWorkers ÷ FetchCooldown and add tens of milliseconds of pickup latency;
-// the server's defaults (a 10 ms fetch cooldown, a 50 ms poll) lift the cap
+// the server's defaults (a 10 ms fetch cooldown, a 250 ms poll) lift the cap
 // and cut the latency (figures: docs/design/river.md).
 type Config struct {
 	MaxWorkers    int
 	FetchCooldown time.Duration
-	// FetchPollInterval is how often the delivery queues (webhooks and the
-	// lanes) look for jobs without being told: a woken delivery is made
-	// available with River's JobRetryTx, which sends no insert
-	// notification, so River finds it at this poll.
+	// FetchPollInterval is how often every queue looks for jobs without
+	// being told. A job inserted starts by River's insert notification; the
+	// poll finds the jobs no notification announces: a snoozed or retried
+	// delivery come due, one woken with JobRetryTx, the last of a burst
+	// whose notification the inserter's limiter folded into an earlier one.
+	// Each poll is a fetch statement per queue and process, found or not.
 	FetchPollInterval time.Duration
-	// NotifiedPollInterval (0: FetchPollInterval) is the same for the
-	// queues whose jobs all come with River's insert notification (default,
-	// inbound, corpus). Their poll only catches a job whose notification
-	// the inserter's limiter folded into an earlier one, so it can be
-	// longer; each poll is a fetch statement per process, found or not.
-	NotifiedPollInterval time.Duration
 	// RescueAfter returns a killed replica's running jobs after minutes, not
 	// River's default hour. It must exceed every job's timeout.
 	RescueAfter time.Duration
@@ -158,7 +154,7 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 		CompletedJobRetentionPeriod: cfg.Retention,
 		DiscardedJobRetentionPeriod: cfg.Retention,
 		CancelledJobRetentionPeriod: cfg.Retention,
-		Queues:                      queueConfigs(cfg, general, perQueue, inbound),
+		Queues:                      queueConfigs(general, perQueue, inbound),
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {
@@ -167,19 +163,14 @@ func NewWorker(pool *pgxpool.Pool, cfg Config, workers *river.Workers, periodic 
 	return &Worker{Client: c, laneWorkers: perQueue}, nil
 }
 
-// queueConfigs gives each of the client's queues its workers and poll:
-// the delivery queue polls at FetchPollInterval, the notified ones at
-// NotifiedPollInterval.
-func queueConfigs(cfg Config, general, perQueue, inbound int) map[string]river.QueueConfig {
-	notified := cfg.NotifiedPollInterval
-	if notified <= 0 {
-		notified = cfg.FetchPollInterval
-	}
+// queueConfigs gives each of the client's queues its workers; every queue
+// polls at the client's FetchPollInterval.
+func queueConfigs(general, perQueue, inbound int) map[string]river.QueueConfig {
 	return map[string]river.QueueConfig{
-		QueueDefault:  {MaxWorkers: general, FetchPollInterval: notified},
+		QueueDefault:  {MaxWorkers: general},
 		QueueWebhooks: {MaxWorkers: perQueue},
-		QueueInbound:  {MaxWorkers: inbound, FetchPollInterval: notified},
-		QueueCorpus:   {MaxWorkers: min(CorpusWorkers, perQueue), FetchPollInterval: notified},
+		QueueInbound:  {MaxWorkers: inbound},
+		QueueCorpus:   {MaxWorkers: min(CorpusWorkers, perQueue)},
 	}
 }
 

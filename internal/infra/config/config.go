@@ -46,16 +46,13 @@ type Config struct {
 	DBMaxConns int
 	// River tuning: STANDMEET_RIVER_MAX_WORKERS (default 200),
 	// STANDMEET_RIVER_FETCH_COOLDOWN (default 10ms),
-	// STANDMEET_RIVER_FETCH_POLL_INTERVAL (default 50ms: the delivery
-	// queues, whose woken deliveries River is not told of),
-	// STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL (default 250ms: the queues
-	// whose every job comes with River's insert notification),
+	// STANDMEET_RIVER_FETCH_POLL_INTERVAL (default 250ms: every queue's
+	// look for the jobs no insert notification announces),
 	// STANDMEET_RIVER_RESCUE_AFTER (default 2m).
-	RiverMaxWorkers           int
-	RiverFetchCooldown        time.Duration
-	RiverFetchPollInterval    time.Duration
-	RiverNotifiedPollInterval time.Duration
-	RiverRescueAfter          time.Duration
+	RiverMaxWorkers        int
+	RiverFetchCooldown     time.Duration
+	RiverFetchPollInterval time.Duration
+	RiverRescueAfter       time.Duration
 	// WebhookBackoffScale divides the outbound retry schedule
 	// (STANDMEET_WEBHOOK_BACKOFF_SCALE, default 1): fault tests compress hours
 	// into seconds through configuration instead of waiting.
@@ -115,21 +112,20 @@ func FromEnv() (Config, error) { return Load(os.Getenv, true) }
 // (commands that do not touch the database) DATABASE_URL may be empty.
 func Load(getenv Getenv, needDatabase bool) (Config, error) {
 	c := Config{
-		DatabaseURL:               strings.TrimSpace(getenv("DATABASE_URL")),
-		Addr:                      orDefault(getenv("STANDMEET_ADDR"), "127.0.0.1:8080"),
-		LogFormat:                 orDefault(getenv("STANDMEET_LOG"), "json"),
-		EventRetention:            30 * 24 * time.Hour,
-		DBMaxConns:                40,
-		RiverMaxWorkers:           200,
-		RiverFetchCooldown:        10 * time.Millisecond,
-		RiverFetchPollInterval:    50 * time.Millisecond,
-		RiverNotifiedPollInterval: 250 * time.Millisecond,
-		RiverRescueAfter:          2 * time.Minute,
-		WebhookBackoffScale:       1,
-		WebhookLanes:              true,
-		WebhookMaxEndpoints:       50,
-		PublishRate:               200,
-		PublishBytesRate:          1 << 20,
+		DatabaseURL:            strings.TrimSpace(getenv("DATABASE_URL")),
+		Addr:                   orDefault(getenv("STANDMEET_ADDR"), "127.0.0.1:8080"),
+		LogFormat:              orDefault(getenv("STANDMEET_LOG"), "json"),
+		EventRetention:         30 * 24 * time.Hour,
+		DBMaxConns:             40,
+		RiverMaxWorkers:        200,
+		RiverFetchCooldown:     10 * time.Millisecond,
+		RiverFetchPollInterval: 250 * time.Millisecond,
+		RiverRescueAfter:       2 * time.Minute,
+		WebhookBackoffScale:    1,
+		WebhookLanes:           true,
+		WebhookMaxEndpoints:    50,
+		PublishRate:            200,
+		PublishBytesRate:       1 << 20,
 	}
 	if needDatabase || c.DatabaseURL != "" {
 		if err := checkDatabaseURL(c.DatabaseURL); err != nil {
@@ -189,7 +185,6 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 	}{
 		{"STANDMEET_RIVER_FETCH_COOLDOWN", &c.RiverFetchCooldown},
 		{"STANDMEET_RIVER_FETCH_POLL_INTERVAL", &c.RiverFetchPollInterval},
-		{"STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL", &c.RiverNotifiedPollInterval},
 		{"STANDMEET_RIVER_RESCUE_AFTER", &c.RiverRescueAfter},
 	} {
 		if v := getenv(d.name); v != "" {
@@ -207,7 +202,6 @@ func Load(getenv Getenv, needDatabase bool) (Config, error) {
 		v    time.Duration
 	}{
 		{"STANDMEET_RIVER_FETCH_POLL_INTERVAL", c.RiverFetchPollInterval},
-		{"STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL", c.RiverNotifiedPollInterval},
 	} {
 		if d.v < c.RiverFetchCooldown {
 			return c, &Error{d.name, fmt.Sprintf("must be at least STANDMEET_RIVER_FETCH_COOLDOWN (%s), got %s", c.RiverFetchCooldown, d.v)}

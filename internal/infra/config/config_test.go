@@ -30,8 +30,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Empty(t, c.EgressAllow)
 	require.Empty(t, c.TrustedProxies, "no proxy is trusted unless configured")
 	require.True(t, c.WebhookLanes, "each process works its own delivery lane")
-	require.Equal(t, 50*time.Millisecond, c.RiverFetchPollInterval)
-	require.Equal(t, 250*time.Millisecond, c.RiverNotifiedPollInterval)
+	require.Equal(t, 250*time.Millisecond, c.RiverFetchPollInterval)
 }
 
 func TestLoadNamesTheBadVariable(t *testing.T) {
@@ -51,8 +50,7 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 		{"bad retention", "STANDMEET_EVENT_RETENTION", "-3d", "STANDMEET_EVENT_RETENTION"},
 		{"bad workers", "STANDMEET_RIVER_MAX_WORKERS", "0", "STANDMEET_RIVER_MAX_WORKERS"},
 		{"bad cooldown", "STANDMEET_RIVER_FETCH_COOLDOWN", "fast", "STANDMEET_RIVER_FETCH_COOLDOWN"},
-		{"bad notified poll", "STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL", "0s", "STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL"},
-		{"notified poll under the cooldown", "STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL", "5ms", "STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL"},
+		{"bad fetch poll", "STANDMEET_RIVER_FETCH_POLL_INTERVAL", "0s", "STANDMEET_RIVER_FETCH_POLL_INTERVAL"},
 		{"fetch poll under the cooldown", "STANDMEET_RIVER_FETCH_POLL_INTERVAL", "5ms", "STANDMEET_RIVER_FETCH_POLL_INTERVAL"},
 		{"rescue shorter than the job timeout", "STANDMEET_RIVER_RESCUE_AFTER", "5s", "STANDMEET_RIVER_RESCUE_AFTER"},
 		{"bad endpoint limit", "STANDMEET_WEBHOOK_MAX_ENDPOINTS", "0", "STANDMEET_WEBHOOK_MAX_ENDPOINTS"},
@@ -89,7 +87,7 @@ func TestLoadParsesValues(t *testing.T) {
 	m["STANDMEET_EVENT_RETENTION"] = "7d"
 	m["STANDMEET_LOG"] = "console"
 	m["STANDMEET_WEBHOOK_LANES"] = "false"
-	m["STANDMEET_RIVER_NOTIFIED_POLL_INTERVAL"] = "1s"
+	m["STANDMEET_RIVER_FETCH_POLL_INTERVAL"] = "1s"
 	c, err := Load(env(m), true)
 	require.NoError(t, err)
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, c.EgressAllow)
@@ -97,7 +95,7 @@ func TestLoadParsesValues(t *testing.T) {
 	require.Equal(t, 7*24*time.Hour, c.EventRetention)
 	require.Equal(t, "console", c.LogFormat)
 	require.False(t, c.WebhookLanes)
-	require.Equal(t, time.Second, c.RiverNotifiedPollInterval)
+	require.Equal(t, time.Second, c.RiverFetchPollInterval)
 
 	m["STANDMEET_MASTER_KEY"] = goodKey
 	_, err = Load(env(m), true)

@@ -24,10 +24,24 @@ const (
 	publishBatchSize    = 100
 )
 
-// publishEvent is one booking.created event of the publish workload.
+// publishEvent is event i of run, a booking.created of the publish
+// workload about publishSubject(run, i).
 func publishEvent(run string, i int) string {
-	return fmt.Sprintf(`{"type":"booking.created","subject":"booking://%s-%d","data":{"booking_id":"%s-%d","starts_at":"2026-12-08T09:30:00Z"}}`,
-		run, i, run, i)
+	return fmt.Sprintf(`{"type":"booking.created","subject":%q,"data":{"booking_id":"%s-%d","starts_at":"2026-12-08T09:30:00Z"}}`,
+		publishSubject(run, i), run, i)
+}
+
+// publishSubject is the subject of event i of run.
+func publishSubject(run string, i int) string { return fmt.Sprintf("booking://%s-%d", run, i) }
+
+// publishBatch is the body of a batch publish of run's events first to
+// last-1.
+func publishBatch(run string, first, last int) string {
+	items := make([]string, 0, last-first)
+	for i := first; i < last; i++ {
+		items = append(items, publishEvent(run, i))
+	}
+	return `{"events":[` + strings.Join(items, ",") + `]}`
 }
 
 // runPublish measures events.publish through the API: events published one
@@ -94,11 +108,7 @@ func (b *ServerBench) runPublish(ctx context.Context) error {
 	}
 	batches := max(b.o.scale(200), 1)
 	return phase("publish_batch", "publish API, batches of 100, 4 clients", batches, publishBatchWorkers, publishBatchSize, func(i int) (*http.Request, error) {
-		items := make([]string, publishBatchSize)
-		for j := range items {
-			items[j] = publishEvent(run+"publish_batch", i*publishBatchSize+j)
-		}
-		return post("/api/admin/events/batch", `{"events":[`+strings.Join(items, ",")+`]}`)
+		return post("/api/admin/events/batch", publishBatch(run+"publish_batch", i*publishBatchSize, (i+1)*publishBatchSize))
 	})
 }
 
@@ -119,18 +129,15 @@ func PublishEvents(ctx context.Context, a *Admin, run string, n int, into *Commi
 					return
 				}
 				last := min(first+publishBatchSize, n)
-				items := make([]json.RawMessage, 0, last-first)
-				for i := first; i < last; i++ {
-					items = append(items, json.RawMessage(publishEvent(run, i)))
-				}
-				if err := a.Do(ctx, http.MethodPost, "/api/admin/events/batch", map[string]any{"events": items}, nil); err != nil {
+				body := json.RawMessage(publishBatch(run, first, last))
+				if err := a.Do(ctx, http.MethodPost, "/api/admin/events/batch", body, nil); err != nil {
 					errs <- fmt.Errorf("publish events %d-%d: %w", first, last-1, err)
 					next.Store(int64(n))
 					return
 				}
 				at := time.Now()
 				for i := first; i < last; i++ {
-					into.add(fmt.Sprintf("booking://%s-%d", run, i), at)
+					into.add(publishSubject(run, i), at)
 				}
 			}
 		})

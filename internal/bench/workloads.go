@@ -622,14 +622,14 @@ func postBuilder(url string) func(int) (*http.Request, error) {
 	}
 }
 
-// noteEndpoint adds an owner named by prefix with one endpoint subscribed
-// to its notes' changes: W1's setup.
-func (b *ServerBench) noteEndpoint(ctx context.Context, prefix string) (*Admin, []*SinkEndpoint, error) {
+// oneEndpoint adds an owner named by prefix with one endpoint subscribed
+// to eventType: W1's and its drain's setup.
+func (b *ServerBench) oneEndpoint(ctx context.Context, prefix, eventType string) (*Admin, []*SinkEndpoint, error) {
 	a, err := b.NewOwner(ctx, prefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	eps, err := b.AddEndpoints(ctx, a, prefix, 1, func(int) []string { return []string{noteEventType} }, nil)
+	eps, err := b.AddEndpoints(ctx, a, prefix, 1, func(int) []string { return []string{eventType} }, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -639,7 +639,7 @@ func (b *ServerBench) noteEndpoint(ctx context.Context, prefix string) (*Admin, 
 // runW1 is the burst to one endpoint: 5,000 notes written as fast as 8
 // writers can, each a corpus.note.changed delivered to the one endpoint.
 func (b *ServerBench) runW1(ctx context.Context) error {
-	a, eps, err := b.noteEndpoint(ctx, "w1")
+	a, eps, err := b.oneEndpoint(ctx, "w1", noteEventType)
 	if err != nil {
 		return err
 	}
@@ -708,11 +708,7 @@ func (b *ServerBench) runW1(ctx context.Context) error {
 // faster than its notes are written, and writing the backlog as notes
 // would cost the run half a minute more.
 func (b *ServerBench) runW1Drain(ctx context.Context, serialRate float64) error {
-	a, err := b.NewOwner(ctx, "w1d")
-	if err != nil {
-		return err
-	}
-	eps, err := b.AddEndpoints(ctx, a, "w1d", 1, func(int) []string { return []string{w5EventType} }, nil)
+	a, eps, err := b.oneEndpoint(ctx, "w1d", w5EventType)
 	if err != nil {
 		return err
 	}

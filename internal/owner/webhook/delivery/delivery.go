@@ -250,7 +250,9 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
 //     discarded. Endpoint cooling down (see cooling): snoozed until the
-//     cooldown ends, its slot let go. Every slot busy: wait in process
+//     cooldown ends, its slot let go (once a take here has found the
+//     endpoint down, the process's other deliveries of it snooze without
+//     a take). Every slot busy: wait in process
 //     for a holder here to pass its lease on (the first waiter asks
 //     PostgreSQL every LeasePoll while no holder is here), for at most
 //     MaxLocalWait, then snooze for about the wait still ahead; the run
@@ -503,6 +505,20 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
 	}
 	deadline := cl.start.Add(MaxLocalWait)
+	if wait := d.local.cooling(id); wait > 0 {
+		// The endpoint is down as a take here read it: the delivery waits
+		// the cooldown out reading only its event (a read shared with the
+		// others'), where a take would cost a statement of its own per
+		// delivery, one endpoint's takes never sharing one. A test event
+		// posts, and a pruned one is the take's to report.
+		ev, err := d.store.Event(ctx, job.EventID)
+		switch {
+		case err == nil && ev.Type != domain.EventWebhookTest:
+			return Claim{Endpoint: Endpoint{ID: id, Enabled: true}, Event: &ev}, wait, nil
+		case err != nil && !errors.Is(err, ErrGone):
+			return Claim{}, 0, err
+		}
+	}
 	if c, ok, err := d.joinHere(ctx, job, cl, deadline); err != nil || ok {
 		if err == nil && c.Lease == nil {
 			// Gave up a hopeless wait: snooze, keeping the worker free.

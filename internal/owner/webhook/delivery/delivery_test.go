@@ -447,6 +447,44 @@ func TestADeliveryToADownEndpointWaitsOutTheCooldown(t *testing.T) {
 	}
 }
 
+// Once a take here has found an endpoint down, its other deliveries here
+// wait the cooldown out reading only their events: no take, no statement
+// of their own. A test event still takes a slot and posts.
+func TestADeliveryOfAnEndpointFoundDownHereSnoozesWithoutATake(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	since, at := fixedNow.Add(-time.Minute), fixedNow.Add(-time.Minute+delivery.CooldownAfter)
+	b.ep.FailingSince, b.ep.FailedAt = &since, &at
+	var takes, reads atomic.Int64
+	take := b.store.TakeLeaseFunc
+	b.store.TakeLeaseFunc = func(ctx context.Context, id, ev, token uuid.UUID, ttl time.Duration) (delivery.Claim, error) {
+		takes.Add(1)
+		return take(ctx, id, ev, token, ttl)
+	}
+	b.store.EventFunc = func(context.Context, uuid.UUID) (delivery.Event, error) {
+		reads.Add(1)
+		return b.ev, nil
+	}
+	left := delivery.Cooldown - time.Minute + delivery.CooldownAfter
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+	require.Equal(t, left, res.Snooze)
+	require.Equal(t, int64(1), takes.Load(), "the first delivery takes and finds the cooldown")
+
+	res = b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+	require.InDelta(t, float64(left), float64(res.Snooze), float64(time.Second), "what is left of the cooldown as the take read it")
+	require.Equal(t, int64(1), takes.Load(), "no take for a delivery of an endpoint known down here")
+	require.Equal(t, int64(1), reads.Load(), "its event is read")
+
+	b.ev.Type, b.ev.Data = domain.EventWebhookTest, json.RawMessage(`{"endpoint_id":"`+b.ep.ID.String()+`"}`)
+	res = b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, delivery.OutcomeCompleted, res.Outcome, "a test event posts")
+	require.Equal(t, int64(2), takes.Load())
+	_, posts := b.recorded()
+	require.Len(t, posts, 1)
+}
+
 // Deliveries waiting in line behind a holder here whose POST fails on an
 // endpoint that is now down leave the line once a take here finds the
 // cooldown: each snoozes what is left of it, long before MaxLocalWait.

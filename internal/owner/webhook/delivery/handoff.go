@@ -117,10 +117,10 @@ type localQueue struct {
 	// touched is when the queue was last used.
 	touched time.Time
 	// coolUntil is when id's cooldown ends as the last take here read it
-	// (zero: not cooling). While it lasts a delivery does not join id's
-	// line: it asks PostgreSQL, where its take tells it how long to wait
-	// (Deliverer.cooling), so a down endpoint's deliveries do not hold
-	// workers in a line that only its probe moves.
+	// (zero: not cooling). While it lasts a delivery neither joins id's
+	// line nor asks PostgreSQL for a slot: it snoozes until then (see
+	// Deliverer.claim), so a down endpoint's deliveries hold no worker in
+	// a line only its probe moves, and cost no statement of their own.
 	coolUntil time.Time
 }
 
@@ -354,6 +354,17 @@ func (h *handoff) place(id uuid.UUID, w *waiter) int {
 	q := h.queue(id)
 	i := slices.Index(q.waiters, w)
 	return i
+}
+
+// cooling is what is left of id's cooldown as the last take here read it
+// (0: none).
+func (h *handoff) cooling(id uuid.UUID) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.eps[id]; q != nil {
+		return max(time.Until(q.coolUntil), 0)
+	}
+	return 0
 }
 
 // join queues a waiter for c's claim of id without asking PostgreSQL when

@@ -306,8 +306,9 @@ type DeliverStore interface {
 	// (purged).
 	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
 	// Event loads an event; ErrGone when retention pruned it. A delivery
-	// that waits for a lease held in its own process reads its event so
-	// instead of through TakeLease.
+	// that waits for a lease held in its own process, or for the cooldown
+	// of an endpoint found down there, reads its event so instead of
+	// through TakeLease.
 	Event(ctx context.Context, id uuid.UUID) (Event, error)
 	// Finish records, settles and releases atomically, in one statement
 	// (see Finish). A success on an endpoint that is not failing writes

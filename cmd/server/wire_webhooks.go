@@ -97,7 +97,7 @@ func provideWebhookFanouter(store *webhookdb.Store, admits delivery.EmbedAdmitsF
 // wakes_total, in_flight and waiting (this process).
 func provideWebhookDeliverer(store *webhookdb.Store, poster *webhookhttp.Poster, unseal delivery.UnsealFunc,
 	admits delivery.EmbedAdmitsFunc, cfg config.Config, reg *prometheus.Registry, logger *zap.Logger) (*delivery.Deliverer, error) {
-	// The endpoint the deliverer reads (TakeLease, RenewLease) is where
+	// The endpoint the deliverer reads (TakeLease) is where
 	// per-endpoint delivery settings (timeout, attempts) reach it.
 	signals, err := webhookhttp.NewSignals(reg, logger.Named("webhooks"))
 	if err != nil {

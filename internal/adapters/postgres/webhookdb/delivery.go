@@ -277,15 +277,9 @@ const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_
   e.failing_since, e.failed_at, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts,
   coalesce(e.rate_limit_per_second, 0) AS rate_limit_per_second, coalesce(e.rate_limit_burst, 0) AS rate_limit_burst`
 
-// scanDeliverEndpoint scans deliverEndpointColumns into ep, then the
-// row's remaining columns into extra.
-func scanDeliverEndpoint(row pgx.Row, ep *delivery.Endpoint, extra ...any) error {
-	return scanDeliverEndpointAfter(row, nil, ep, extra...)
-}
-
-// scanDeliverEndpointAfter is scanDeliverEndpoint for a row whose first
-// columns go to before.
-func scanDeliverEndpointAfter(row pgx.Row, before []any, ep *delivery.Endpoint, extra ...any) error {
+// scanDeliverEndpoint scans a row's first columns into before, then
+// deliverEndpointColumns into ep, then its remaining columns into extra.
+func scanDeliverEndpoint(row pgx.Row, before []any, ep *delivery.Endpoint, extra ...any) error {
 	var (
 		headers                []byte
 		mif, timeout, attempts int16
@@ -392,7 +386,7 @@ func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim
 				evSubj  *string
 				evAt    *time.Time
 			)
-			if err := scanDeliverEndpointAfter(rows, []any{&ord}, &c.Endpoint,
+			if err := scanDeliverEndpoint(rows, []any{&ord}, &c.Endpoint,
 				&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data); err != nil {
 				return err
 			}
@@ -412,35 +406,6 @@ func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim
 		return nil, err
 	}
 	return out, nil
-}
-
-// renewLease extends a held slot and reads the endpoint in one statement.
-const renewLease = `WITH ep AS (
-  SELECT ` + deliverEndpointColumns + `
-  FROM webhook_endpoints e WHERE e.id = $1
-), renewed AS (
-  UPDATE webhook_endpoint_leases l SET busy_until = now() + make_interval(secs => $4::float8)
-  FROM ep
-  WHERE l.endpoint_id = $1 AND l.slot = $2 AND l.holder = $3 AND ep.enabled AND l.slot < ep.max_in_flight
-  RETURNING 1
-)
-SELECT ep.*, EXISTS (SELECT 1 FROM renewed) FROM ep`
-
-// RenewLease implements delivery.DeliverStore.
-func (s *Store) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
-	var (
-		ep   delivery.Endpoint
-		held bool
-	)
-	row := s.pool.QueryRow(ctx, renewLease, l.EndpointID, l.Slot, l.Token, ttl.Seconds())
-	err := scanDeliverEndpoint(row, &ep, &held)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ep, false, fmt.Errorf("endpoint %s: %w", l.EndpointID, delivery.ErrGone)
-	}
-	if err != nil {
-		return ep, false, fmt.Errorf("renew lease of endpoint %s: %w", l.EndpointID, err)
-	}
-	return ep, held, nil
 }
 
 // finishMany is the one statement that ends runs, one row of the unnest

@@ -252,11 +252,11 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 //     discarded. Endpoint cooling down (see cooling): snoozed until the
 //     cooldown ends, its slot let go (once a take here has found the
 //     endpoint down, the process's other deliveries of it snooze without
-//     a take). Every slot busy: wait in process
-//     for a holder here to pass its lease on (the first waiter asks
-//     PostgreSQL every LeasePoll while no holder is here), for at most
-//     MaxLocalWait, then snooze for about the wait still ahead; the run
-//     that empties the line here wakes it early.
+//     a take). Every slot busy: while a delivery here holds one, wait in
+//     line for it to be passed on, at most MaxLocalWait and less when the
+//     wait is hopeless, then snooze for about the wait still ahead (the
+//     run that empties the line here wakes it early); with none held
+//     here, snooze at once.
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -374,8 +374,9 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	released := false
 	release := func(f Finish) error {
 		released = true
-		if f.Settle != SettleFailure && time.Since(lease.Written) < LeaseRefresh {
-			if next := d.local.next(ep.ID); next != nil {
+		ok := f.Settle != SettleFailure
+		if ok && time.Since(lease.Written) < LeaseRefresh {
+			if next := d.local.pass(ep.ID); next != nil {
 				// The endpoint is as this run read it: the waiter posts
 				// under the same lease while this run's outcome is written.
 				next.ch <- &passed{lease: *lease, endpoint: ep}
@@ -384,32 +385,18 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 			}
 		}
 		// Back to PostgreSQL: nobody waits here, or a failure may have
-		// disabled the endpoint (the first waiter here takes it afresh at
-		// once), or the lease went from hand to hand here for LeaseRefresh
-		// (the endpoint is read afresh by the next taker, and a delivery of
-		// another process that waits for it may take it first).
-		d.local.done(ep.ID)
-		var sleepers []int64
-		if f.Settle != SettleFailure {
-			// Whether this run empties the line is decided as it lets go:
-			// a run here that takes the slot after it and fails must not
-			// be followed by this run's wake.
-			sleepers = d.local.wakeable(ep.ID)
-		}
+		// disabled the endpoint, or the lease went from hand to hand here
+		// for LeaseRefresh (the endpoint is read afresh by the next taker,
+		// and a delivery of another process that waits for it may take it
+		// first).
+		d.local.release(ep.ID, ok)
 		f.Lease = lease
 		err := d.finish(ctx, job, f)
-		if f.Settle == SettleFailure {
-			d.local.releasedHere(ep.ID)
-			if next := d.local.next(ep.ID); next != nil {
-				next.ch <- nil
-			}
-		} else {
-			// Refreshed: the first waiter here takes it afresh at once
-			// (poke counts the release too).
-			d.local.poke(ep.ID)
-			err = errors.Join(err, d.wake(ctx, ep.ID, sleepers))
+		next, sleepers := d.local.letGo(ep.ID)
+		if next != nil {
+			next.ch <- nil
 		}
-		return err
+		return errors.Join(err, d.wake(ctx, ep.ID, sleepers))
 	}
 	defer func() {
 		// A path that returned without releasing (a panic unwinding)
@@ -491,13 +478,13 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	return res
 }
 
-// claim takes a lease slot. When every slot is busy it waits in process:
-// for a holder here to pass its lease on, or — as the first waiter, while
-// no holder is here — for PostgreSQL to show a free slot. It gives up after
-// MaxLocalWait and returns the claim without a lease and the snooze to
-// take: above 0 exactly when the claim is of an enabled endpoint and a
-// live event and holds no lease. cl is the delivery's claim here, which
-// the caller ends.
+// claim takes a lease slot. When every slot is held by deliveries here, it
+// waits in line for one of them to pass its slot on, at most until
+// MaxLocalWait from its start, and gives up early when the wait is
+// hopeless. It returns the claim and, without a lease, the snooze to take:
+// above 0 exactly when the claim is of an enabled endpoint and a live event
+// and holds no lease. cl is the delivery's claim here, which the caller
+// ends.
 func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Claim, time.Duration, error) {
 	id := job.EndpointID
 	token, err := uuid.NewRandom()
@@ -519,25 +506,43 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 			return Claim{}, 0, err
 		}
 	}
-	if c, ok, err := d.joinHere(ctx, job, cl, deadline); err != nil || ok {
-		if err == nil && c.Lease == nil {
-			// Gave up a hopeless wait: snooze, keeping the worker free.
-			return c, d.local.snooze(id, cl), nil
+	var c Claim
+	if w := d.local.join(id, cl); w != nil {
+		// Its event alone is read: the slot comes from a holder here.
+		ev, err := d.store.Event(ctx, job.EventID)
+		if err != nil {
+			dropErr := d.abandon(ctx, id, w)
+			if !errors.Is(err, ErrGone) {
+				return Claim{}, 0, errors.Join(err, dropErr)
+			}
+			// The claim of a pruned event.
+			return Claim{Endpoint: Endpoint{ID: id, Enabled: true}}, 0, dropErr
 		}
-		return c, 0, err
+		c = Claim{Endpoint: Endpoint{ID: id, Enabled: true}, Event: &ev}
+		p, snooze, err := d.await(ctx, id, w, deadline)
+		if err != nil || p != nil || snooze > 0 {
+			if p != nil {
+				c.Endpoint, c.Lease = p.endpoint, &p.lease
+			}
+			return c, snooze, err
+		}
+		// Sent to take a slot itself.
 	}
 	for {
-		gen := d.local.taking(id)
 		c, err := d.store.TakeLease(ctx, id, job.EventID, token, LeaseTTL)
-		d.local.took(id, err == nil && c.Lease != nil, c.Endpoint.MaxInFlight, d.cooldownLeft(c.Endpoint))
-		if err != nil {
-			return Claim{}, 0, err
-		}
+		cool := d.cooldownLeft(c.Endpoint)
 		if c.Lease != nil {
 			c.Lease.Written = time.Now()
-			return c, 0, nil
 		}
-		if !c.Endpoint.Enabled || c.Event == nil {
+		busy := err == nil && c.Lease == nil && c.Endpoint.Enabled && c.Event != nil && time.Now().Before(deadline)
+		w, next := d.local.took(id, c.Lease != nil, busy, c.Endpoint.MaxInFlight, cool, cl)
+		if next != nil {
+			next.ch <- nil
+		}
+		switch {
+		case err != nil:
+			return Claim{}, 0, err
+		case c.Lease != nil, !c.Endpoint.Enabled, c.Event == nil:
 			return c, 0, nil
 		}
 		if wait := d.cooling(c.Endpoint, *c.Event); wait > 0 {
@@ -546,194 +551,87 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 			// them would hold a worker for nothing.
 			return c, wait, nil
 		}
-		if !time.Now().Before(deadline) {
-			return c, d.local.snooze(id, cl), nil
-		}
-		w, again := d.local.wait(id, gen, cl)
-		if again {
-			continue
-		}
 		if w == nil {
-			// No room in line here.
-			return c, MaxLocalWait, nil
-		}
-		p, gaveUp, err := d.await(ctx, id, w, deadline)
-		if err != nil {
-			return Claim{}, 0, err
-		}
-		if gaveUp {
+			// Held elsewhere (another process, or a holder that died),
+			// out of time, or no room in line here.
 			return c, d.local.snooze(id, cl), nil
 		}
-		if p == nil {
-			// Polled, timed out, or a holder here released to PostgreSQL:
-			// take afresh (the deadline ends the loop).
-			continue
+		p, snooze, err := d.await(ctx, id, w, deadline)
+		if err != nil || snooze > 0 {
+			return c, snooze, err
 		}
-		ep, ok, err := d.adopt(ctx, p)
-		if err != nil {
-			return Claim{}, 0, err
-		}
-		if ok {
-			c.Endpoint, c.Lease = ep, &p.lease
+		if p != nil {
+			c.Endpoint, c.Lease = p.endpoint, &p.lease
 			return c, 0, nil
 		}
-		c.Endpoint = ep
+		// Sent to take a slot itself.
 	}
-}
-
-// joinHere is the claim of a delivery whose endpoint's lease a delivery
-// of this process holds or is taking: it reads its event and waits for the
-// lease to be passed here, without asking PostgreSQL for it. A claim with
-// ok and no lease is a wait given up as hopeless. ok is false
-// when it is to take the lease itself: nobody here holds it, the event is
-// gone (the take reports that), or no lease came by deadline or a holder
-// here released it to PostgreSQL instead.
-func (d *Deliverer) joinHere(ctx context.Context, job DeliverJob, cl *claimant, deadline time.Time) (Claim, bool, error) {
-	id := job.EndpointID
-	w := d.local.join(id, cl)
-	if w == nil {
-		return Claim{}, false, nil
-	}
-	ev, evErr := d.store.Event(ctx, job.EventID)
-	if evErr != nil {
-		if !d.local.leave(id, w) {
-			// Passed meanwhile: the lease goes on to the next waiter.
-			if p := <-w.ch; p != nil {
-				if err := d.drop(ctx, id, p.lease); err != nil {
-					return Claim{}, false, err
-				}
-			}
-		}
-		if !errors.Is(evErr, ErrGone) {
-			return Claim{}, false, evErr
-		}
-		return Claim{}, false, nil
-	}
-	p, gaveUp, err := d.await(ctx, id, w, deadline)
-	if gaveUp {
-		// The claim without a lease of an endpoint a holder here serves:
-		// the delivery snoozes (see claim).
-		return Claim{Endpoint: Endpoint{ID: id, Enabled: true}, Event: &ev}, true, nil
-	}
-	if err != nil || p == nil {
-		return Claim{}, false, err
-	}
-	ep, ok, err := d.adopt(ctx, p)
-	if err != nil || !ok {
-		return Claim{}, false, err
-	}
-	return Claim{Endpoint: ep, Event: &ev, Lease: &p.lease}, true, nil
 }
 
 // Stats reports what the local handoff did and holds now.
 func (d *Deliverer) Stats() HandoffStats { return d.local.stats() }
 
-// busySnooze is the snooze of a delivery that waited waited, with ahead
-// deliveries still in line before it and went served here meanwhile, while
-// the endpoint's slots (slots ≥ 1 of them) have served nobody here for
-// stall: about the wait left, one turn per delivery ahead and its own,
-// each turn the longer of the pace it saw (waited ÷ went) and the stall
-// shared by the slots.
-func busySnooze(ahead, went int, waited, stall time.Duration, slots int) time.Duration {
-	each := max(waited/time.Duration(max(went, 1)), stall/time.Duration(slots))
-	left := time.Duration(ahead+1) * each
-	return min(max(left, BusySnooze), MaxBusySnooze)
-}
-
-// await waits on w until a holder here passes a lease (returned) or
-// releases it, until it is w's turn to poll, until deadline, until the wait
-// is hopeless (gaveUp), or until ctx ends (ctx.Err()). Whenever it returns
-// no lease, w is off the queue.
-func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, gaveUp bool, err error) {
-	// Ticks twice per LeasePoll; shouldPoll keeps the endpoint's pace.
-	poll := time.NewTicker(LeasePoll / 2)
-	defer poll.Stop()
+// await waits in id's line on w until a holder here passes it a lease
+// (p), sends it to take a slot itself (nil p, no snooze; it counts as
+// taking), its wait turns hopeless or reaches deadline (the snooze to
+// take), or ctx ends (ctx.Err()). A waiter that gives up is off the line.
+func (d *Deliverer) await(ctx context.Context, id uuid.UUID, w *waiter, deadline time.Time) (p *passed, snooze time.Duration, err error) {
+	tick := time.NewTicker(Stall / 2)
+	defer tick.Stop()
 	stop := time.NewTimer(time.Until(deadline))
 	defer stop.Stop()
-	leave := func() *passed {
-		if d.local.leave(id, w) {
-			return nil
-		}
-		// Taken off the queue by a holder: its message is on the way.
-		return <-w.ch
-	}
-	// A wait is hopeless from the start, or becomes so while the lease
-	// goes unserved (see handoff.hopeless): the first in line keeps
-	// waiting, since it is the one the lease goes to next.
-	giveUp := func() (bool, *passed) {
-		ahead := d.local.place(id, w)
-		if ahead <= 0 || !d.local.hopeless(id, ahead, deadline) {
-			return false, nil
-		}
-		return true, leave()
-	}
-	if ok, p := giveUp(); ok {
-		return p, p == nil, nil
-	}
 	for {
+		if snooze, ok := d.local.giveUp(id, w, deadline, true); ok {
+			return nil, snooze, nil
+		}
 		select {
 		case p := <-w.ch:
-			return p, false, nil
-		case <-poll.C:
-			if ok, p := giveUp(); ok {
-				return p, p == nil, nil
-			}
-			if d.local.shouldPoll(id, w, false) {
-				return leave(), false, nil
-			}
-		case <-w.poke:
-			if d.local.shouldPoll(id, w, true) {
-				return leave(), false, nil
-			}
+			return p, 0, nil
+		case <-tick.C:
+			continue
 		case <-stop.C:
-			return leave(), false, nil
 		case <-ctx.Done():
-			if p := leave(); p != nil {
-				return nil, false, errors.Join(ctx.Err(), d.drop(ctx, id, p.lease))
-			}
-			return nil, false, ctx.Err()
+			return nil, 0, errors.Join(ctx.Err(), d.abandon(ctx, id, w))
 		}
+		if snooze, ok := d.local.giveUp(id, w, deadline, false); ok {
+			return nil, snooze, nil
+		}
+		// A holder took it off the line first: its message is on the way.
+		return <-w.ch, 0, nil
 	}
 }
 
-// adopt takes over a lease passed in process, renewing it (and re-reading
-// the endpoint) when it was written LeaseRefresh ago (the waiter was slow
-// to wake, or the lease was dropped to it). ok is false when the
-// lease was lost or the endpoint no longer takes this slot; the slot is
-// then let go.
-func (d *Deliverer) adopt(ctx context.Context, p *passed) (Endpoint, bool, error) {
-	if time.Since(p.lease.Written) < LeaseRefresh {
-		return p.endpoint, true, nil
+// abandon takes w off id's line for a run that will not use what comes to
+// it: a lease passed meanwhile is let go (the error is drop's), and a
+// sending to take a slot is handed on.
+func (d *Deliverer) abandon(ctx context.Context, id uuid.UUID, w *waiter) error {
+	if _, ok := d.local.giveUp(id, w, time.Time{}, false); ok {
+		return nil
 	}
-	ep, held, err := d.store.RenewLease(ctx, p.lease, LeaseTTL)
-	if err != nil || !held {
-		dropErr := d.drop(ctx, p.lease.EndpointID, p.lease)
-		if err != nil {
-			return Endpoint{}, false, errors.Join(err, dropErr)
-		}
-		return ep, false, dropErr
+	if p := <-w.ch; p != nil {
+		return d.drop(ctx, id, p.lease)
 	}
-	p.lease.Written = time.Now()
-	return ep, true, nil
+	if _, next := d.local.took(id, false, false, 0, 0, nil); next != nil {
+		next.ch <- nil
+	}
+	return nil
 }
 
 // drop lets go of a lease this process holds without a run to finish
-// under it: to the next waiter here, or back to PostgreSQL. A slot whose
-// release fails expires after LeaseTTL; the error says so.
+// under it, back to PostgreSQL; the first waiter here, if any, is sent to
+// take a slot. A slot whose release fails expires after LeaseTTL; the
+// error says so.
 func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
-	if next := d.local.next(id); next != nil {
-		// A zero Written makes the waiter renew it and read the endpoint.
-		lease.Written = time.Time{}
-		next.ch <- &passed{lease: lease, endpoint: Endpoint{ID: id}}
-		return nil
-	}
-	d.local.done(id)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
-	if _, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()}); err != nil {
+	d.local.release(id, false)
+	_, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
+	if next, _ := d.local.letGo(id); next != nil {
+		next.ch <- nil
+	}
+	if err != nil {
 		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
 	}
-	d.local.poke(id)
 	return nil
 }
 

@@ -19,11 +19,18 @@ func (d *Deliverer) Waiting(endpointID uuid.UUID) int {
 	return 0
 }
 
-// Wait queues a waiter for the endpoint in process, as a busy delivery
-// does; false when the endpoint has MaxLocalWaiters already.
+// Wait queues a waiter for the endpoint in process behind a holder here
+// of its one slot, as a busy delivery does; false when the endpoint has
+// MaxLocalWaiters already.
 func (d *Deliverer) Wait(endpointID uuid.UUID) bool {
-	w, _ := d.local.wait(endpointID, 0, d.local.begin(endpointID))
-	return w != nil
+	cl := d.local.begin(endpointID)
+	d.local.mu.Lock()
+	defer d.local.mu.Unlock()
+	q := d.local.queue(endpointID)
+	if q.holders == 0 {
+		q.holders, q.slots = 1, 1
+	}
+	return q.enqueue(cl) != nil
 }
 
 // Request builds the POST of ev to ep at now.

@@ -12,28 +12,22 @@ import (
 // The local handoff.
 const (
 	// MaxLocalWait bounds how long a delivery waits for a busy endpoint's
-	// lease in process; then it snoozes (BusySnooze). HTTPTimeout still fits
-	// in JobTimeout after it.
+	// lease in process; then it snoozes. HTTPTimeout still fits in
+	// JobTimeout after it.
 	MaxLocalWait = 3 * time.Second
-	// LeasePoll is how often the first local waiter of an endpoint whose
-	// lease no delivery here holds asks PostgreSQL for it: the holder is in
-	// another process (a lane changing hands) or died, and a slot it
-	// releases is found at the next ask. Only the first waiter asks, so the
-	// waiters of a process cost PostgreSQL four statements a second per
-	// endpoint, not one per waiter.
-	LeasePoll = 250 * time.Millisecond
-	// BusySnooze is the shortest snooze of a delivery that waited
-	// MaxLocalWait without getting the lease: one LeasePoll, the pace at
-	// which it would have asked again. MaxBusySnooze is the longest: a
-	// failing endpoint's Cooldown, after which new deliveries to it wait
-	// that long anyway. In between, the snooze is the wait still ahead of
-	// it (busySnooze): a turn for each delivery still in line before it
-	// and its own, each the longer of the pace it saw and the line's
-	// current stall shared by the slots. A line that empties with a
-	// success wakes its sleepers early (wakeable), so the estimate may err
-	// long; erring short brings a hanging endpoint's deliveries back to
-	// wait in vain.
-	BusySnooze    = LeasePoll
+	// Stall is how long an endpoint's line here may go without serving a
+	// delivery before its waiters judge their wait by that pace
+	// (handoff.hopeless); a waiter judges twice per Stall. It is also the
+	// shortest snooze of a delivery sent away from a busy line.
+	Stall = 250 * time.Millisecond
+	// BusySnooze is the shortest snooze of a delivery that gave up a wait
+	// for its endpoint's lease, MaxBusySnooze the longest: a failing
+	// endpoint's Cooldown, after which new deliveries to it wait that long
+	// anyway. In between, the snooze is the wait still ahead of it
+	// (busySnooze). A line that empties with a success wakes its sleepers
+	// early (wakeable), so the estimate may err long; erring short brings a
+	// hanging endpoint's deliveries back to wait in vain.
+	BusySnooze    = Stall
 	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the deliveries of one endpoint waiting in line
 	// in one process, and those remembered asleep (woken together in one
@@ -44,83 +38,77 @@ const (
 )
 
 // passed is a lease handed from a finishing holder to a waiter of the same
-// process, with the endpoint as the holder last read it.
+// process, with the endpoint as the holder last read it. A waiter sent a
+// nil *passed takes a slot from PostgreSQL itself: the slot went back
+// there, and the waiter now counts as this process's taker.
 type passed struct {
 	lease    Lease
 	endpoint Endpoint
 }
 
-// waiter is one delivery waiting for an endpoint's lease in process. Its
-// channel receives exactly one message once a holder took it off the queue:
-// the lease, or nil when the holder released it to PostgreSQL instead.
+// waiter is one delivery waiting in line for an endpoint's lease in
+// process. Its channel receives exactly one message once a holder took it
+// off the line.
 type waiter struct {
 	ch chan *passed
-	// poke wakes the first waiter to ask PostgreSQL at once.
-	poke chan struct{}
-	// seq is its claim's place in line.
-	seq uint64
+	cl *claimant
 }
 
 // claimant is one delivery's claim of an endpoint's lease in this process,
-// from its first ask to its outcome. It keeps its place in line when it
-// leaves the queue to ask PostgreSQL and queues again, so the deliveries
-// here are passed the lease in the order they first asked for it, and a
-// delivery that gives up measures its wait against the deliveries served
-// here since then.
+// from its first ask to its outcome: when it began, and how many
+// deliveries the line had served here then (the pace a giving-up delivery
+// judges its snooze by).
 type claimant struct {
-	seq    uint64
-	served uint64
 	start  time.Time
+	served uint64
 }
 
-// localQueue is one endpoint's state in this process: how many of its lease
-// slots this process holds and who waits here for one.
+// localQueue is one endpoint's state in this process. While deliveries
+// wait in its line, a delivery here holds or is taking one of its slots
+// (vacate keeps that so), and that run passes the slot on or sends the
+// first waiter to take one.
 type localQueue struct {
-	holders int
-	// takers is how many deliveries here are asking PostgreSQL for a
-	// slot right now.
-	takers  int
-	waiters []*waiter
-	// claims counts the deliveries here between their first ask for id and
-	// their outcome (the queue outlives them all), line the places in line
-	// given out, served the slots of id this process got (taken or passed
-	// here) since the queue began.
+	// holders and takers are the slots of the endpoint held here, and the
+	// deliveries here asking PostgreSQL for one; releasing the slots let go
+	// here whose release is being written. A delivery that comes meanwhile
+	// asks PostgreSQL at once (the release may be written by then), and
+	// one whose take finds the slot still busy waits in line for the
+	// releaser to send it to take again.
+	holders, takers, releasing int
+	waiters                    []*waiter
+	// claims counts the deliveries here between their first ask and their
+	// outcome (the queue outlives them all); served the slots this process
+	// got (taken or passed here) since the queue began.
 	claims int
-	line   uint64
 	served uint64
-	// progress is when a slot of id was last taken or passed here (or its
-	// line began): how long the lease has gone without serving a
-	// delivery here, the pace hopeless judges a wait by.
+	// progress is when a slot was last taken or passed here (or the line
+	// began): how long the lease has gone without serving a delivery here,
+	// the pace hopeless judges a wait by.
 	progress time.Time
-	// polled is when a waiter here last asked PostgreSQL for the lease.
-	polled time.Time
-	// released counts the slots of id let go here to PostgreSQL: a taker
-	// whose take failed while it changed asks again instead of waiting for
-	// a wake that came before it queued.
-	released uint64
-	// slots is id's max_in_flight as the last take here read it (0: not
-	// read yet). A change reaches it at the endpoint's next take, at the
-	// latest when the lease goes back to PostgreSQL after LeaseRefresh.
+	// slots is the endpoint's max_in_flight as the last take here read it
+	// (0: not read yet). A change reaches it at the endpoint's next take,
+	// at the latest when the lease goes back to PostgreSQL after
+	// LeaseRefresh.
 	slots int
-	// asleep is the jobs of the deliveries that snoozed here because every
-	// slot stayed busy and have not run here since (at most
-	// maxLocalWaiters): the ones to wake when the line they left empties
-	// (see wakeable). due is when the last of them comes back anyway; the
-	// queue outlives its line until then.
+	// asleep is the jobs of the deliveries that snoozed from the line and
+	// have not run here since (at most maxLocalWaiters): the ones to wake
+	// when the line empties (see wakeable). due is when the last of them
+	// comes back anyway; the queue outlives its line until then.
 	asleep []int64
 	due    time.Time
-	// owed is set when a success let go of a slot of id while the line
-	// was busy: the run whose end empties the line wakes the sleepers.
-	// Without it, a delivery that gives up just as the last holder
-	// finishes sleeps out its whole estimate beside an idle endpoint.
+	// owed is set when a success let go of a slot (release): the run
+	// whose end empties the line, or the release once written, wakes the
+	// sleepers. Without it, a
+	// delivery that gives up just as the last holder finishes sleeps out
+	// its whole estimate beside an idle endpoint.
 	owed bool
 	// touched is when the queue was last used.
 	touched time.Time
-	// coolUntil is when id's cooldown ends as the last take here read it
-	// (zero: not cooling). While it lasts a delivery neither joins id's
-	// line nor asks PostgreSQL for a slot: it snoozes until then (see
-	// Deliverer.claim), so a down endpoint's deliveries hold no worker in
-	// a line only its probe moves, and cost no statement of their own.
+	// coolUntil is when the endpoint's cooldown ends as the last take here
+	// read it (zero: not cooling). While it lasts a delivery neither joins
+	// the line nor asks PostgreSQL for a slot: it snoozes until then (see
+	// Deliverer.claim), so a down endpoint's deliveries hold no worker in a
+	// line only its probe moves, and cost no statement of their own.
 	coolUntil time.Time
 }
 
@@ -148,7 +136,7 @@ type handoff struct {
 // HandoffStats is what a deliverer's local handoff did and holds now.
 type HandoffStats struct {
 	// Handoffs counts leases passed in process; BusySnoozes the
-	// deliveries that waited MaxLocalWait (or found no room) and snoozed,
+	// deliveries that gave up a wait for a busy endpoint and snoozed,
 	// Wakes those of them woken when the line they left emptied.
 	Handoffs, BusySnoozes, Wakes int64
 	// InFlight is the lease slots this process holds; Waiting the
@@ -161,7 +149,7 @@ func (h *handoff) stats() HandoffStats {
 	defer h.mu.Unlock()
 	s := HandoffStats{Handoffs: h.passes.Load(), BusySnoozes: h.snoozes.Load(), Wakes: h.wakes.Load()}
 	for _, q := range h.eps {
-		s.InFlight += max(q.holders, 0)
+		s.InFlight += q.holders
 		s.Waiting += len(q.waiters)
 	}
 	return s
@@ -171,54 +159,8 @@ func newHandoff() *handoff {
 	return &handoff{eps: map[uuid.UUID]*localQueue{}}
 }
 
-// sleep records job as snoozed from q's line for snooze because every
-// slot stayed busy (at most maxLocalWaiters are remembered).
-func (q *localQueue) sleep(job int64, snooze time.Duration) {
-	if len(q.asleep) < maxLocalWaiters {
-		q.asleep = append(q.asleep, job)
-		if due := time.Now().Add(snooze); due.After(q.due) {
-			q.due = due
-		}
-	}
-}
-
-// back records job, a delivery of id, as running here again: it is no
-// longer one to wake.
-func (h *handoff) back(id uuid.UUID, job int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.eps[id]
-	if q == nil {
-		return
-	}
-	if i := slices.Index(q.asleep, job); i >= 0 {
-		q.asleep = slices.Delete(q.asleep, i, i+1)
-	}
-}
-
-// wakeable hands over, and forgets, the jobs of id asleep here when id's
-// line here has emptied: no delivery here holds, takes, claims or waits
-// for a slot of id. nil while the line is not empty, or none sleeps.
-func (h *handoff) wakeable(id uuid.UUID) []int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.eps[id]
-	if q == nil {
-		return nil
-	}
-	if !q.idle() {
-		// The line's last run out wakes them (end).
-		q.owed = true
-		return nil
-	}
-	q.owed = false
-	jobs := q.asleep
-	q.asleep = nil
-	return jobs
-}
-
 // queue is id's queue here, made on first use; an idle queue begins a
-// new line, whose pace is judged from now.
+// new line, whose pace is judged from now. The caller holds h.mu.
 func (h *handoff) queue(id uuid.UUID) *localQueue {
 	now := time.Now()
 	q := h.eps[id]
@@ -249,28 +191,44 @@ func (q *localQueue) gone(now time.Time) bool {
 }
 
 // idle reports whether no delivery here holds, takes, claims or waits for
-// a slot of q's endpoint.
+// a slot of q's endpoint (one whose release is being written counts as
+// gone: its line is empty as it lets go).
 func (q *localQueue) idle() bool {
 	return q.holders <= 0 && q.takers <= 0 && q.claims <= 0 && len(q.waiters) == 0
 }
 
-// done records a lease slot of id no longer held by this process.
-func (h *handoff) done(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.queue(id)
-	q.holders--
+// vacate keeps the line's promise that a delivery here holds or takes a
+// slot while others wait: when none does, the first waiter is taken off
+// the line to take one itself (it now counts as a taker), and returned to
+// be sent nil.
+func (q *localQueue) vacate() *waiter {
+	if q.holders > 0 || q.takers > 0 || q.releasing > 0 || len(q.waiters) == 0 {
+		return nil
+	}
+	w := q.waiters[0]
+	q.waiters = q.waiters[1:]
+	q.takers++
+	return w
 }
 
-// begin opens a delivery's claim of id here and gives it the next place in
-// line; end closes it.
+// enqueue puts a waiter for cl at the end of q's line; nil when the
+// endpoint has maxLocalWaiters already.
+func (q *localQueue) enqueue(cl *claimant) *waiter {
+	if len(q.waiters) >= maxLocalWaiters {
+		return nil
+	}
+	w := &waiter{ch: make(chan *passed, 1), cl: cl}
+	q.waiters = append(q.waiters, w)
+	return w
+}
+
+// begin opens a delivery's claim of id here; end closes it.
 func (h *handoff) begin(id uuid.UUID) *claimant {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.claims++
-	q.line++
-	return &claimant{seq: q.line, served: q.served, start: time.Now()}
+	return &claimant{start: time.Now(), served: q.served}
 }
 
 // end closes a claim of id opened by begin. A claim that ends in a busy
@@ -289,71 +247,25 @@ func (h *handoff) end(id uuid.UUID, job int64, snooze time.Duration) (wake []int
 		wake, q.asleep = q.asleep, nil
 		return wake, snooze > 0
 	}
-	if snooze > 0 {
-		q.sleep(job, snooze)
+	if snooze > 0 && len(q.asleep) < maxLocalWaiters {
+		q.asleep = append(q.asleep, job)
+		if due := time.Now().Add(snooze); due.After(q.due) {
+			q.due = due
+		}
 	}
 	return nil, false
 }
 
-// snooze is how long c's delivery, giving up, snoozes: about the wait
-// still ahead of it here (see busySnooze), from the deliveries still in
-// line before it and those served here since it first asked.
-func (h *handoff) snooze(id uuid.UUID, c *claimant) time.Duration {
+// back records job, a delivery of id, as running here again: it is no
+// longer one to wake.
+func (h *handoff) back(id uuid.UUID, job int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := h.queue(id)
-	ahead := 0
-	for _, w := range q.waiters {
-		if w.seq < c.seq {
-			ahead++
+	if q := h.eps[id]; q != nil {
+		if i := slices.Index(q.asleep, job); i >= 0 {
+			q.asleep = slices.Delete(q.asleep, i, i+1)
 		}
 	}
-	return busySnooze(ahead, int(q.served-c.served), time.Since(c.start), time.Since(q.progress), max(q.slots, 1))
-}
-
-// enqueue puts a waiter for c in id's line, before every waiter that first
-// asked after c did; nil when the endpoint has maxLocalWaiters already.
-func (q *localQueue) enqueue(c *claimant) *waiter {
-	if len(q.waiters) >= maxLocalWaiters {
-		return nil
-	}
-	w := &waiter{ch: make(chan *passed, 1), poke: make(chan struct{}, 1), seq: c.seq}
-	i := len(q.waiters)
-	for i > 0 && q.waiters[i-1].seq > c.seq {
-		i--
-	}
-	q.waiters = slices.Insert(q.waiters, i, w)
-	return w
-}
-
-// hopeless reports whether a delivery of id with ahead deliveries before it
-// in line here is unlikely to get a slot before deadline: the lease has
-// gone without serving a delivery here for a LeasePoll or more, and if each
-// of the deliveries ahead held a slot that long, they would take longer
-// than the time left. Such a delivery would hold its worker for nothing, so
-// it snoozes at once instead: a hanging endpoint's waiting deliveries give
-// their workers back within a poll tick of its holder passing that pace,
-// while a line served within the last poll is moving and keeps waiting,
-// however long it is — a pause of a few tens of milliseconds (a busy
-// machine, a collection) must not send the back of a fast endpoint's line
-// away for seconds.
-func (h *handoff) hopeless(id uuid.UUID, ahead int, deadline time.Time) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.queue(id)
-	slots := time.Duration(max(q.slots, 1))
-	idle := time.Since(q.progress)
-	return idle >= LeasePoll && time.Duration(ahead+1)*idle/slots > time.Until(deadline)
-}
-
-// place is w's place in id's line here (the deliveries before it); -1 when
-// it is no longer in line.
-func (h *handoff) place(id uuid.UUID, w *waiter) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.queue(id)
-	i := slices.Index(q.waiters, w)
-	return i
 }
 
 // cooling is what is left of id's cooldown as the last take here read it
@@ -367,57 +279,61 @@ func (h *handoff) cooling(id uuid.UUID) time.Duration {
 	return 0
 }
 
-// join queues a waiter for c's claim of id without asking PostgreSQL when
-// deliveries here hold or are taking every slot of id this process may
-// hold (its max_in_flight as last read here): one of them passes the lease
-// on here, or asks for it again as the first waiter. nil otherwise, or
-// when the endpoint has maxLocalWaiters already.
-func (h *handoff) join(id uuid.UUID, c *claimant) *waiter {
+// join queues a waiter for cl's claim of id, without asking PostgreSQL,
+// when deliveries here hold or are taking every slot of id this process
+// may hold (its max_in_flight as last read here) and id is not cooling
+// down: one of them passes its slot on here, or sends the first waiter to
+// take one. Otherwise (nil) the claim counts as taking: its run asks
+// PostgreSQL, then reports with took.
+func (h *handoff) join(id uuid.UUID, cl *claimant) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if q.slots <= 0 || max(q.holders, 0)+max(q.takers, 0) < q.slots || time.Now().Before(q.coolUntil) {
-		return nil
+	if q.slots > 0 && q.holders+q.takers >= q.slots && !time.Now().Before(q.coolUntil) {
+		if w := q.enqueue(cl); w != nil {
+			return w
+		}
 	}
-	w := q.enqueue(c)
-	return w
+	q.takers++
+	return nil
 }
 
-// wait queues a waiter for c's claim of id after a take that began at
-// generation gen (taking) found every slot busy. again is true, and
-// nothing is queued, when a slot was released since (the take may have
-// missed it); w is nil when the endpoint has maxLocalWaiters already.
-func (h *handoff) wait(id uuid.UUID, gen uint64, c *claimant) (w *waiter, again bool) {
+// took ends a taking. got says whether it took a slot; slots is the
+// endpoint's max_in_flight as the take read it (0: not read), cool how
+// much of its cooldown was left then (0: none). A take that found every
+// slot busy (busy) while a delivery here holds or releases one waits in
+// line for it (w). next, when not nil, is the first waiter, to be sent nil: nobody
+// here holds or takes a slot any more (vacate).
+func (h *handoff) took(id uuid.UUID, got, busy bool, slots int, cool time.Duration, cl *claimant) (w, next *waiter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if q.released != gen {
-		return nil, true
+	q.takers--
+	if slots > 0 {
+		q.slots = slots
+		q.coolUntil = time.Time{}
+		if cool > 0 {
+			q.coolUntil = time.Now().Add(cool)
+		}
 	}
-	w = q.enqueue(c)
-	if w != nil {
-		// It waits because its take found the lease held: that was an ask.
-		q.polled = time.Now()
+	switch {
+	case got:
+		q.holders++
+		q.served++
+		q.progress = time.Now()
+		return nil, nil
+	case busy && q.holders+q.releasing > 0 && cool <= 0:
+		if w = q.enqueue(cl); w != nil {
+			return w, nil
+		}
 	}
-	return w, false
+	return nil, q.vacate()
 }
 
-// leave takes w off id's queue. ok is false when a holder took it off
-// first: a message is on its way to w.ch and must be received.
-func (h *handoff) leave(id uuid.UUID, w *waiter) (ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.queue(id)
-	i := slices.Index(q.waiters, w)
-	if i >= 0 {
-		q.waiters = slices.Delete(q.waiters, i, i+1)
-	}
-	return i >= 0
-}
-
-// next takes the first waiter of id off the queue, to be passed a slot;
-// nil when none waits.
-func (h *handoff) next(id uuid.UUID) *waiter {
+// pass takes the first waiter of id off the line, to be passed the slot
+// its holder here finished with; nil when none waits (the holder keeps it,
+// to let it go with letGo).
+func (h *handoff) pass(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
@@ -431,82 +347,92 @@ func (h *handoff) next(id uuid.UUID) *waiter {
 	return w
 }
 
-// taking records a delivery here asking PostgreSQL for a slot of id and
-// returns the generation of releases the take starts at (see wait).
-func (h *handoff) taking(id uuid.UUID) (gen uint64) {
+// release records a slot of id that a delivery here lets go to
+// PostgreSQL, before its release is written; letGo ends it. After a
+// success (ok) the line owes the deliveries that snoozed from it a wake
+// when it empties: the run whose end empties it (end), or letGo, hands
+// them over. A failure owes none: a failing endpoint's deliveries wait out
+// the cooldown anyway.
+func (h *handoff) release(id uuid.UUID, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	q.takers++
-	return q.released
+	q.holders--
+	q.releasing++
+	q.owed = ok
 }
 
-// took ends a taking; got says whether it took a slot, slots is the
-// endpoint's max_in_flight as the take read it (0: not read), cool how
-// much of its cooldown was left then (0: none).
-func (h *handoff) took(id uuid.UUID, got bool, slots int, cool time.Duration) {
+// letGo records the release of a slot of id written (see release): next
+// is the first waiter, to be sent nil, when nobody here holds, takes or
+// releases a slot any more; wake the sleepers to wake, when the line owes
+// them a wake and is empty.
+func (h *handoff) letGo(id uuid.UUID) (next *waiter, wake []int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	q.takers--
-	if slots > 0 {
-		q.slots = slots
-		q.coolUntil = time.Time{}
-		if cool > 0 {
-			q.coolUntil = time.Now().Add(cool)
-		}
-	}
-	if got {
-		q.holders++
-		q.served++
-		q.progress = time.Now()
-	}
-}
-
-// poke records a slot of id released here and wakes the first waiter of
-// id, if any, to ask PostgreSQL at once.
-func (h *handoff) poke(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := h.eps[id]
-	if q == nil {
-		return
-	}
-	q.released++
-	if len(q.waiters) > 0 {
-		select {
-		case q.waiters[0].poke <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// releasedHere records a slot of id released to PostgreSQL by this
-// process after a failure, for takers already asking (see wait); a
-// failing line owes its sleepers no wake.
-func (h *handoff) releasedHere(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if q := h.eps[id]; q != nil {
-		q.released++
+	q.releasing--
+	next = q.vacate()
+	if q.owed && q.idle() {
 		q.owed = false
+		wake, q.asleep = q.asleep, nil
 	}
+	return next, wake
 }
 
-// shouldPoll reports whether w is to ask PostgreSQL for id's lease now: it
-// is the first waiter, no holder here will pass one on, and it was woken by
-// a release here or the endpoint's last ask from here is LeasePoll ago.
-func (h *handoff) shouldPoll(id uuid.UUID, w *waiter, woken bool) bool {
+// giveUp takes w off id's line and returns the snooze of its delivery
+// (busySnooze, from its place in line); ok is false when a holder took it
+// off first: a message is on its way to w.ch and must be received. Only
+// when hopeless is set does it give up a wait that is not hopeless (see
+// hopeless).
+func (h *handoff) giveUp(id uuid.UUID, w *waiter, deadline time.Time, onlyHopeless bool) (snooze time.Duration, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := h.eps[id]
-	if q == nil || q.holders > 0 || len(q.waiters) == 0 || q.waiters[0] != w {
-		return false
+	q := h.queue(id)
+	ahead := slices.Index(q.waiters, w)
+	if ahead < 0 {
+		return 0, false
 	}
-	now := time.Now()
-	if !woken && now.Sub(q.polled) < LeasePoll {
-		return false
+	slots := max(q.slots, 1)
+	stall := time.Since(q.progress)
+	if onlyHopeless && !hopeless(ahead, stall, slots, time.Until(deadline)) {
+		return 0, false
 	}
-	q.polled = now
-	return true
+	q.waiters = slices.Delete(q.waiters, ahead, ahead+1)
+	return busySnooze(ahead, int(q.served-w.cl.served), time.Since(w.cl.start), stall, slots), true
+}
+
+// hopeless reports whether a delivery with ahead deliveries before it in
+// line is unlikely to get a slot in the time left: the lease has gone
+// without serving a delivery here for a Stall or more, and if each of the
+// deliveries ahead held a slot that long, they would take longer than the
+// time left. Such a delivery would hold its worker for nothing, so it
+// snoozes at once instead: a hanging endpoint's waiting deliveries give
+// their workers back within a Stall of its holder passing that pace, while
+// a line served within the last Stall is moving and keeps waiting, however
+// long it is — a pause of a few tens of milliseconds (a busy machine, a
+// collection) must not send the back of a fast endpoint's line away for
+// seconds. The first in line keeps waiting: the slot comes to it next.
+func hopeless(ahead int, stall time.Duration, slots int, left time.Duration) bool {
+	return ahead > 0 && stall >= Stall && time.Duration(ahead+1)*stall/time.Duration(slots) > left
+}
+
+// busySnooze is the snooze of a delivery that waited waited, with ahead
+// deliveries still in line before it and went served here meanwhile, while
+// the endpoint's slots (slots ≥ 1 of them) have served nobody here for
+// stall: about the wait left, one turn per delivery ahead and its own,
+// each turn the longer of the pace it saw (waited ÷ went) and the stall
+// shared by the slots.
+func busySnooze(ahead, went int, waited, stall time.Duration, slots int) time.Duration {
+	each := max(waited/time.Duration(max(went, 1)), stall/time.Duration(slots))
+	left := time.Duration(ahead+1) * each
+	return min(max(left, BusySnooze), MaxBusySnooze)
+}
+
+// snooze is the snooze of cl's delivery giving up outside the line (its
+// take found every slot busy): its own turn at the pace of id's line.
+func (h *handoff) snooze(id uuid.UUID, cl *claimant) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queue(id)
+	return busySnooze(0, int(q.served-cl.served), time.Since(cl.start), time.Since(q.progress), max(q.slots, 1))
 }

@@ -47,83 +47,70 @@ func TestEmbedScopeAsksOnEveryEventAndFailsClosed(t *testing.T) {
 	require.Error(t, err)
 }
 
-// The first waiter of an endpoint held elsewhere asks PostgreSQL every
-// LeasePoll, or at once when a release here woke it; the others wait for
-// it, and nobody here asks while a holder here will pass the lease on.
-func TestTheFirstWaiterPollsAtTheLeasePoll(t *testing.T) {
+// A delivery queues in its endpoint's line only behind deliveries here
+// that hold or take every slot, and the line always keeps one of them:
+// the holder passes its slot to the first waiter or, letting it go to
+// PostgreSQL, sends the first waiter to take one itself; a take that finds
+// every slot busy queues only while a holder here will pass one on.
+func TestAnEndpointsLineAlwaysHasAHolderOrATaker(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	first, _ := h.wait(id, 0, h.begin(id))
-	second, _ := h.wait(id, 0, h.begin(id))
-	require.False(t, h.shouldPoll(id, first, false), "its take just asked")
-	require.False(t, h.shouldPoll(id, second, true), "only the first waiter asks")
-	q := h.eps[id]
-	q.polled = time.Now().Add(-LeasePoll)
-	require.True(t, h.shouldPoll(id, first, false))
-	require.False(t, h.shouldPoll(id, first, false), "the next ask waits LeasePoll")
-	require.True(t, h.shouldPoll(id, first, true), "a release here is asked for at once")
-	h.taking(id)
-	h.took(id, true, 1, 0)
-	q.polled = time.Now().Add(-LeasePoll)
-	require.False(t, h.shouldPoll(id, first, true), "a holder here passes the lease on")
-	h.done(id)
-	require.True(t, h.shouldPoll(id, first, false), "the holder here is gone: ask")
-}
-
-// A waiter that leaves the line to ask PostgreSQL and queues again keeps
-// its place: deliveries here are passed the lease in the order they first
-// asked for it, and the line is idle once their claims end.
-func TestAWaiterThatAsksAgainKeepsItsPlace(t *testing.T) {
-	t.Parallel()
-	h := newHandoff()
-	id := uuid.New()
-	first, second := h.begin(id), h.begin(id)
-	w1, _ := h.wait(id, 0, first)
-	w2, _ := h.wait(id, 0, second)
-	require.True(t, h.leave(id, w1), "the first waiter asks PostgreSQL and finds the lease held")
-	again, _ := h.wait(id, 0, first)
-	require.Same(t, again, h.next(id), "it is first in line again")
-	require.Same(t, w2, h.next(id))
-	require.Nil(t, h.next(id))
-	h.end(id, 0, 0)
-	h.end(id, 0, 0)
-	require.True(t, h.eps[id].idle())
-}
-
-// A delivery whose take failed while a slot was released here meanwhile
-// asks again instead of waiting for a wake that came before it queued; a
-// delivery arriving while another here holds or takes the lease queues
-// without asking PostgreSQL at all.
-func TestATakerThatMissedARelease(t *testing.T) {
-	t.Parallel()
-	h := newHandoff()
-	id := uuid.New()
-	require.Nil(t, h.join(id, h.begin(id)), "nobody here holds or takes the lease: ask PostgreSQL")
-	h.taking(id)
+	a := h.begin(id)
+	require.Nil(t, h.join(id, a), "nothing known here: ask PostgreSQL")
 	require.Nil(t, h.join(id, h.begin(id)), "a taker here, but how many slots the endpoint has is not known yet")
-	h.took(id, true, 2, 0)
-	h.taking(id)
-	joined := h.join(id, h.begin(id))
-	require.NotNil(t, joined, "a holder and a taker here fill the endpoint's two slots: queue behind them")
-	ok := h.leave(id, joined)
-	require.True(t, ok)
-	h.took(id, true, 2, 0)
-	h.releasedHere(id)
-	h.done(id)
-	require.Nil(t, h.join(id, h.begin(id)), "one of two slots held here: ask PostgreSQL for the other")
-	gen := h.taking(id)
-	h.releasedHere(id)
-	h.done(id)
-	gen2 := h.taking(id)
-	require.NotEqual(t, gen, gen2)
-	w, again := h.wait(id, gen, h.begin(id))
+	w, next := h.took(id, false, true, 1, 0, a)
+	require.Nil(t, w, "every slot busy and none held here: nothing here will pass one on")
+	require.Nil(t, next)
+	w, next = h.took(id, true, false, 1, 0, a)
 	require.Nil(t, w)
-	require.True(t, again, "a release since the take began: take again")
-	w, again = h.wait(id, gen2, h.begin(id))
-	require.NotNil(t, w)
-	require.False(t, again)
-	h.took(id, false, 1, 0)
+	require.Nil(t, next)
+	wb := h.join(id, h.begin(id))
+	wc := h.join(id, h.begin(id))
+	require.NotNil(t, wb, "the holder here fills the endpoint's one slot: queue behind it")
+	require.NotNil(t, wc)
+	require.Same(t, wb, h.pass(id), "the holder passes its slot to the first waiter")
+	next, wake := h.releaseNow(id, true)
+	require.Same(t, wc, next, "the slot went back to PostgreSQL: the next waiter takes one")
+	require.Nil(t, wake)
+	w, next = h.took(id, false, true, 1, 0, wc.cl)
+	require.Nil(t, w, "held elsewhere now: it snoozes")
+	require.Nil(t, next)
+	for range 4 {
+		h.end(id, 0, 0)
+	}
+	require.True(t, h.eps[id].idle())
+
+	// Two slots, one held here: a take for the other that finds it busy
+	// waits for the one here.
+	h.eps[id].slots = 2
+	require.Nil(t, h.join(id, h.begin(id)))
+	h.took(id, true, false, 2, 0, a)
+	d := h.begin(id)
+	require.Nil(t, h.join(id, d), "one of two slots held here: ask PostgreSQL for the other")
+	w, next = h.took(id, false, true, 2, 0, d)
+	require.NotNil(t, w, "a holder here passes its slot on")
+	require.Nil(t, next)
+	next, _ = h.releaseNow(id, false)
+	require.Same(t, w, next, "the holder let go: the waiter takes a slot itself")
+}
+
+// A delivery that comes while a slot here is being released asks
+// PostgreSQL at once; if its take still finds the slot busy, it waits in
+// line, and the release, once written, sends it to take again.
+func TestATakeDuringAReleaseWaitsForIt(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	h.took(id, true, false, 1, 0, nil)
+	h.release(id, true)
+	cl := h.begin(id)
+	require.Nil(t, h.join(id, cl), "a slot being released: ask PostgreSQL")
+	w, next := h.took(id, false, true, 1, 0, cl)
+	require.NotNil(t, w, "the release is not written yet: wait for it")
+	require.Nil(t, next)
+	next, _ = h.letGo(id)
+	require.Same(t, w, next, "the release written: take again")
 }
 
 func TestAnOperationalEventIsNeverWantedByTheEndpointItIsAbout(t *testing.T) {
@@ -139,10 +126,10 @@ func TestAnOperationalEventIsNeverWantedByTheEndpointItIsAbout(t *testing.T) {
 }
 
 // TestHopelessWaitIsJudgedByTheLeasesPace: a waiter gives up when the
-// lease has gone unserved here for a poll or more and the deliveries ahead
-// of it, each held that long, would outlast its deadline — a hanging holder
-// frees the line behind it, a lease served within a poll keeps it, however
-// long the line.
+// lease has gone unserved here for a Stall or more and the deliveries
+// ahead of it, each held that long, would outlast its deadline — a hanging
+// holder frees the line behind it, a lease served within a Stall keeps it,
+// however long the line, and the first in line waits for the slot.
 func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -154,21 +141,18 @@ func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 		wantGiveUp bool
 	}{
 		{name: "fast endpoint, long line", idle: 2 * time.Millisecond, slots: 1, ahead: 127, left: 3 * time.Second},
+		{name: "hanging holder, first in line", idle: 2 * time.Second, slots: 1, ahead: 0, left: time.Second},
 		{name: "hanging holder, second in line", idle: 2 * time.Second, slots: 1, ahead: 1, left: time.Second, wantGiveUp: true},
 		{name: "a 300 ms endpoint's tail", idle: 300 * time.Millisecond, slots: 1, ahead: 100, left: 3 * time.Second, wantGiveUp: true},
 		{name: "a 300 ms endpoint's head", idle: 300 * time.Millisecond, slots: 1, ahead: 5, left: 3 * time.Second},
-		{name: "a fast endpoint's line, a hiccup of less than a poll", idle: LeasePoll - 10*time.Millisecond, slots: 1, ahead: 127, left: 3 * time.Second},
+		{name: "a fast endpoint's line, a hiccup of less than a poll", idle: Stall - 10*time.Millisecond, slots: 1, ahead: 127, left: 3 * time.Second},
 		{name: "more slots serve the line faster", idle: 400 * time.Millisecond, slots: 8, ahead: 50, left: 3 * time.Second},
 		{name: "one slot, the same line", idle: 400 * time.Millisecond, slots: 1, ahead: 50, left: 3 * time.Second, wantGiveUp: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHandoff()
-			id := uuid.New()
-			h.took(id, true, c.slots, 0)
-			h.queue(id).progress = time.Now().Add(-c.idle)
-			require.Equal(t, c.wantGiveUp, h.hopeless(id, c.ahead, time.Now().Add(c.left)))
+			require.Equal(t, c.wantGiveUp, hopeless(c.ahead, c.idle, c.slots, c.left))
 		})
 	}
 }
@@ -225,7 +209,9 @@ func TestTheHandoffForgetsQuietEndpoints(t *testing.T) {
 	h.mu.Unlock()
 	require.LessOrEqual(t, n, 1001, "queues of quiet endpoints pruned")
 	quiet()
-	require.Equal(t, []int64{7}, h.wakeable(sleeping), "the endpoint whose sleeper is due later keeps it")
+	h.took(sleeping, true, false, 1, 0, nil)
+	_, wake := h.releaseNow(sleeping, true)
+	require.Equal(t, []int64{7}, wake, "the endpoint whose sleeper is due later keeps it")
 }
 
 // A line that a run here still holds does not wake its sleepers; the
@@ -234,14 +220,18 @@ func TestTheLineWakesOnlyWhenEmpty(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	h.took(id, true, 1, 0)
+	h.took(id, true, false, 2, 0, nil)
+	h.took(id, true, false, 2, 0, nil)
 	h.slept(id, 1, time.Minute)
 	h.slept(id, 2, time.Minute)
-	require.Nil(t, h.wakeable(id), "held here")
+	_, wake := h.releaseNow(id, true)
+	require.Nil(t, wake, "still held here")
 	h.back(id, 1)
-	h.done(id)
-	require.Equal(t, []int64{2}, h.wakeable(id))
-	require.Nil(t, h.wakeable(id), "handed over once")
+	_, wake = h.releaseNow(id, true)
+	require.Equal(t, []int64{2}, wake)
+	h.took(id, true, false, 2, 0, nil)
+	_, wake = h.releaseNow(id, true)
+	require.Nil(t, wake, "handed over once")
 }
 
 // A delivery does not join the line of an endpoint that the last take here
@@ -251,12 +241,11 @@ func TestNoDeliveryJoinsTheLineOfACoolingEndpoint(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	h.taking(id)
-	h.took(id, true, 1, time.Minute)
+	require.Nil(t, h.join(id, h.begin(id)))
+	h.took(id, true, false, 1, time.Minute, nil)
 	require.Positive(t, h.cooling(id), "the take found it cooling")
 	require.Nil(t, h.join(id, h.begin(id)), "cooling: no line to join")
-	h.taking(id)
-	h.took(id, false, 1, 0)
+	h.took(id, false, false, 1, 0, nil)
 	require.Zero(t, h.cooling(id), "the take found the cooldown over")
 	require.NotNil(t, h.join(id, h.begin(id)), "a holder here, the cooldown over: join it")
 }
@@ -270,15 +259,11 @@ func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
 	for _, failed := range []bool{false, true} {
 		h := newHandoff()
 		id := uuid.New()
-		h.slept(id, 1, time.Minute) // left the line earlier
-		h.taking(id)
-		h.took(id, true, 1, 0) // the holder
-		h.begin(id)            // a waiter, about to give up
-		h.done(id)             // the holder lets go while the waiter's claim is open
-		require.Nil(t, h.wakeable(id), "the line is not empty yet")
-		if failed {
-			h.releasedHere(id)
-		}
+		h.slept(id, 1, time.Minute)          // left the line earlier
+		h.took(id, true, false, 1, 0, nil)   // the holder
+		h.begin(id)                          // a waiter, about to give up
+		_, wake := h.releaseNow(id, !failed) // the holder lets go while the waiter's claim is open
+		require.Nil(t, wake, "the line is not empty yet")
 		wake, short := h.end(id, 2, time.Minute)
 		if failed {
 			require.Nil(t, wake)
@@ -292,10 +277,36 @@ func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
 	}
 }
 
+// releaseNow lets go of a slot of id held here, its release written at
+// once, as a run that releases to PostgreSQL does.
+func (h *handoff) releaseNow(id uuid.UUID, ok bool) (*waiter, []int64) {
+	h.release(id, ok)
+	return h.letGo(id)
+}
+
+// A delivery that gives up while the last holder's successful release is
+// still being written empties the line: it hands over the sleepers to wake
+// (and comes back soon itself), where waiting for the release to be
+// written could wake them before River has recorded its own snooze.
+func TestAGiveUpDuringASuccessfulReleaseWakesTheSleepers(t *testing.T) {
+	t.Parallel()
+	h := newHandoff()
+	id := uuid.New()
+	h.slept(id, 1, time.Minute)
+	h.took(id, true, false, 1, 0, nil)
+	h.begin(id)
+	h.release(id, true)
+	wake, short := h.end(id, 2, time.Minute)
+	require.Equal(t, []int64{1}, wake)
+	require.True(t, short)
+	next, wake := h.letGo(id)
+	require.Nil(t, next)
+	require.Nil(t, wake, "handed over once")
+}
+
 // slept records job, a delivery of id, as snoozed here for snooze, as a
-// run's end does (end).
+// run's end does.
 func (h *handoff) slept(id uuid.UUID, job int64, snooze time.Duration) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.queue(id).sleep(job, snooze)
+	h.begin(id)
+	h.end(id, job, snooze)
 }

@@ -193,10 +193,10 @@ type Lease struct {
 	// Token identifies this holder: only it can release the slot, so a
 	// holder whose lease expired cannot release its successor's.
 	Token uuid.UUID
-	// Written is when the slot's busy_until was last written (taken or
-	// renewed) and the endpoint last read with it, by the deliverer's wall
-	// clock. A lease passes from delivery to delivery in process only while
-	// this is younger than LeaseRefresh; then it goes back to PostgreSQL.
+	// Written is when the slot was taken and the endpoint read with it, by
+	// the deliverer's wall clock. A lease passes from delivery to delivery
+	// in process only while this is younger than LeaseRefresh; then it goes
+	// back to PostgreSQL.
 	Written time.Time
 }
 
@@ -314,11 +314,6 @@ type DeliverStore interface {
 	// (see Finish). A success on an endpoint that is not failing writes
 	// nothing to the endpoint.
 	Finish(ctx context.Context, f Finish) (Settled, error)
-	// RenewLease extends a held slot to now+ttl and reads the endpoint as
-	// it is now, in one statement. held is false when the slot is no longer
-	// the token's (it expired and was taken) or the endpoint was disabled
-	// (or deleted) or narrowed below the slot; ErrGone when it was purged.
-	RenewLease(ctx context.Context, lease Lease, ttl time.Duration) (ep Endpoint, held bool, err error)
 	// Wake makes the deliveries among jobs that are snoozed (due later)
 	// available now, through River, and returns how many it woke. A job in
 	// any other state — running, finished, gone — is left as it is, by the

@@ -31,7 +31,7 @@ type Harness struct {
 }
 
 // RunContract runs the stores' contract — the lease, Finish's record and
-// settlement, reading a recorded outcome back, RenewLease, and the
+// settlement, reading a recorded outcome back, and the
 // fan-out's reads and Enqueue's uniqueness — on fresh implementations from
 // newHarness. Memory and the PostgreSQL adapter both pass it. Cooldown
 // scheduling and where a fan-out summary is kept are not part of it.
@@ -135,7 +135,7 @@ var contractCases = []struct {
 		require.NotNil(t, c.Lease, "the holder's release frees it")
 		require.Empty(t, h.Attempts(t, ep), "a release without an attempt records none")
 	}},
-	{"an expired slot is taken again; its old holder neither renews nor releases it", func(t *testing.T, h Harness) {
+	{"an expired slot is taken again; its old holder does not release it", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
 		ev := h.NewEvent(t, ep)
 		a, _ := take(t, h, ep, ev, 200*time.Millisecond)
@@ -145,34 +145,13 @@ var contractCases = []struct {
 		time.Sleep(400 * time.Millisecond)
 		b, _ := take(t, h, ep, ev, time.Minute)
 		require.NotNil(t, b.Lease, "the dead holder's slot expired")
-		_, held, err := h.Store.RenewLease(context.Background(), *a.Lease, time.Minute)
-		require.NoError(t, err)
-		require.False(t, held)
 		finish(t, h, delivery.Finish{EndpointID: ep, Lease: a.Lease, Now: t0})
 		c, _ = take(t, h, ep, ev, time.Minute)
 		require.Nil(t, c.Lease, "the old holder's release left its successor's slot alone")
-		got, held, err := h.Store.RenewLease(context.Background(), *b.Lease, time.Minute)
-		require.NoError(t, err)
-		require.True(t, held)
-		require.Equal(t, ep, got.ID)
-	}},
-	{"a renewed slot outlives its first ttl", func(t *testing.T, h Harness) {
-		ep := h.NewEndpoint(t, h.NewOwner(t), 1)
-		ev := h.NewEvent(t, ep)
-		a, _ := take(t, h, ep, ev, 300*time.Millisecond)
-		require.NotNil(t, a.Lease)
-		_, held, err := h.Store.RenewLease(context.Background(), *a.Lease, time.Minute)
-		require.NoError(t, err)
-		require.True(t, held)
-		time.Sleep(500 * time.Millisecond)
-		c, _ := take(t, h, ep, ev, time.Minute)
-		require.Nil(t, c.Lease)
 	}},
 	{"no lease without an enabled endpoint and its event; a missing endpoint is gone", func(t *testing.T, h Harness) {
 		ctx := context.Background()
 		_, err := h.Store.TakeLease(ctx, uuid.New(), uuid.New(), uuid.New(), time.Minute)
-		require.ErrorIs(t, err, delivery.ErrGone)
-		_, _, err = h.Store.RenewLease(ctx, delivery.Lease{EndpointID: uuid.New(), Token: uuid.New()}, time.Minute)
 		require.ErrorIs(t, err, delivery.ErrGone)
 
 		ep := h.NewEndpoint(t, h.NewOwner(t), 2)
@@ -190,9 +169,6 @@ var contractCases = []struct {
 		require.False(t, c.Endpoint.Enabled)
 		require.NotNil(t, c.Event)
 		require.Nil(t, c.Lease, "a disabled endpoint lends no slot")
-		_, ok, err := h.Store.RenewLease(ctx, *held.Lease, time.Minute)
-		require.NoError(t, err)
-		require.False(t, ok, "nor keeps one")
 	}},
 	{"finish records the attempt as given", func(t *testing.T, h Harness) {
 		ep := h.NewEndpoint(t, h.NewOwner(t), 1)

@@ -27,7 +27,6 @@ type Memory struct {
 	jobs      map[[2]uuid.UUID]int64
 	summaries []delivery.Summary
 	takes     int
-	renewals  int
 }
 
 type memEndpoint struct {
@@ -191,11 +190,11 @@ func (m *Memory) Holders(endpointID uuid.UUID) int {
 	return n
 }
 
-// Calls returns how many TakeLease and RenewLease calls the store answered.
-func (m *Memory) Calls() (takes, renewals int) {
+// Takes returns how many TakeLease calls the store answered.
+func (m *Memory) Takes() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.takes, m.renewals
+	return m.takes
 }
 
 func gone(id uuid.UUID) error { return fmt.Errorf("endpoint %s: %w", id, delivery.ErrGone) }
@@ -249,22 +248,6 @@ func (m *Memory) ReserveRate(_ context.Context, endpointID uuid.UUID, perSecond,
 	}
 	e.tat = tat.Add(interval)
 	return wait, true, nil
-}
-
-// RenewLease implements delivery.DeliverStore.
-func (m *Memory) RenewLease(_ context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.renewals++
-	e := m.endpoints[l.EndpointID]
-	if e == nil {
-		return delivery.Endpoint{}, false, gone(l.EndpointID)
-	}
-	if !e.ep.Enabled || l.Slot < 0 || l.Slot >= min(e.ep.MaxInFlight, Slots) || e.slots[l.Slot].holder != l.Token {
-		return e.ep, false, nil
-	}
-	e.slots[l.Slot].busyUntil = time.Now().Add(ttl)
-	return e.ep, true, nil
 }
 
 // Finish implements delivery.DeliverStore: it records the attempt, releases

@@ -24,7 +24,6 @@ type Stub struct {
 	EnqueueFunc     func(ctx context.Context, ds []delivery.Delivery) ([]delivery.Enqueued, error)
 	TakeLeaseFunc   func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (delivery.Claim, error)
 	FinishFunc      func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
-	RenewLeaseFunc  func(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error)
 	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
 	WakeFunc        func(ctx context.Context, jobs []int64) (int, error)
 	// AttemptOutcomeFunc answers AttemptOutcome.
@@ -84,11 +83,6 @@ func (s *Stub) ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond,
 		return 0, true, nil
 	}
 	return s.ReserveRateFunc(ctx, endpointID, perSecond, burst, maxWait)
-}
-
-// RenewLease calls RenewLeaseFunc.
-func (s *Stub) RenewLease(ctx context.Context, l delivery.Lease, ttl time.Duration) (delivery.Endpoint, bool, error) {
-	return s.RenewLeaseFunc(ctx, l, ttl)
 }
 
 // Wake calls WakeFunc, or wakes nothing when it is nil.

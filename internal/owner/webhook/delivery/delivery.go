@@ -393,9 +393,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 		f.Lease = lease
 		err := d.finish(ctx, job, f)
 		next, sleepers := d.local.letGo(ep.ID)
-		if next != nil {
-			next.ch <- nil
-		}
+		next.sendToTake()
 		return errors.Join(err, d.wake(ctx, ep.ID, sleepers))
 	}
 	defer func() {
@@ -506,7 +504,6 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 			return Claim{}, 0, err
 		}
 	}
-	var c Claim
 	if w := d.local.join(id, cl); w != nil {
 		// Its event alone is read: the slot comes from a holder here.
 		ev, err := d.store.Event(ctx, job.EventID)
@@ -518,7 +515,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 			// The claim of a pruned event.
 			return Claim{Endpoint: Endpoint{ID: id, Enabled: true}}, 0, dropErr
 		}
-		c = Claim{Endpoint: Endpoint{ID: id, Enabled: true}, Event: &ev}
+		c := Claim{Endpoint: Endpoint{ID: id, Enabled: true}, Event: &ev}
 		p, snooze, err := d.await(ctx, id, w, deadline)
 		if err != nil || p != nil || snooze > 0 {
 			if p != nil {
@@ -536,9 +533,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 		}
 		busy := err == nil && c.Lease == nil && c.Endpoint.Enabled && c.Event != nil && time.Now().Before(deadline)
 		w, next := d.local.took(id, c.Lease != nil, busy, c.Endpoint.MaxInFlight, cool, cl)
-		if next != nil {
-			next.ch <- nil
-		}
+		next.sendToTake()
 		switch {
 		case err != nil:
 			return Claim{}, 0, err
@@ -611,9 +606,8 @@ func (d *Deliverer) abandon(ctx context.Context, id uuid.UUID, w *waiter) error 
 	if p := <-w.ch; p != nil {
 		return d.drop(ctx, id, p.lease)
 	}
-	if _, next := d.local.took(id, false, false, 0, 0, nil); next != nil {
-		next.ch <- nil
-	}
+	_, next := d.local.took(id, false, false, 0, 0, nil)
+	next.sendToTake()
 	return nil
 }
 
@@ -626,9 +620,8 @@ func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 	defer cancel()
 	d.local.release(id, false)
 	_, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
-	if next, _ := d.local.letGo(id); next != nil {
-		next.ch <- nil
-	}
+	next, _ := d.local.letGo(id)
+	next.sendToTake()
 	if err != nil {
 		return fmt.Errorf("release lease slot %d of endpoint %s (it expires after %s): %w", lease.Slot, id, LeaseTTL, err)
 	}

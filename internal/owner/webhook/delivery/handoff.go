@@ -54,6 +54,14 @@ type waiter struct {
 	cl *claimant
 }
 
+// sendToTake sends w, taken off its line by vacate, to take a slot from
+// PostgreSQL itself; nothing when w is nil (nobody was).
+func (w *waiter) sendToTake() {
+	if w != nil {
+		w.ch <- nil
+	}
+}
+
 // claimant is one delivery's claim of an endpoint's lease in this process,
 // from its first ask to its outcome: when it began, and how many
 // deliveries the line had served here then (the pace a giving-up delivery

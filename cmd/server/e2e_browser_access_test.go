@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,14 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
-
-// text is the text of the first element sel matches ("" when none).
-func (b *browser) text(sel string) string {
-	b.t.Helper()
-	js, err := json.Marshal(sel)
-	require.NoError(b.t, err)
-	return value(b, chromedp.Evaluate[string](`(document.querySelector(`+string(js)+`) || {}).textContent || ""`))
-}
 
 // TestAccessPagesInABrowser drives the Access pages as an owner would:
 // roles, a code issued and shown once, the scope check, an embed with an
@@ -47,7 +38,7 @@ func TestAccessPagesInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(".error")),
 	)
 	require.Contains(t, b.text(".error"), "raw:// notes are never admitted")
-	require.Equal(t, "Readers", value(b, chromedp.Value(chromedp.CSS("#role-name"))), "the form keeps what was typed")
+	require.Equal(t, "Readers", b.inputValue("#role-name"), "the form keeps what was typed")
 	b.do(
 		setValue("#uri_globs", "wiki://*"),
 		chromedp.Click(chromedp.CSS(`#role-create button[type=submit]`)),
@@ -72,7 +63,7 @@ func TestAccessPagesInABrowser(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL+"/admin/access/codes"), chromedp.WaitVisible(chromedp.CSS("#code-issue")),
 		setValue("#role_id", readers.String()), setValue("#code-label", "docs site"),
 		chromedp.Click(chromedp.CSS(`#code-issue button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("#secret")))
-	codeValue := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	codeValue := b.inputValue("#secret")
 	require.True(t, strings.HasPrefix(codeValue, "smac_"), codeValue)
 	b.snap("code issued")
 	b.do(chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("#code-facts")))
@@ -158,7 +149,7 @@ func TestAccessPagesInABrowser(t *testing.T) {
 	require.Equal(t, 2, value(b, chromedp.Evaluate[int](`document.querySelectorAll('li.request[data-status="pending"]').length`)))
 	require.Contains(t, b.text("li.request"), "Cy", "newest first")
 	b.do(chromedp.Click(chromedp.CSS(`li.request:nth-child(2) form[action$="/approve"] button`)), chromedp.WaitVisible(chromedp.CSS("#secret")))
-	approvedValue := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	approvedValue := b.inputValue("#secret")
 	require.True(t, strings.HasPrefix(approvedValue, "smac_"))
 	ts.mustDo(t, http.StatusOK, http.MethodPost, "/api/access/redeem", "", `{"code":"`+approvedValue+`"}`)
 	b.do(chromedp.Navigate(ts.URL+"/admin/access/requests"), chromedp.WaitVisible(chromedp.CSS("#requests")),

@@ -57,7 +57,7 @@ func TestAnOwnersDayInABrowser(t *testing.T) {
 		submit("/admin/api-keys"),
 		chromedp.WaitVisible(chromedp.CSS("#secret")),
 	)
-	key := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	key := b.inputValue("#secret")
 	status, body := ts.do(t, http.MethodPost, "/api/admin/events", key, publishBody("b_scoped", ""))
 	require.Equal(t, http.StatusAccepted, status, body)
 	status, body = ts.do(t, http.MethodGet, "/api/admin/webhooks", key, "")

@@ -48,7 +48,7 @@ func TestDisabledEndpointHasAWayForwardInABrowser(t *testing.T) {
 	for _, gone := range []string{`action="/admin/webhooks/` + hook + `/test"`, `/redeliver"`, `id="recover"`, `class="retry-now"`} {
 		require.NotContains(t, html, gone, "a disabled endpoint offers no %s", gone)
 	}
-	held := value(b, chromedp.Text(chromedp.CSS(`tr.delivery[data-status="retrying"]`)))
+	held := b.innerText(`tr.delivery[data-status="retrying"]`)
 	require.Contains(t, held, "held: cancelled when due unless the endpoint is enabled first")
 	require.Contains(t, held, "none while disabled")
 
@@ -66,7 +66,7 @@ func TestDisabledEndpointHasAWayForwardInABrowser(t *testing.T) {
 	})()`))
 	b.do(chromedp.WaitVisible(chromedp.CSS("#way-forward button")))
 	b.snap("disabled-conflict")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".error"))), "ENDPOINT_DISABLED")
+	require.Contains(t, b.innerText(".error"), "ENDPOINT_DISABLED")
 	require.Contains(t, b.html(), `href="/admin/webhooks/`+hook+`"`, "the way back")
 	require.Contains(t, b.html(), `<nav`, "inside the admin")
 

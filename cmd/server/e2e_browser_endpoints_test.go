@@ -79,8 +79,8 @@ func TestEndpointEditDeleteListAndEventsInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#edit-endpoint")),
 	)
 	require.Empty(t, b.unlabelled(), "the edit form labels every field")
-	require.Equal(t, sink.URL+"/first", value(b, chromedp.Value(chromedp.CSS("#url"))), "the form starts from the endpoint")
-	require.Equal(t, "booking.*", value(b, chromedp.Value(chromedp.CSS("#globs"))))
+	require.Equal(t, sink.URL+"/first", b.inputValue("#url"), "the form starts from the endpoint")
+	require.Equal(t, "booking.*", b.inputValue("#globs"))
 	b.snap("endpoint-edit")
 	b.do(
 		setValue("#url", sink.URL+"/edited"),
@@ -94,8 +94,8 @@ func TestEndpointEditDeleteListAndEventsInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#edit-endpoint button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(".notice")),
 	)
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "Endpoint updated")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-settings"))), "2 in flight, 3 s timeout, 5 attempts")
+	require.Contains(t, b.innerText(".notice"), "Endpoint updated")
+	require.Contains(t, b.innerText("#endpoint-settings"), "2 in flight, 3 s timeout, 5 attempts")
 	var ep struct {
 		URL            string            `json:"url"`
 		Description    string            `json:"description"`
@@ -127,7 +127,7 @@ func TestEndpointEditDeleteListAndEventsInABrowser(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")))
 	require.Equal(t, []string{quiet, hook}, b.rowIDs("data-endpoint"), "newest first")
 	require.Empty(t, b.unlabelled(), "the filter form labels every field")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`tr[data-endpoint="`+hook+`"] .rate`))), "100.0% of 1")
+	require.Contains(t, b.innerText(`tr[data-endpoint="`+hook+`"] .rate`), "100.0% of 1")
 	b.snap("endpoint-list")
 	b.do(
 		setValue("#f-state", "disabled"),
@@ -171,17 +171,17 @@ func TestEndpointEditDeleteListAndEventsInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action$="/delete"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(".notice")),
 	)
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "Endpoint deleted")
+	require.Contains(t, b.innerText(".notice"), "Endpoint deleted")
 	require.Equal(t, []string{quiet}, b.rowIDs("data-endpoint"), "the default list leaves the deleted endpoint out")
 	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks?state=deleted"), chromedp.WaitVisible(chromedp.CSS("#endpoints")))
 	require.Equal(t, []string{hook}, b.rowIDs("data-endpoint"))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`tr[data-endpoint="`+hook+`"]`))), "Deleted")
+	require.Contains(t, b.innerText(`tr[data-endpoint="`+hook+`"]`), "Deleted")
 	b.do(
 		chromedp.Click(chromedp.CSS(`tr[data-endpoint="`+hook+`"] a`)),
 		chromedp.WaitVisible(chromedp.CSS("#deleted-note")),
 	)
 	b.snap("endpoint-deleted")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.delivery"))), "204", "the delivery log stays readable")
+	require.Contains(t, b.innerText("tr.delivery"), "204", "the delivery log stays readable")
 	require.NotContains(t, b.html(), `action="/admin/webhooks/`+hook+`/test"`, "a deleted endpoint offers no action")
 	status, body = ts.do(t, http.MethodPost, "/api/admin/webhooks/"+hook+"/test", o.Key, "")
 	require.Equal(t, http.StatusConflict, status, body)
@@ -206,7 +206,7 @@ func TestEndpointEditDeleteListAndEventsInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#event-deliveries")),
 	)
 	require.True(t, strings.HasSuffix(b.location(), "/admin/events/"+events[0]))
-	row := value(b, chromedp.Text(chromedp.CSS("#event-deliveries tr.delivery")))
+	row := b.innerText("#event-deliveries tr.delivery")
 	require.Contains(t, row, sink.URL+"/edited")
 	require.Contains(t, row, "deleted")
 	require.Contains(t, row, "204")

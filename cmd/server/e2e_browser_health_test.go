@@ -77,7 +77,7 @@ func TestHealthOverviewInABrowser(t *testing.T) {
 	require.True(t, b.fitsWidth())
 	b.do(chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 	require.True(t, b.fitsWidth(), "the overview scrolls sideways at 390 px")
-	b.do(chromedp.ResetViewport(), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+	b.do(desktopViewport(), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 
 	// Another window: twelve 5-minute buckets, the same attempts.
 	b.do(chromedp.Click(chromedp.CSS(`.windows a[href="/admin?window=hour"]`)), chromedp.WaitVisible(chromedp.CSS(`.windows a[aria-current][href="/admin?window=hour"]`)))

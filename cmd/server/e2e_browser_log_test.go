@@ -47,7 +47,7 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL + "/admin/webhooks/" + hook))
 	b.login(ts, o)
 	b.do(chromedp.WaitVisible(chromedp.CSS("#deliveries")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#deliveries"))), "No deliveries yet")
+	require.Contains(t, b.innerText("#deliveries"), "No deliveries yet")
 
 	// Recover them: the log fills in by itself.
 	b.do(
@@ -57,7 +57,7 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#recover-submit")),
 		chromedp.WaitVisible(chromedp.CSS(".notice")),
 	)
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "2 events in the range: 2 new deliveries queued")
+	require.Contains(t, b.innerText(".notice"), "2 events in the range: 2 new deliveries queued")
 	b.waitFor(`document.querySelectorAll('tr.delivery[data-status="delivered"]').length === 2`, 60*time.Second)
 	require.Equal(t, 2, rc.count())
 	b.snap("delivery-log-recovered")
@@ -71,16 +71,16 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 	row := `tr.delivery[data-status="retrying"][data-attempt="2"]`
 	b.waitFor(`document.querySelector('`+row+`') !== null`, 60*time.Second)
 	job := value(b, chromedp.Evaluate[string](`document.querySelector('`+row+`').getAttribute("data-job")`))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(row))), "500")
+	require.Contains(t, b.innerText(row), "500")
 	b.snap("delivery-log-retrying")
 	failing.Store(false)
 	b.do(chromedp.Click(chromedp.CSS(row + " button.retry-now")))
 	b.waitFor(`location.search.includes("notice=retried")`, 15*time.Second)
 	b.do(chromedp.WaitVisible(chromedp.CSS(".notice")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "Delivery "+job+" runs now")
+	require.Contains(t, b.innerText(".notice"), "Delivery "+job+" runs now")
 	delivered := `tr.delivery[data-job="` + job + `"][data-status="delivered"]`
 	b.waitFor(`document.querySelector('`+delivered+`') !== null`, 60*time.Second)
-	cells := value(b, chromedp.Text(chromedp.CSS(delivered)))
+	cells := b.innerText(delivered)
 	require.Contains(t, cells, "200")
 	require.NotContains(t, cells, "500", "the delivered row keeps no old error")
 
@@ -99,10 +99,10 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 	require.NotContains(t, attempts[0], "retryable")
 	require.Contains(t, attempts[2], "delivered")
 	require.NotContains(t, attempts[2], "completed")
-	sentBody := value(b, chromedp.Text(chromedp.CSS("#sent-body")))
+	sentBody := b.innerText("#sent-body")
 	reqs := rc.requests()
 	require.Equal(t, string(reqs[len(reqs)-1].Body), strings.TrimSpace(sentBody), "the page shows the exact body sent")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#sent-headers"))), "Webhook-Id: ")
+	require.Contains(t, b.innerText("#sent-headers"), "Webhook-Id: ")
 	// Each attempt shows the headers it sent: its own timestamp and
 	// signature, exactly as the receiver got them, never the secret.
 	sentHeaders := value(b, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("tr.attempt pre.attempt-headers")).map(p => p.innerText)`))
@@ -141,7 +141,7 @@ func TestDeliveryLogInABrowser(t *testing.T) {
 	b.waitFor(`location.search.includes("state=failed")`, 15*time.Second)
 	b.do(chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 	require.Empty(t, b.rowIDs("data-job"))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#deliveries"))), "No delivery matches the filter")
+	require.Contains(t, b.innerText("#deliveries"), "No delivery matches the filter")
 	status, body = ts.do(t, http.MethodGet, "/api/admin/webhooks/"+hook+"/deliveries?state=bogus", o.Key, "")
 	require.Equal(t, http.StatusBadRequest, status, body)
 	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks/"+hook+"?state=bogus"), chromedp.WaitVisible(chromedp.CSS("main")))

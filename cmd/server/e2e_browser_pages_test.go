@@ -36,7 +36,7 @@ func (b *browser) confirmStep(text string) {
 	b.t.Helper()
 	b.do(chromedp.WaitVisible(chromedp.CSS("#confirm-button")))
 	b.snap("confirm")
-	require.Contains(b.t, value(b, chromedp.Text(chromedp.CSS("#confirm"))), text)
+	require.Contains(b.t, b.innerText("#confirm"), text)
 	b.do(chromedp.Click(chromedp.CSS("#confirm-button")))
 }
 
@@ -52,13 +52,13 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	b.waitFor(`document.querySelector("#email") !== null`, 15*time.Second)
 	b.login(ts, o)
 	b.waitFor(`location.pathname === "/admin" && document.querySelector("#attention") !== null`, 15*time.Second)
-	nav := value(b, chromedp.TextContent(chromedp.CSS("nav")))
+	nav := b.text("nav")
 	for _, item := range []string{"Notes", "API keys", "Account", "Suppliers"} {
 		require.Contains(t, nav, item)
 	}
 	b.do(chromedp.Navigate(ts.URL+"/admin/no-such-page"), chromedp.WaitVisible(chromedp.CSS("h1")))
-	require.Equal(t, "Page not found", value(b, chromedp.Text(chromedp.CSS("h1"))))
-	require.Contains(t, value(b, chromedp.TextContent(chromedp.CSS("nav"))), "Webhooks", "the 404 page keeps the navigation")
+	require.Equal(t, "Page not found", b.innerText("h1"))
+	require.Contains(t, b.text("nav"), "Webhooks", "the 404 page keeps the navigation")
 	b.snap("not-found")
 
 	// API keys: issued and shown once, then revoked after a confirmation.
@@ -66,7 +66,7 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.Empty(t, b.unlabelled())
 	b.snap("api-keys")
 	b.do(chromedp.SendKeys(chromedp.CSS("#name"), "browser key"), submit("/admin/api-keys"), chromedp.WaitVisible(chromedp.CSS("#secret")))
-	key := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	key := b.inputValue("#secret")
 	require.True(t, strings.HasPrefix(key, "smk_"), key)
 	status, body := ts.do(t, http.MethodGet, "/api/admin/me", key, "")
 	require.Equal(t, http.StatusOK, status, body)
@@ -108,7 +108,7 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	)
 	noteURL := b.location()
 	noteID := strings.TrimSuffix(strings.TrimPrefix(noteURL, ts.URL+"/admin/notes/"), "?notice=note_saved")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#note-state"))), "Draft")
+	require.Contains(t, b.innerText("#note-state"), "Draft")
 	b.snap("note")
 	b.do(chromedp.Click(chromedp.CSS(`form[action$="/publish"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/unpublish"] button`)))
 	var n struct {
@@ -132,7 +132,7 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 		return status == http.StatusOK && strings.Contains(body, noteID)
 	}, 30*time.Second, 100*time.Millisecond, "the note was never indexed")
 	b.do(chromedp.Navigate(ts.URL+"/admin/notes?q=zucchini"), chromedp.WaitVisible(chromedp.CSS("#hits")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#hits"))), "Browser vegetable garden")
+	require.Contains(t, b.innerText("#hits"), "Browser vegetable garden")
 	b.snap("notes-search")
 	b.do(chromedp.Navigate(noteURL), chromedp.WaitVisible(chromedp.CSS(`form[action$="/unpublish"] button`)),
 		chromedp.Click(chromedp.CSS(`form[action$="/unpublish"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/publish"] button`)))
@@ -152,13 +152,13 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	}
 	sourcePage := ts.URL + "/admin/inbound/" + srcID
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#processing")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#processing"))), "No supplier connection uses this source")
+	require.Contains(t, b.innerText("#processing"), "No supplier connection uses this source")
 	require.Contains(t, b.html(), "never (set at creation")
 	b.do(chromedp.Click(chromedp.CSS(`a[href="/admin/inbound/`+srcID+`/edit"]`)), chromedp.WaitVisible(chromedp.CSS("#tolerance")))
 	require.Empty(t, b.unlabelled())
 	b.do(chromedp.SetValue(chromedp.CSS("#name"), "Shop payments"), chromedp.SetValue(chromedp.CSS("#tolerance"), "120"),
 		submit("/admin/inbound/"+srcID+"/edit"), chromedp.WaitVisible(chromedp.CSS(".notice")))
-	require.Equal(t, "Shop payments", value(b, chromedp.Text(chromedp.CSS("h1"))))
+	require.Equal(t, "Shop payments", b.innerText("h1"))
 	var src struct {
 		ToleranceSeconds int `json:"tolerance_seconds"`
 	}
@@ -182,15 +182,15 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 		return strings.Contains(body, `"reason"`)
 	}, 30*time.Second, 100*time.Millisecond, "the refusal was never recorded")
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("tr.refusal")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.refusal"))), "SIGNATURE")
+	require.Contains(t, b.innerText("tr.refusal"), "SIGNATURE")
 	b.snap("inbound-refusals")
 
 	// Rotate first, to sign the message with the secret the page shows.
 	b.do(chromedp.Click(chromedp.CSS(`form[action$="/rotate"] button`)))
 	b.confirmStep("keeps verifying for 24 hours")
 	b.do(chromedp.WaitVisible(chromedp.CSS("#secret")))
-	created.Secret = value(b, chromedp.Value(chromedp.CSS("#secret")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#grace"))), "The previous secret keeps verifying until")
+	created.Secret = b.inputValue("#secret")
+	require.Contains(t, b.innerText("#grace"), "The previous secret keeps verifying until")
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#source-grace")))
 	skey, err := standardwebhooks.ParseSecret(created.Secret)
 	require.NoError(t, err)
@@ -214,11 +214,11 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("tr.message a")))
 	b.do(chromedp.Click(chromedp.CSS("tr.message a")), chromedp.WaitVisible(chromedp.CSS("#message-body")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#message-body"))), `"order": "o_1"`, "the body, indented")
-	headers := value(b, chromedp.Text(chromedp.CSS("#message-headers")))
+	require.Contains(t, b.innerText("#message-body"), `"order": "o_1"`, "the body, indented")
+	headers := b.innerText("#message-headers")
 	require.Contains(t, strings.ToLower(headers), "webhook-id")
 	require.Contains(t, headers, "msg_pages_1")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#message-state"))), "dead")
+	require.Contains(t, b.innerText("#message-state"), "dead")
 	b.snap("inbound-message")
 	// Replay all asks first: cancelling replays nothing.
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#replay-all button")),
@@ -231,7 +231,7 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS("#replay-all button")))
 	b.confirmStep("Each dead letter is processed again")
 	b.do(chromedp.WaitVisible(chromedp.CSS(".notice")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".notice"))), "1 dead letters replayed")
+	require.Contains(t, b.innerText(".notice"), "1 dead letters replayed")
 	b.waitFor(`document.querySelector("tr.dead-letter") === null && document.querySelector('tr.message[data-state="done"]') !== null`, 60*time.Second)
 
 	// Supplier connections: connected on this source, shown on its page.
@@ -239,10 +239,10 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.Empty(t, b.unlabelled())
 	b.do(chromedp.SendKeys(chromedp.CSS("#name"), "Acme payments"), chromedp.SendKeys(chromedp.CSS("#supplier"), "acme"),
 		submit("/admin/suppliers"), chromedp.WaitVisible(chromedp.CSS("tr.connection")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.connection"))), "Shop payments")
+	require.Contains(t, b.innerText("tr.connection"), "Shop payments")
 	b.snap("suppliers")
 	b.do(chromedp.Navigate(sourcePage), chromedp.WaitVisible(chromedp.CSS("#processing")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#processing"))), "Acme payments")
+	require.Contains(t, b.innerText("#processing"), "Acme payments")
 	b.do(chromedp.Navigate(ts.URL+"/admin/suppliers"), chromedp.WaitVisible(chromedp.CSS("tr.connection button")),
 		chromedp.Click(chromedp.CSS("tr.connection button")))
 	b.confirmStep("Its inbound source stays")
@@ -262,30 +262,30 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks/"+epID), chromedp.WaitVisible(chromedp.CSS("#verify-fold summary")))
 	require.False(t, value(b, chromedp.Evaluate[bool](`document.querySelector("#verify").checkVisibility()`)), "the snippets are folded")
 	b.do(chromedp.Click(chromedp.CSS("#verify-fold summary")), chromedp.WaitVisible(chromedp.CSS("#verify")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#verify"))), "standardwebhooks")
+	require.Contains(t, b.innerText("#verify"), "standardwebhooks")
 	b.do(chromedp.Click(chromedp.CSS(`form[action$="/rotate"] button`)))
 	b.confirmStep("stays valid for 24 hours")
 	b.do(chromedp.WaitVisible(chromedp.CSS("#grace")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#grace"))), "The previous secret keeps signing until")
+	require.Contains(t, b.innerText("#grace"), "The previous secret keeps signing until")
 	var prevUntil time.Time
 	require.NoError(t, ts.App.Pool.QueryRow(ctx, `SELECT prev_secret_until FROM webhook_endpoints WHERE id = $1`, epID).Scan(&prevUntil))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#grace"))), prevUntil.UTC().Format("2006-01-02 15:04"), "the page shows the grace the server keeps")
+	require.Contains(t, b.innerText("#grace"), prevUntil.UTC().Format("2006-01-02 15:04"), "the page shows the grace the server keeps")
 	b.snap("webhook-rotated")
 	b.do(chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("#endpoint-grace")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-grace"))), prevUntil.UTC().Format("2006-01-02 15:04"), "the endpoint page shows the grace")
+	require.Contains(t, b.innerText("#endpoint-grace"), prevUntil.UTC().Format("2006-01-02 15:04"), "the endpoint page shows the grace")
 
 	// The account: email, then password (which signs every session out).
 	b.do(chromedp.Navigate(ts.URL+"/admin/account"), chromedp.WaitVisible(chromedp.CSS("#email-form")))
 	require.Empty(t, b.unlabelled())
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.session[data-current]"))), "this browser")
+	require.Contains(t, b.innerText("tr.session[data-current]"), "this browser")
 	b.snap("account")
 	newEmail := "renamed-" + o.Email
 	b.do(chromedp.SendKeys(chromedp.CSS("#email"), newEmail), chromedp.SendKeys(chromedp.CSS("#email-current-password"), o.Password),
 		submit("/admin/account/email"), chromedp.WaitVisible(chromedp.CSS(".notice")))
-	require.Equal(t, newEmail, value(b, chromedp.Text(chromedp.CSS("#account-email"))))
+	require.Equal(t, newEmail, b.innerText("#account-email"))
 	b.do(chromedp.SendKeys(chromedp.CSS("#password-current"), "not the password"), chromedp.SendKeys(chromedp.CSS("#new-password"), "a brand new passphrase"),
 		submit("/admin/account/password"), chromedp.WaitVisible(chromedp.CSS(".error")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(".error"))), "WRONG_PASSWORD")
+	require.Contains(t, b.innerText(".error"), "WRONG_PASSWORD")
 	b.do(chromedp.SendKeys(chromedp.CSS("#password-current"), o.Password), chromedp.SendKeys(chromedp.CSS("#new-password"), "a brand new passphrase"),
 		submit("/admin/account/password"))
 	b.waitFor(`location.pathname === "/admin/login" && document.querySelector("#password") !== null`, 15*time.Second)
@@ -297,7 +297,7 @@ func TestAdminOwnerPagesInABrowser(t *testing.T) {
 	require.True(t, b.fitsWidth(), "the account page scrolls sideways at 390 px")
 	b.do(chromedp.Navigate(ts.URL+"/admin/api-keys"), chromedp.WaitVisible(chromedp.CSS("#keys")))
 	require.True(t, b.fitsWidth(), "the API keys page scrolls sideways at 390 px")
-	b.do(chromedp.ResetViewport())
+	b.do(desktopViewport())
 
 	// River's UI (the operator's) links back to the admin.
 	_, err = ts.App.Commands.Owners.SetOperator(ctx, newEmail, true)

@@ -95,16 +95,28 @@ func newBrowser(t *testing.T) *browser {
 	// browser still shows the page the test failed on.
 	t.Cleanup(b.saveShotsOnFailure)
 	// The first action starts the browser; it gets no deadline of its own
-	// (a deadline there would bound the browser's whole life).
-	_, err := chromedp.Run(ctx, chromedp.Title())
+	// (a deadline there would bound the browser's whole life). It fixes the
+	// viewport: the window's own size is not one a page always has, and
+	// chromium refuses a screenshot while the page's width is 0.
+	_, err := chromedp.Run(ctx, desktopViewport())
 	require.NoError(t, err, "start %s", path)
 	return b
 }
 
+// desktopViewport is the viewport every test starts with, and the one a
+// test that looked at a phone's width goes back to.
+func desktopViewport() chromedp.Action[chromedp.Void] {
+	return chromedp.EmulateViewport(1280, 900)
+}
+
+// stepTimeout bounds one step in the browser: an action, or the wait for
+// an element to read.
+const stepTimeout = 45 * time.Second
+
 // do runs steps with a deadline.
 func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
 	require.NoError(b.t, chromedp.Do(ctx, steps...))
 }
@@ -112,34 +124,94 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 // value runs one action with a deadline and returns its value.
 func value[T any](b *browser, a chromedp.Action[T]) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	require.NoError(b.t, err)
 	return v
 }
 
-// waitFor polls a JavaScript expression until it is true. A navigation
-// while polling destroys the page's JavaScript context; polling then starts
-// again on the new page.
-func (b *browser) waitFor(expr string, timeout time.Duration) {
-	b.t.Helper()
+// poll evaluates the JavaScript expression expr every 100 ms until done
+// takes its value, and returns that value, or an error saying what the last
+// try gave once timeout has passed. A try is one Runtime.evaluate, which
+// finds what it reads and reads it in the same step. chromedp's element
+// reads (Text, TextContent, Value, AttributeValue, OuterHTML) take two: they
+// resolve a node id, then read through it, and fail with "No node with
+// given id found" when the page replaces its DOM in between (the live
+// delivery log, a navigation); here that only costs a try. A failed try is
+// tried again too: a navigation destroys the JavaScript context that an
+// evaluation runs in.
+func poll[T any](b *browser, expr string, timeout time.Duration, done func(T) bool) (T, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			b.t.Fatalf("waiting for %s on %s: timed out after %s", expr, b.location(), timeout)
-		}
-		ctx, cancel := context.WithTimeout(b.ctx, left+5*time.Second)
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(left), chromedp.WithPollingInterval(100*time.Millisecond)))
+		ctx, cancel := context.WithDeadline(b.ctx, deadline.Add(5*time.Second))
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 		cancel()
-		if err == nil {
-			return
+		if err == nil && done(v) {
+			return v, nil
 		}
-		if b.ctx.Err() != nil || time.Until(deadline) <= 0 {
-			b.t.Fatalf("waiting for %s on %s: %v", expr, b.location(), err)
+		if b.ctx.Err() != nil || !time.Now().Before(deadline) {
+			if err == nil {
+				got, _ := json.Marshal(v)
+				err = fmt.Errorf("the last try gave %s", got)
+			}
+			var zero T
+			return zero, fmt.Errorf("not within %s: %w", timeout, err)
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// waitFor polls a JavaScript expression until it is true.
+func (b *browser) waitFor(expr string, timeout time.Duration) {
+	b.t.Helper()
+	if _, err := poll(b, expr, timeout, func(ok bool) bool { return ok }); err != nil {
+		b.t.Fatalf("waiting for %s on %s: %v", expr, b.location(), err)
+	}
+}
+
+// read is prop, a JavaScript property or method call, of the first element
+// sel matches: read as soon as an element matches, so a page still loading
+// is read once the element is there. The test fails, naming sel, when none
+// matches (or prop is null or undefined on it) within stepTimeout.
+func (b *browser) read(sel, prop string) string {
+	b.t.Helper()
+	js, err := json.Marshal(sel)
+	require.NoError(b.t, err)
+	v, err := poll(b, `document.querySelector(`+string(js)+`)?.`+prop+` ?? null`, stepTimeout, func(v *string) bool { return v != nil })
+	if err != nil {
+		b.t.Fatalf("reading %s of %s on %s: no element matches it, or its %s is null: %v", prop, sel, b.location(), prop, err)
+	}
+	return *v
+}
+
+// text is the text content of the first element sel matches, as
+// chromedp.TextContent reads it.
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return b.read(sel, "textContent")
+}
+
+// innerText is the rendered text of the first element sel matches, as
+// chromedp.Text reads it.
+func (b *browser) innerText(sel string) string {
+	b.t.Helper()
+	return b.read(sel, "innerText")
+}
+
+// inputValue is the value of the first form control sel matches.
+func (b *browser) inputValue(sel string) string {
+	b.t.Helper()
+	return b.read(sel, "value")
+}
+
+// attribute is the attribute name of the first element sel matches; the
+// test fails when the element has no such attribute.
+func (b *browser) attribute(sel, name string) string {
+	b.t.Helper()
+	js, err := json.Marshal(name)
+	require.NoError(b.t, err)
+	return b.read(sel, "getAttribute("+string(js)+")")
 }
 
 func (b *browser) location() string {
@@ -149,12 +221,48 @@ func (b *browser) location() string {
 	return loc
 }
 
-func (b *browser) html() string { return value(b, chromedp.OuterHTML(chromedp.CSS("html"))) }
+// html is the page's markup, read as read reads an element.
+func (b *browser) html() string {
+	b.t.Helper()
+	return b.read("html", "outerHTML")
+}
 
-// snap keeps a screenshot of the current page, written out if the test fails.
+// screenshot captures the whole page once it has a width. Chromium refuses
+// a capture of a page whose width is 0 ("Cannot take screenshot with 0
+// width"), as a new document can be between its navigation and its first
+// layout on a loaded machine; a refused capture is tried again until the
+// deadline.
+func (b *browser) screenshot() ([]byte, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := poll(b, `document.body !== null && document.body.getBoundingClientRect().width > 0 && window.innerWidth > 0`,
+			time.Until(deadline), func(ok bool) bool { return ok })
+		if err != nil {
+			return nil, fmt.Errorf("the page has no width: %w", err)
+		}
+		ctx, cancel := context.WithDeadline(b.ctx, deadline.Add(5*time.Second))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		if err == nil {
+			return png, nil
+		}
+		if b.ctx.Err() != nil || !time.Now().Before(deadline) {
+			return nil, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// snap keeps a screenshot of the current page, written out if the test
+// fails. The screenshots are diagnostics, never assertions: one that cannot
+// be taken is logged and the test goes on.
 func (b *browser) snap(name string) {
 	b.t.Helper()
-	png := value(b, chromedp.FullScreenshot(100))
+	png, err := b.screenshot()
+	if err != nil {
+		b.t.Logf("screenshot %s of %s: %v", name, b.location(), err)
+		return
+	}
 	b.shots = append(b.shots, shot{name: name, png: png})
 }
 
@@ -192,11 +300,11 @@ func (b *browser) saveShotsOnFailure() {
 	if !b.t.Failed() && os.Getenv("STANDMEET_BROWSER_SHOTS") != "1" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
-	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+	if png, err := b.screenshot(); err == nil {
 		b.shots = append(b.shots, shot{name: "at-failure", png: png})
+	} else {
+		b.t.Logf("screenshot at-failure: %v", err)
 	}
-	cancel()
 	dir := artifactDir(b.t)
 	for i, s := range b.shots {
 		p := filepath.Join(dir, fmt.Sprintf("%02d-%s.png", i, s.name))
@@ -241,7 +349,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 	b.login(ts, o)
 	b.do(chromedp.WaitVisible(chromedp.CSS(`a[href="/admin/webhooks/new"]`)))
 	require.Equal(t, ts.URL+"/admin/webhooks", b.location())
-	require.Contains(t, value(b, chromedp.TextContent(chromedp.CSS("nav"))), "Integrations")
+	require.Contains(t, b.text("nav"), "Integrations")
 	b.snap("webhooks")
 
 	// Create an endpoint pointing at the loopback receiver.
@@ -259,7 +367,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action="/admin/webhooks"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS("#secret")),
 	)
-	secret := value(b, chromedp.Value(chromedp.CSS("#secret")))
+	secret := b.inputValue("#secret")
 	require.True(t, strings.HasPrefix(secret, "whsec_"), secret)
 	b.snap("webhook-secret")
 	// The page put the endpoint's own URL in the history: a reload shows the
@@ -283,7 +391,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 	)
 	b.waitFor(`document.querySelector('tr.delivery[data-state="completed"]') !== null`, 60*time.Second)
 	b.snap("webhook-delivered")
-	row := value(b, chromedp.Text(chromedp.CSS("tr.delivery")))
+	row := b.innerText("tr.delivery")
 	require.Contains(t, row, "webhook.test")
 	require.Contains(t, row, "204")
 	got := sink.all()
@@ -298,10 +406,9 @@ func TestAdminUIInABrowser(t *testing.T) {
 
 	// Its task link opens the job on the owner's own job page (River's UI
 	// is the operator's).
-	href := value(b, chromedp.AttributeValue(chromedp.CSS(`tr.delivery a[href^="/admin/tasks"]`), "href"))
-	require.True(t, href.Exists)
-	require.Regexp(t, `^/admin/tasks\?job=\d+$`, href.Value)
-	job := strings.TrimPrefix(href.Value, "/admin/tasks?job=")
+	href := b.attribute(`tr.delivery a[href^="/admin/tasks"]`, "href")
+	require.Regexp(t, `^/admin/tasks\?job=\d+$`, href)
+	job := strings.TrimPrefix(href, "/admin/tasks?job=")
 	b.do(chromedp.Click(chromedp.CSS(`tr.delivery a[href^="/admin/tasks"]`)))
 	b.waitFor(`location.pathname === "/admin/jobs/`+job+`"`, 15*time.Second)
 	b.waitFor(`document.body.innerText.includes("webhook.deliver") && document.querySelector("#job-state").dataset.state === "completed"`, 60*time.Second)
@@ -324,7 +431,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 	)
 	b.confirmStep("Nothing is sent to it until it is enabled again")
 	b.do(chromedp.WaitVisible(chromedp.CSS(`form[action$="/enable"] button`)))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-state"))), "Disabled")
+	require.Contains(t, b.innerText("#endpoint-state"), "Disabled")
 	var ep struct {
 		Enabled bool `json:"enabled"`
 	}
@@ -335,7 +442,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action$="/enable"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`form[action$="/disable"] button`)),
 	)
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("#endpoint-state"))), "Enabled")
+	require.Contains(t, b.innerText("#endpoint-state"), "Enabled")
 	apiGet(t, ts, o.Key, "/api/admin"+strings.TrimPrefix(endpointURL, ts.URL+"/admin"), &ep)
 	require.True(t, ep.Enabled)
 
@@ -345,7 +452,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 	b.snap("webhook-phone")
 	b.do(chromedp.Navigate(ts.URL+"/admin/webhooks/new"), chromedp.WaitVisible(chromedp.CSS("#url")))
 	require.True(t, b.fitsWidth(), "the create form scrolls sideways at 390 px")
-	b.do(chromedp.ResetViewport())
+	b.do(desktopViewport())
 
 	// An inbound source, a message to it, its dead letter replayed.
 	b.do(
@@ -362,8 +469,8 @@ func TestAdminUIInABrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action="/admin/inbound"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS("#secret")),
 	)
-	sourceSecret := value(b, chromedp.Value(chromedp.CSS("#secret")))
-	receiveURL := value(b, chromedp.Value(chromedp.CSS("#receive-url")))
+	sourceSecret := b.inputValue("#secret")
+	receiveURL := b.inputValue("#receive-url")
 	require.True(t, strings.HasPrefix(sourceSecret, "whsec_"))
 	require.Regexp(t, `^`+regexp.QuoteMeta(ts.URL)+`/hooks/[0-9a-f-]{36}$`, receiveURL)
 	b.snap("inbound-secret")
@@ -409,7 +516,7 @@ func TestAdminUIInABrowser(t *testing.T) {
 	require.NoError(t, err)
 
 	b.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("tr.dead-letter")))
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS("tr.dead-letter"))), "handler failed for good")
+	require.Contains(t, b.innerText("tr.dead-letter"), "handler failed for good")
 	b.snap("dead-letter")
 	b.do(
 		chromedp.Click(chromedp.CSS("tr.dead-letter button")),

@@ -27,15 +27,15 @@ func TestEventCatalogInABrowser(t *testing.T) {
 	)
 	require.Equal(t, ts.URL+"/admin/event-types", b.location())
 	b.waitFor(`document.querySelectorAll("#event-catalog tbody tr").length === `+strconv.Itoa(webhookTypesDeclared()), 10*time.Second)
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`tr[data-type="booking.created"]`))), "your services")
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`tr[data-type="owner.login"]`))), "this server")
-	require.NotContains(t, value(b, chromedp.Text(chromedp.CSS(`tr[data-type="owner.login"]`))), "owner.Service", "producers in words, not code")
+	require.Contains(t, b.innerText(`tr[data-type="booking.created"]`), "your services")
+	require.Contains(t, b.innerText(`tr[data-type="owner.login"]`), "this server")
+	require.NotContains(t, b.innerText(`tr[data-type="owner.login"]`), "owner.Service", "producers in words, not code")
 	b.do(
 		chromedp.Click(chromedp.CSS(`tr[data-type="booking.created"] a`)),
 		chromedp.Click(chromedp.CSS(`#type-booking\.created details:nth-of-type(2) summary`)),
 		chromedp.WaitVisible(chromedp.CSS(`pre[data-example="booking.created"]`)),
 	)
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`pre[data-example="booking.created"]`))), `"booking_id": "b_41"`)
+	require.Contains(t, b.innerText(`pre[data-example="booking.created"]`), `"booking_id": "b_41"`)
 	b.snap("event-catalog")
 	require.True(t, b.fitsWidth(), "the catalog fits the viewport")
 }

@@ -154,19 +154,19 @@ func TestEventPageShowsWhyEndpointsGotNoDeliveryInABrowser(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL + "/admin/events/" + ev.String()))
 	b.login(ts, o)
 	b.do(chromedp.WaitVisible(chromedp.CSS("#event-fanout")))
-	delivered := value(b, chromedp.Text(chromedp.CSS("#event-deliveries")))
+	delivered := b.innerText("#event-deliveries")
 	require.Contains(t, delivered, fx.rc.URL+"/a", "A's delivery is listed")
 	require.Equal(t, 1, value(b, chromedp.Evaluate[int](`document.querySelectorAll('#event-deliveries a[href="/admin/webhooks/`+fx.A+`"]').length`)),
 		"and linked to its endpoint")
 	for id, want := range map[string]string{
 		fx.B: "not subscribed", fx.C: "the embed's access code does not admit", fx.D: "endpoint disabled", fx.E: "cooldown until",
 	} {
-		row := value(b, chromedp.Text(chromedp.CSS(`#event-fanout tr[data-endpoint="`+id+`"]`)))
+		row := b.innerText(`#event-fanout tr[data-endpoint="` + id + `"]`)
 		require.Contains(t, row, want, id)
 	}
 	require.Len(t, b.rowIDs("data-reason"), 4, "F (deleted) is not listed, nor A")
 	// E's delivery, scheduled 0 of 18, says why it waits.
-	require.Contains(t, value(b, chromedp.Text(chromedp.CSS(`#event-deliveries tr.delivery:has(a[href="/admin/webhooks/`+fx.E+`"]) .wait`))),
+	require.Contains(t, b.innerText(`#event-deliveries tr.delivery:has(a[href="/admin/webhooks/`+fx.E+`"]) .wait`),
 		"cooldown until")
 	b.snap("event-fanout")
 }

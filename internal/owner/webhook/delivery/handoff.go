@@ -79,9 +79,9 @@ type localQueue struct {
 	// holders and takers are the slots of the endpoint held here, and the
 	// deliveries here asking PostgreSQL for one; releasing the slots let go
 	// here whose release is being written. A delivery that comes meanwhile
-	// asks PostgreSQL at once (the release may be written by then), and
-	// one whose take finds the slot still busy waits in line for the
-	// releaser to send it to take again.
+	// waits in line for the releaser to send it to take: a take beside the
+	// release would find the slot still held and, if the release were
+	// written before the take reported, leave nobody here to send it on.
 	holders, takers, releasing int
 	waiters                    []*waiter
 	// claims counts the deliveries here between their first ask and their
@@ -288,16 +288,16 @@ func (h *handoff) cooling(id uuid.UUID) time.Duration {
 }
 
 // join queues a waiter for cl's claim of id, without asking PostgreSQL,
-// when deliveries here hold or are taking every slot of id this process
-// may hold (its max_in_flight as last read here) and id is not cooling
-// down: one of them passes its slot on here, or sends the first waiter to
-// take one. Otherwise (nil) the claim counts as taking: its run asks
-// PostgreSQL, then reports with took.
+// when deliveries here hold, take or release every slot of id this
+// process may hold (its max_in_flight as last read here) and id is not
+// cooling down: one of them passes its slot on here, or sends the first
+// waiter to take one. Otherwise (nil) the claim counts as taking: its run
+// asks PostgreSQL, then reports with took.
 func (h *handoff) join(id uuid.UUID, cl *claimant) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	if q.slots > 0 && q.holders+q.takers >= q.slots && !time.Now().Before(q.coolUntil) {
+	if q.slots > 0 && q.holders+q.takers+q.releasing >= q.slots && !time.Now().Before(q.coolUntil) {
 		if w := q.enqueue(cl); w != nil {
 			return w
 		}

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -60,6 +61,11 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 			w.WriteHeader(http.StatusInternalServerError)
 		})
 	}
+	if diagnosing() {
+		for _, ep := range a.Eps {
+			t.Logf("endpoint %s %s", ep.ServerID, ep.URL)
+		}
+	}
 	stop := logLines(t, f.Pool, sick)
 	commits := writeNotesAt(t, a, "iso", isolationRate, dur)
 	stop()
@@ -74,6 +80,7 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 			}
 		}
 	}
+	logSeconds(t, healthy, commits, sick)
 	// The replicas stop with their run, not with the test, so each run
 	// shares the machine with no fleet but its own.
 	f.stop()
@@ -81,8 +88,41 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 }
 
 // diagnosing reports whether STANDMEET_FAULTS_DIAG asks the isolation
-// test to log where its deliveries wait and what work they took.
+// test to log what work its deliveries took ("work") and, for any other
+// value, where they wait every second (a read that itself slows the run).
 func diagnosing() bool { return os.Getenv("STANDMEET_FAULTS_DIAG") != "" }
+
+// diagnosingLines reports whether the per-second read of logLines is on.
+func diagnosingLines() bool { return diagnosing() && os.Getenv("STANDMEET_FAULTS_DIAG") != "work" }
+
+// logSeconds, with STANDMEET_FAULTS_DIAG set, logs the healthy endpoints'
+// commit-to-receipt p50, p99 and maximum per second of commits: when in the
+// run the latency a p99 reports came.
+func logSeconds(t *testing.T, eps []*bench.SinkEndpoint, commits map[string]time.Time, sick bool) {
+	t.Helper()
+	if !diagnosing() || len(commits) == 0 {
+		return
+	}
+	first := slices.MinFunc(slices.Collect(maps.Values(commits)), time.Time.Compare)
+	var per [][]time.Duration
+	for _, ep := range eps {
+		for _, ar := range ep.Arrivals() {
+			if at, ok := commits[ar.Subject]; ok && ar.Valid && ar.Status/100 == 2 {
+				s := int(at.Sub(first) / time.Second)
+				for len(per) <= s {
+					per = append(per, nil)
+				}
+				per[s] = append(per[s], ar.At.Sub(at))
+			}
+		}
+	}
+	for s, l := range per {
+		if len(l) > 0 {
+			t.Logf("sick=%v second %2d: healthy p50/p99/max %v/%v/%v", sick, s, percentile(l, 0.5).Round(time.Millisecond),
+				percentile(l, 0.99).Round(time.Millisecond), percentile(l, 1).Round(time.Millisecond))
+		}
+	}
+}
 
 // logLines, with STANDMEET_FAULTS_DIAG set, logs every second until stop
 // is called, per endpoint (named by its receiver), River's states of its
@@ -92,7 +132,7 @@ func diagnosing() bool { return os.Getenv("STANDMEET_FAULTS_DIAG") != "" }
 // only, one statement a second.
 func logLines(t *testing.T, pool *pgxpool.Pool, sick bool) (stop func()) {
 	t.Helper()
-	if !diagnosing() {
+	if !diagnosingLines() {
 		return func() {}
 	}
 	done, finished := make(chan struct{}), make(chan struct{})

@@ -93,6 +93,13 @@ type localQueue struct {
 	// began): how long the lease has gone without serving a delivery here,
 	// the pace hopeless judges a wait by.
 	progress time.Time
+	// pace is the time between passes here, about one slot's hold divided
+	// by the slots in a line that moves (0: unknown, or the last slot let
+	// go here went after a failure). A busy snooze counts it for the
+	// deliveries ahead, not the stall: a line that stalled for seconds (a
+	// pause of the machine) and served at its pace before is expected to
+	// serve at that pace again.
+	pace time.Duration
 	// slots is the endpoint's max_in_flight as the last take here read it
 	// (0: not read yet). A change reaches it at the endpoint's next take,
 	// at the latest when the lease goes back to PostgreSQL after
@@ -351,8 +358,19 @@ func (h *handoff) pass(id uuid.UUID) *waiter {
 	w := q.waiters[0]
 	q.waiters = q.waiters[1:]
 	q.served++
-	q.progress = time.Now()
+	now := time.Now()
+	q.pace = paced(q.pace, now.Sub(q.progress))
+	q.progress = now
 	return w
+}
+
+// paced is pace with one more interval between passes counted: a moving
+// average over about the last eight.
+func paced(pace, interval time.Duration) time.Duration {
+	if pace == 0 {
+		return interval
+	}
+	return (7*pace + interval) / 8
 }
 
 // release records a slot of id that a delivery here lets go to
@@ -368,6 +386,9 @@ func (h *handoff) release(id uuid.UUID, ok bool) {
 	q.holders--
 	q.releasing++
 	q.owed = ok
+	if !ok {
+		q.pace = 0
+	}
 }
 
 // letGo records the release of a slot of id written (see release): next
@@ -406,7 +427,7 @@ func (h *handoff) giveUp(id uuid.UUID, w *waiter, deadline time.Time, onlyHopele
 		return 0, false
 	}
 	q.waiters = slices.Delete(q.waiters, ahead, ahead+1)
-	return busySnooze(ahead, int(q.served-w.cl.served), time.Since(w.cl.start), stall, slots), true
+	return busySnooze(ahead, int(q.served-w.cl.served), time.Since(w.cl.start), stall, slots, q.pace), true
 }
 
 // hopeless reports whether a delivery with ahead deliveries before it in
@@ -427,12 +448,18 @@ func hopeless(ahead int, stall time.Duration, slots int, left time.Duration) boo
 // busySnooze is the snooze of a delivery that waited waited, with ahead
 // deliveries still in line before it and went served here meanwhile, while
 // the endpoint's slots (slots ≥ 1 of them) have served nobody here for
-// stall: about the wait left, one turn per delivery ahead and its own,
-// each turn the longer of the pace it saw (waited ÷ went) and the stall
-// shared by the slots.
-func busySnooze(ahead, went int, waited, stall time.Duration, slots int) time.Duration {
-	each := max(waited/time.Duration(max(went, 1)), stall/time.Duration(slots))
-	left := time.Duration(ahead+1) * each
+// stall: about the wait left. In a line with a pace (see localQueue.pace)
+// that is the stall shared by the slots, then one pace per delivery ahead.
+// Without one (a line that has not passed a slot, or whose last slot went
+// after a failure: a hanging endpoint's), it is one turn per delivery
+// ahead and its own, each the longer of the pace this delivery saw
+// (waited ÷ went) and the stall shared by the slots.
+func busySnooze(ahead, went int, waited, stall time.Duration, slots int, pace time.Duration) time.Duration {
+	left := stall/time.Duration(slots) + time.Duration(ahead)*pace
+	if pace == 0 {
+		each := max(waited/time.Duration(max(went, 1)), stall/time.Duration(slots))
+		left = time.Duration(ahead+1) * each
+	}
 	return min(max(left, BusySnooze), MaxBusySnooze)
 }
 
@@ -442,5 +469,5 @@ func (h *handoff) snooze(id uuid.UUID, cl *claimant) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	return busySnooze(0, int(q.served-cl.served), time.Since(cl.start), time.Since(q.progress), max(q.slots, 1))
+	return busySnooze(0, int(q.served-cl.served), time.Since(cl.start), time.Since(q.progress), max(q.slots, 1), q.pace)
 }

@@ -155,25 +155,50 @@ func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 	}
 }
 
-// A busy snooze is the wait ahead at the slower of the line's pace and its
-// current stall: a hanging endpoint's line, which served nobody while the
-// delivery waited, sends each delivery away for as long as those before it
-// would hold the slot at the stall seen, not for the shortest snooze.
+// A busy snooze is the wait ahead: without a pace, at the slower of the
+// pace the delivery saw and the line's current stall, so a hanging
+// endpoint's line sends each delivery away for as long as those before it
+// would hold the slot at the stall seen, not for the shortest snooze; with
+// a pace, the stall once and the pace for each delivery ahead, so a line
+// that paused for seconds does not send its back away for minutes.
 func TestABusySnoozeCoversTheStallAhead(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name                      string
-		ahead, went, slots        int
-		waited, held, wantSnoozed time.Duration
+		name               string
+		ahead, went, slots int
+		waited, held, pace time.Duration
+		wantSnoozed        time.Duration
 	}{
-		{"a moving line: its pace", 4, 10, 1, 3 * time.Second, 10 * time.Millisecond, 1500 * time.Millisecond},
-		{"a hanging line: its stall", 9, 0, 1, 0, time.Second, 10 * time.Second},
-		{"a stall shared by slots", 9, 0, 4, 0, 2 * time.Second, 5 * time.Second},
-		{"never under the shortest", 0, 100, 1, time.Second, 0, BusySnooze},
-		{"never over the cooldown", 1000, 0, 1, 0, 10 * time.Second, MaxBusySnooze},
+		{"a moving line: the pace it saw", 4, 10, 1, 3 * time.Second, 10 * time.Millisecond, 0, 1500 * time.Millisecond},
+		{"a hanging line: its stall", 9, 0, 1, 0, time.Second, 0, 10 * time.Second},
+		{"a stall shared by slots", 9, 0, 4, 0, 2 * time.Second, 0, 5 * time.Second},
+		{"a paused line with a pace: the stall once", 25, 0, 1, 3400 * time.Millisecond, 3400 * time.Millisecond, 45 * time.Millisecond, 4525 * time.Millisecond},
+		{"a pace with slots: the stall shared", 10, 0, 2, 0, time.Second, 100 * time.Millisecond, 1500 * time.Millisecond},
+		{"never under the shortest", 0, 100, 1, time.Second, 0, 0, BusySnooze},
+		{"never over the cooldown", 1000, 0, 1, 0, 10 * time.Second, 0, MaxBusySnooze},
 	} {
-		require.Equal(t, c.wantSnoozed, busySnooze(c.ahead, c.went, c.waited, c.held, c.slots), c.name)
+		require.Equal(t, c.wantSnoozed, busySnooze(c.ahead, c.went, c.waited, c.held, c.slots, c.pace), c.name)
 	}
+}
+
+// A line's pace is the moving average of the time between its passes; a
+// slot let go after a failure forgets it (a hanging endpoint's line is
+// judged by its stall).
+func TestALinesPaceComesFromItsPassesAndGoesWithAFailure(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 80*time.Millisecond, paced(0, 80*time.Millisecond))
+	require.Equal(t, 50*time.Millisecond, paced(40*time.Millisecond, 120*time.Millisecond))
+	h := newHandoff()
+	id := uuid.New()
+	require.Nil(t, h.join(id, h.begin(id)))
+	h.took(id, true, false, 1, 0, nil)
+	w := h.join(id, h.begin(id))
+	require.NotNil(t, w)
+	time.Sleep(time.Millisecond)
+	require.Same(t, w, h.pass(id))
+	require.GreaterOrEqual(t, h.queue(id).pace, time.Millisecond, "a pass measures the pace")
+	h.release(id, false)
+	require.Zero(t, h.queue(id).pace, "a failure forgets it")
 }
 
 // The handoff keeps an endpoint's queue while its line is live, a

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -152,8 +153,8 @@ func poll[T any](b *browser, expr string, timeout time.Duration, done func(T) bo
 		}
 		if b.ctx.Err() != nil || !time.Now().Before(deadline) {
 			if err == nil {
-				got, _ := json.Marshal(v)
-				err = fmt.Errorf("the last try gave %s", got)
+				got, shown := json.Marshal(v)
+				err = errors.Join(fmt.Errorf("the last try gave %s", got), shown)
 			}
 			var zero T
 			return zero, fmt.Errorf("not within %s: %w", timeout, err)

@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -72,15 +71,12 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 	waitReceived(t, healthy, commits)
 	logWork(t, f.Pool, sick)
 
-	var lat []time.Duration
-	for _, ep := range healthy {
-		for _, ar := range ep.Arrivals() {
-			if at, ok := commits[ar.Subject]; ok && ar.Valid && ar.Status/100 == 2 {
-				lat = append(lat, ar.At.Sub(at))
-			}
-		}
+	rs := receipts(healthy, commits)
+	lat := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		lat[i] = r.latency
 	}
-	logSeconds(t, healthy, commits, sick)
+	logSeconds(t, rs, sick)
 	// The replicas stop with their run, not with the test, so each run
 	// shares the machine with no fleet but its own.
 	f.stop()
@@ -95,26 +91,42 @@ func diagnosing() bool { return os.Getenv("STANDMEET_FAULTS_DIAG") != "" }
 // diagnosingLines reports whether the per-second read of logLines is on.
 func diagnosingLines() bool { return diagnosing() && os.Getenv("STANDMEET_FAULTS_DIAG") != "work" }
 
-// logSeconds, with STANDMEET_FAULTS_DIAG set, logs the healthy endpoints'
-// commit-to-receipt p50, p99 and maximum per second of commits: when in the
-// run the latency a p99 reports came.
-func logSeconds(t *testing.T, eps []*bench.SinkEndpoint, commits map[string]time.Time, sick bool) {
-	t.Helper()
-	if !diagnosing() || len(commits) == 0 {
-		return
-	}
-	first := slices.MinFunc(slices.Collect(maps.Values(commits)), time.Time.Compare)
-	var per [][]time.Duration
+// receipt is one note received with a 2xx by a healthy endpoint: when the
+// note was committed, and how long after that it arrived.
+type receipt struct {
+	committed time.Time
+	latency   time.Duration
+}
+
+// receipts are eps' receipts of the notes of commits.
+func receipts(eps []*bench.SinkEndpoint, commits map[string]time.Time) []receipt {
+	var out []receipt
 	for _, ep := range eps {
 		for _, ar := range ep.Arrivals() {
 			if at, ok := commits[ar.Subject]; ok && ar.Valid && ar.Status/100 == 2 {
-				s := int(at.Sub(first) / time.Second)
-				for len(per) <= s {
-					per = append(per, nil)
-				}
-				per[s] = append(per[s], ar.At.Sub(at))
+				out = append(out, receipt{committed: at, latency: ar.At.Sub(at)})
 			}
 		}
+	}
+	return out
+}
+
+// logSeconds, with STANDMEET_FAULTS_DIAG set, logs the receipts' p50, p99
+// and maximum latency per second of commits: when in the run the latency a
+// p99 reports came.
+func logSeconds(t *testing.T, rs []receipt, sick bool) {
+	t.Helper()
+	if !diagnosing() || len(rs) == 0 {
+		return
+	}
+	first := slices.MinFunc(rs, func(a, b receipt) int { return a.committed.Compare(b.committed) }).committed
+	var per [][]time.Duration
+	for _, r := range rs {
+		s := int(r.committed.Sub(first) / time.Second)
+		for len(per) <= s {
+			per = append(per, nil)
+		}
+		per[s] = append(per[s], r.latency)
 	}
 	for s, l := range per {
 		if len(l) > 0 {

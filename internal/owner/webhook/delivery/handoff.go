@@ -95,7 +95,8 @@ type localQueue struct {
 	progress time.Time
 	// pace is the time between passes here, about one slot's hold divided
 	// by the slots in a line that moves (0: unknown, or the last slot let
-	// go here went after a failure). A busy snooze counts it for the
+	// go here went without a success: after a failure, or dropped by a run
+	// that did not post). A busy snooze counts it for the
 	// deliveries ahead, not the stall: a line that stalled for seconds (a
 	// pause of the machine) and served at its pace before is expected to
 	// serve at that pace again.
@@ -455,10 +456,10 @@ func hopeless(ahead int, stall time.Duration, slots int, left time.Duration) boo
 // ahead and its own, each the longer of the pace this delivery saw
 // (waited ÷ went) and the stall shared by the slots.
 func busySnooze(ahead, went int, waited, stall time.Duration, slots int, pace time.Duration) time.Duration {
-	left := stall/time.Duration(slots) + time.Duration(ahead)*pace
+	shared := stall / time.Duration(slots)
+	left := shared + time.Duration(ahead)*pace
 	if pace == 0 {
-		each := max(waited/time.Duration(max(went, 1)), stall/time.Duration(slots))
-		left = time.Duration(ahead+1) * each
+		left = time.Duration(ahead+1) * max(waited/time.Duration(max(went, 1)), shared)
 	}
 	return min(max(left, BusySnooze), MaxBusySnooze)
 }

@@ -77,6 +77,7 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 		lat[i] = r.latency
 	}
 	logSeconds(t, rs, sick)
+	logPhases(t, f.Pool, healthy, commits, sick)
 	// The replicas stop with their run, not with the test, so each run
 	// shares the machine with no fleet but its own.
 	f.stop()
@@ -205,7 +206,9 @@ func logWork(t *testing.T, pool *pgxpool.Pool, sick bool) {
 	rows, err := pool.Query(context.Background(), `
 WITH k AS (SELECT id, split_part(split_part(url, '/e/', 2), '-', 1) AS kind FROM webhook_endpoints)
 SELECT k.kind, count(*), sum(j.attempt), sum(COALESCE((j.metadata->>'snoozes')::int, 0)),
-  string_agg(DISTINCT j.state::text, ','),
+  string_agg(DISTINCT j.state::text, ',') || ' by snoozes ' || (SELECT string_agg(n || ':' || c, ' ' ORDER BY n) FROM (
+    SELECT LEAST(COALESCE((j2.metadata->>'snoozes')::int, 0), 5) AS n, count(*) AS c FROM river_job j2 JOIN k k3 ON j2.args->>'endpoint_id' = k3.id::text
+    WHERE j2.kind = 'webhook.deliver' AND k3.kind = k.kind GROUP BY 1) h),
   (SELECT count(*) FROM webhook_attempts a JOIN k k2 ON k2.id = a.endpoint_id WHERE k2.kind = k.kind)
 FROM river_job j JOIN k ON j.args->>'endpoint_id' = k.id::text
 WHERE j.kind = 'webhook.deliver' GROUP BY 1 ORDER BY 1`)
@@ -217,6 +220,73 @@ WHERE j.kind = 'webhook.deliver' GROUP BY 1 ORDER BY 1`)
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// logPhases, with STANDMEET_FAULTS_DIAG set, logs where the slowest
+// healthy receipts spent their time, from River's rows of their fan-out and
+// delivery jobs: commit to the relay's insert of the fan-out (relay), to
+// the fan-out's start (fan-out wait), to its insert of the delivery
+// (fan-out run), to the delivery's last start (delivery wait), to the
+// receipt (claim and POST). River's created_at is its inserting
+// transaction's start, so each phase is within a transaction's length.
+func logPhases(t *testing.T, pool *pgxpool.Pool, eps []*bench.SinkEndpoint, commits map[string]time.Time, sick bool) {
+	t.Helper()
+	if !diagnosing() {
+		return
+	}
+	type key struct{ ep, ev string }
+	type phases struct {
+		fanCreated, fanStarted, created, started, posted time.Time
+		attempt, snoozes                                 int
+	}
+	ids := make([]string, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.ServerID
+	}
+	rows, err := pool.Query(context.Background(), `
+SELECT d.args->>'endpoint_id', d.args->>'event_id', f.created_at, f.attempted_at, d.created_at, d.attempted_at,
+  a.attempted_at, d.attempt, COALESCE((d.metadata->>'snoozes')::int, 0)
+FROM river_job d JOIN river_job f ON f.kind = 'webhook.fanout' AND f.args->>'event_id' = d.args->>'event_id'
+JOIN webhook_attempts a ON a.job_id = d.id AND a.outcome = 'completed'
+WHERE d.kind = 'webhook.deliver' AND d.state = 'completed' AND d.args->>'endpoint_id' = ANY($1)`, ids)
+	require.NoError(t, err)
+	got := map[key]phases{}
+	var k key
+	var p phases
+	_, err = pgx.ForEachRow(rows, []any{&k.ep, &k.ev, &p.fanCreated, &p.fanStarted, &p.created, &p.started, &p.posted, &p.attempt, &p.snoozes}, func() error {
+		got[k] = p
+		return nil
+	})
+	require.NoError(t, err)
+	type slow struct {
+		at      time.Time
+		latency time.Duration
+		line    string
+	}
+	var all []slow
+	for _, ep := range eps {
+		for _, ar := range ep.Arrivals() {
+			at, ok := commits[ar.Subject]
+			p, found := got[key{ep.ServerID, ar.ID}]
+			if !ok || !found || !ar.Valid || ar.Status/100 != 2 {
+				continue
+			}
+			ms := func(d time.Duration) int64 { return d.Milliseconds() }
+			all = append(all, slow{at: at, latency: ar.At.Sub(at), line: fmt.Sprintf(
+				"relay %d, fan-out wait %d, run %d, delivery wait %d, claim+send %d ms; answered %d ms after (attempt %d, %d snoozes)",
+				ms(p.fanCreated.Sub(at)), ms(p.fanStarted.Sub(p.fanCreated)), ms(p.created.Sub(p.fanStarted)),
+				ms(p.started.Sub(p.created)), ms(ar.At.Sub(p.started)), ms(p.posted.Sub(ar.At)), p.attempt, p.snoozes)})
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	first := slices.MinFunc(all, func(a, b slow) int { return a.at.Compare(b.at) }).at
+	t.Logf("sick=%v first commit at %s", sick, first.Format("15:04:05.000"))
+	slices.SortFunc(all, func(a, b slow) int { return int(b.latency - a.latency) })
+	for _, s := range all[:min(len(all), 25)] {
+		t.Logf("sick=%v slow %v at %.1f s: %s", sick, s.latency.Round(time.Millisecond), s.at.Sub(first).Seconds(), s.line)
+	}
 }
 
 // writeNotesAt writes notes named prefix-i at rate for dur and returns

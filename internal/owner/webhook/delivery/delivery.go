@@ -306,6 +306,8 @@ func (d *Deliverer) recordedSuccess(ctx context.Context, job DeliverJob) (Result
 func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
 	cl := d.local.begin(job.EndpointID)
 	claim, snooze, err := d.claim(ctx, job, cl)
+	// MaxBusySnooze is the cooldown, which BackoffScale divides.
+	snooze = min(snooze, d.cooldown)
 	wake, short := d.local.end(job.EndpointID, job.JobID, snooze)
 	if short {
 		snooze = BusySnooze
@@ -371,11 +373,10 @@ func (d *Deliverer) cooldownLeft(ep Endpoint) time.Duration {
 
 // deliverHolding runs steps 2-4 while holding lease.
 func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpoint, ev Event, lease *Lease) (res Result) {
-	released := false
+	released, how := false, served
 	release := func(f Finish) error {
 		released = true
-		ok := f.Settle != SettleFailure
-		if ok && time.Since(lease.Written) < LeaseRefresh {
+		if how == served && time.Since(lease.Written) < LeaseRefresh {
 			if next := d.local.pass(ep.ID); next != nil {
 				// The endpoint is as this run read it: the waiter posts
 				// under the same lease while this run's outcome is written.
@@ -389,7 +390,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 		// for LeaseRefresh (the endpoint is read afresh by the next taker,
 		// and a delivery of another process that waits for it may take it
 		// first).
-		d.local.release(ep.ID, ok)
+		d.local.release(ep.ID, how)
 		f.Lease = lease
 		err := d.finish(ctx, job, f)
 		next, sleepers := d.local.letGo(ep.ID)
@@ -462,6 +463,10 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	switch {
 	case v.failure:
 		f.Settle = SettleFailure
+		how = refused
+		if v.class == ClassTimeout || v.class == ClassConnection {
+			how = unanswered
+		}
 		f.DisableAfter, f.Cooldown = DisableAfter, d.cooldown
 		f.DisableReason = fmt.Sprintf("deliveries failed continuously for %s; last: %s", durationWords(DisableAfter), v.reason)
 	case ep.FailingSince != nil:
@@ -549,7 +554,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 		if w == nil {
 			// Held elsewhere (another process, or a holder that died),
 			// out of time, or no room in line here.
-			return c, d.local.snooze(id, cl), nil
+			return c, d.local.snooze(id), nil
 		}
 		p, snooze, err := d.await(ctx, id, w, deadline)
 		if err != nil || snooze > 0 {
@@ -618,7 +623,7 @@ func (d *Deliverer) abandon(ctx context.Context, id uuid.UUID, w *waiter) error 
 func (d *Deliverer) drop(ctx context.Context, id uuid.UUID, lease Lease) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
-	d.local.release(id, false)
+	d.local.release(id, dropped)
 	_, err := d.store.Finish(fctx, Finish{EndpointID: id, Lease: &lease, Now: d.clock.Now()})
 	next, _ := d.local.letGo(id)
 	next.sendToTake()

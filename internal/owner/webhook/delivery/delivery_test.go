@@ -550,6 +550,42 @@ func TestADeliveryOfASlotHeldElsewhereSnoozesAtOnce(t *testing.T) {
 	require.Equal(t, int64(1), b.d.Stats().BusySnoozes)
 }
 
+// A delivery that gives up in line behind a receiver that stopped
+// answering sleeps the cooldown (as BackoffScale divides it): the first
+// success that empties the line wakes it, and coming back sooner would
+// only wait in vain behind the next holder that hangs.
+func TestAGiveUpBehindAReceiverThatStoppedAnsweringSleepsTheCooldown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.deps.BackoffScale = 60
+	b.d = delivery.NewDeliverer(b.deps)
+	b.useMemory()
+	hold := make(chan struct{})
+	var posts atomic.Int64
+	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
+		switch posts.Add(1) {
+		case 1:
+			return delivery.PostResponse{}, delivery.ErrTimeout
+		case 2:
+			<-hold
+		}
+		return delivery.PostResponse{StatusCode: 204}, nil
+	}
+	require.Equal(t, delivery.OutcomeRetryable, b.d.Deliver(context.Background(), b.job()).Outcome)
+	results := make(chan delivery.Result, 2)
+	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+	require.Eventually(t, func() bool { return posts.Load() == 2 }, 10*time.Second, time.Millisecond)
+	go func() { results <- b.d.Deliver(context.Background(), b.job()) }()
+	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+	res := b.d.Deliver(context.Background(), b.job())
+	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
+	require.Equal(t, delivery.Cooldown/60, res.Snooze)
+	close(hold)
+	for range 2 {
+		require.Equal(t, delivery.OutcomeCompleted, (<-results).Outcome)
+	}
+}
+
 // A delivery that gives up after MaxLocalWait in line behind deliveries
 // here, having joined a holder here without asking PostgreSQL, snoozes
 // for the wait it estimates: at least as long as the slot has now gone

@@ -23,10 +23,11 @@ const (
 	// BusySnooze is the shortest snooze of a delivery that gave up a wait
 	// for its endpoint's lease, MaxBusySnooze the longest: a failing
 	// endpoint's Cooldown, after which new deliveries to it wait that long
-	// anyway. In between, the snooze is the wait still ahead of it
-	// (busySnooze). A line that empties with a success wakes its sleepers
-	// early (wakeable), so the estimate may err long; erring short brings a
-	// hanging endpoint's deliveries back to wait in vain.
+	// anyway, and the snooze of every give-up from a line whose last slot
+	// went without an answer. In between, the snooze is the wait still ahead
+	// of it (busySnooze). A line that empties with a success wakes its
+	// sleepers early (end, letGo), so the estimate may err long; erring
+	// short brings a hanging endpoint's deliveries back to wait in vain.
 	BusySnooze    = Stall
 	MaxBusySnooze = Cooldown
 	// maxLocalWaiters bounds the deliveries of one endpoint waiting in line
@@ -63,12 +64,9 @@ func (w *waiter) sendToTake() {
 }
 
 // claimant is one delivery's claim of an endpoint's lease in this process,
-// from its first ask to its outcome: when it began, and how many
-// deliveries the line had served here then (the pace a giving-up delivery
-// judges its snooze by).
+// from its first ask to its outcome: when it began.
 type claimant struct {
-	start  time.Time
-	served uint64
+	start time.Time
 }
 
 // localQueue is one endpoint's state in this process. While deliveries
@@ -85,22 +83,25 @@ type localQueue struct {
 	holders, takers, releasing int
 	waiters                    []*waiter
 	// claims counts the deliveries here between their first ask and their
-	// outcome (the queue outlives them all); served the slots this process
-	// got (taken or passed here) since the queue began.
+	// outcome (the queue outlives them all).
 	claims int
-	served uint64
 	// progress is when a slot was last taken or passed here (or the line
 	// began): how long the lease has gone without serving a delivery here,
 	// the pace hopeless judges a wait by.
 	progress time.Time
 	// pace is the time between passes here, about one slot's hold divided
-	// by the slots in a line that moves (0: unknown, or the last slot let
-	// go here went without a success: after a failure, or dropped by a run
-	// that did not post). A busy snooze counts it for the
-	// deliveries ahead, not the stall: a line that stalled for seconds (a
-	// pause of the machine) and served at its pace before is expected to
-	// serve at that pace again.
+	// by the slots in a line that moves (0: no pass yet). A busy snooze
+	// counts it for the deliveries ahead, not the stall: a line that
+	// stalled for seconds (a pause of the machine) and served at its pace
+	// before is expected to serve at that pace again.
 	pace time.Duration
+	// unanswered is set while the last slot let go here went without an
+	// answer (the receiver timed out or refused the connection): a give-up
+	// sleeps MaxBusySnooze, woken by the first success that empties the
+	// line (see Deliverer.wake). A hanging endpoint's deliveries then cost
+	// River one snooze each until its cooldown holds them, not one per
+	// estimate of its stall. An answer, even a failure, clears it.
+	unanswered bool
 	// slots is the endpoint's max_in_flight as the last take here read it
 	// (0: not read yet). A change reaches it at the endpoint's next take,
 	// at the latest when the lease goes back to PostgreSQL after
@@ -244,7 +245,7 @@ func (h *handoff) begin(id uuid.UUID) *claimant {
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.claims++
-	return &claimant{start: time.Now(), served: q.served}
+	return &claimant{start: time.Now()}
 }
 
 // end closes a claim of id opened by begin. A claim that ends in a busy
@@ -335,7 +336,6 @@ func (h *handoff) took(id uuid.UUID, got, busy bool, slots int, cool time.Durati
 	switch {
 	case got:
 		q.holders++
-		q.served++
 		q.progress = time.Now()
 		return nil, nil
 	case busy && q.holders+q.releasing > 0 && cool <= 0:
@@ -358,10 +358,10 @@ func (h *handoff) pass(id uuid.UUID) *waiter {
 	}
 	w := q.waiters[0]
 	q.waiters = q.waiters[1:]
-	q.served++
 	now := time.Now()
 	q.pace = paced(q.pace, now.Sub(q.progress))
 	q.progress = now
+	q.unanswered = false
 	return w
 }
 
@@ -374,21 +374,35 @@ func paced(pace, interval time.Duration) time.Duration {
 	return (7*pace + interval) / 8
 }
 
+// slotEnd is how a slot let go here went.
+type slotEnd int
+
+const (
+	// served: a run posted (or ended the delivery) without a failure.
+	served slotEnd = iota
+	// refused: the receiver answered with a failure.
+	refused
+	// unanswered: the receiver timed out or refused the connection.
+	unanswered
+	// dropped: a run let it go without posting.
+	dropped
+)
+
 // release records a slot of id that a delivery here lets go to
 // PostgreSQL, before its release is written; letGo ends it. After a
-// success (ok) the line owes the deliveries that snoozed from it a wake
+// served slot the line owes the deliveries that snoozed from it a wake
 // when it empties: the run whose end empties it (end), or letGo, hands
-// them over. A failure owes none: a failing endpoint's deliveries wait out
-// the cooldown anyway.
-func (h *handoff) release(id uuid.UUID, ok bool) {
+// them over. Neither a failure nor a drop owes one: a failing endpoint's
+// deliveries wait out the cooldown anyway.
+func (h *handoff) release(id uuid.UUID, how slotEnd) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	q.holders--
 	q.releasing++
-	q.owed = ok
-	if !ok {
-		q.pace = 0
+	q.owed = how == served
+	if how != dropped {
+		q.unanswered = how == unanswered
 	}
 }
 
@@ -428,7 +442,7 @@ func (h *handoff) giveUp(id uuid.UUID, w *waiter, deadline time.Time, onlyHopele
 		return 0, false
 	}
 	q.waiters = slices.Delete(q.waiters, ahead, ahead+1)
-	return busySnooze(ahead, int(q.served-w.cl.served), time.Since(w.cl.start), stall, slots, q.pace), true
+	return busySnooze(ahead, stall, slots, q.pace, q.unanswered), true
 }
 
 // hopeless reports whether a delivery with ahead deliveries before it in
@@ -446,29 +460,31 @@ func hopeless(ahead int, stall time.Duration, slots int, left time.Duration) boo
 	return ahead > 0 && stall >= Stall && time.Duration(ahead+1)*stall/time.Duration(slots) > left
 }
 
-// busySnooze is the snooze of a delivery that waited waited, with ahead
-// deliveries still in line before it and went served here meanwhile, while
-// the endpoint's slots (slots ≥ 1 of them) have served nobody here for
-// stall: about the wait left. In a line with a pace (see localQueue.pace)
-// that is the stall shared by the slots, then one pace per delivery ahead.
-// Without one (a line that has not passed a slot, or whose last slot went
-// after a failure: a hanging endpoint's), it is one turn per delivery
-// ahead and its own, each the longer of the pace this delivery saw
-// (waited ÷ went) and the stall shared by the slots.
-func busySnooze(ahead, went int, waited, stall time.Duration, slots int, pace time.Duration) time.Duration {
+// busySnooze is the snooze of a delivery with ahead deliveries still in
+// line before it, while the endpoint's slots (slots ≥ 1 of them) have
+// served nobody here for stall: about the wait left. In a line whose
+// receiver has stopped answering (hanging) it is MaxBusySnooze (see
+// localQueue.unanswered). In a line with a pace (see localQueue.pace) it is
+// the stall shared by the slots, then one pace per delivery ahead; in one
+// that has not passed a slot yet, one such shared stall per delivery ahead
+// and its own.
+func busySnooze(ahead int, stall time.Duration, slots int, pace time.Duration, hanging bool) time.Duration {
 	shared := stall / time.Duration(slots)
 	left := shared + time.Duration(ahead)*pace
-	if pace == 0 {
-		left = time.Duration(ahead+1) * max(waited/time.Duration(max(went, 1)), shared)
+	switch {
+	case hanging:
+		return MaxBusySnooze
+	case pace == 0:
+		left = time.Duration(ahead+1) * shared
 	}
 	return min(max(left, BusySnooze), MaxBusySnooze)
 }
 
-// snooze is the snooze of cl's delivery giving up outside the line (its
-// take found every slot busy): its own turn at the pace of id's line.
-func (h *handoff) snooze(id uuid.UUID, cl *claimant) time.Duration {
+// snooze is the snooze of a delivery giving up outside the line (its take
+// found every slot busy): its own turn at the pace of id's line.
+func (h *handoff) snooze(id uuid.UUID) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
-	return busySnooze(0, int(q.served-cl.served), time.Since(cl.start), time.Since(q.progress), max(q.slots, 1), q.pace)
+	return busySnooze(0, time.Since(q.progress), max(q.slots, 1), q.pace, q.unanswered)
 }

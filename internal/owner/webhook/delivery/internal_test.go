@@ -104,7 +104,7 @@ func TestATakeDuringAReleaseWaitsForIt(t *testing.T) {
 	id := uuid.New()
 	require.Nil(t, h.join(id, h.begin(id)), "nobody here holds a slot: take one")
 	h.took(id, true, false, 1, 0, nil)
-	h.release(id, true)
+	h.release(id, served)
 	w := h.join(id, h.begin(id))
 	require.NotNil(t, w, "the release is not written yet: wait for it without a take")
 	next, _ := h.letGo(id)
@@ -155,50 +155,73 @@ func TestHopelessWaitIsJudgedByTheLeasesPace(t *testing.T) {
 	}
 }
 
-// A busy snooze is the wait ahead: without a pace, at the slower of the
-// pace the delivery saw and the line's current stall, so a hanging
-// endpoint's line sends each delivery away for as long as those before it
+// A busy snooze is the wait ahead: in a line that has passed no slot yet,
+// the line's current stall for each delivery ahead and its own, so a
+// hanging holder sends each delivery away for as long as those before it
 // would hold the slot at the stall seen, not for the shortest snooze; with
 // a pace, the stall once and the pace for each delivery ahead, so a line
-// that paused for seconds does not send its back away for minutes.
+// that paused for seconds does not send its back away for minutes; once a
+// receiver has stopped answering, the longest, so a hanging endpoint's
+// deliveries snooze once.
 func TestABusySnoozeCoversTheStallAhead(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name               string
-		ahead, went, slots int
-		waited, held, pace time.Duration
-		wantSnoozed        time.Duration
+		name         string
+		ahead, slots int
+		held, pace   time.Duration
+		hanging      bool
+		wantSnoozed  time.Duration
 	}{
-		{"a moving line: the pace it saw", 4, 10, 1, 3 * time.Second, 10 * time.Millisecond, 0, 1500 * time.Millisecond},
-		{"a hanging line: its stall", 9, 0, 1, 0, time.Second, 0, 10 * time.Second},
-		{"a stall shared by slots", 9, 0, 4, 0, 2 * time.Second, 0, 5 * time.Second},
-		{"a paused line with a pace: the stall once", 25, 0, 1, 3400 * time.Millisecond, 3400 * time.Millisecond, 45 * time.Millisecond, 4525 * time.Millisecond},
-		{"a pace with slots: the stall shared", 10, 0, 2, 0, time.Second, 100 * time.Millisecond, 1500 * time.Millisecond},
-		{"never under the shortest", 0, 100, 1, time.Second, 0, 0, BusySnooze},
-		{"never over the cooldown", 1000, 0, 1, 0, 10 * time.Second, 0, MaxBusySnooze},
+		{"a hanging line: its stall", 9, 1, time.Second, 0, false, 10 * time.Second},
+		{"a stall shared by slots", 9, 4, 2 * time.Second, 0, false, 5 * time.Second},
+		{"a paused line with a pace: the stall once", 25, 1, 3400 * time.Millisecond, 45 * time.Millisecond, false, 4525 * time.Millisecond},
+		{"a pace with slots: the stall shared", 10, 2, time.Second, 100 * time.Millisecond, false, 1500 * time.Millisecond},
+		{"a line whose receiver stopped answering: the longest", 0, 1, 0, 45 * time.Millisecond, true, MaxBusySnooze},
+		{"never under the shortest", 0, 1, 0, 0, false, BusySnooze},
+		{"never over the cooldown", 1000, 1, 10 * time.Second, 0, false, MaxBusySnooze},
 	} {
-		require.Equal(t, c.wantSnoozed, busySnooze(c.ahead, c.went, c.waited, c.held, c.slots, c.pace), c.name)
+		require.Equal(t, c.wantSnoozed, busySnooze(c.ahead, c.held, c.slots, c.pace, c.hanging), c.name)
 	}
 }
 
-// A line's pace is the moving average of the time between its passes; a
-// slot let go after a failure forgets it (a hanging endpoint's line is
-// judged by its stall).
-func TestALinesPaceComesFromItsPassesAndGoesWithAFailure(t *testing.T) {
+// A line's pace is the moving average of the time between its passes. A
+// slot let go without an answer (a timeout) marks the line hanging until a
+// receiver's answer here, and its give-ups snooze the longest; a slot
+// dropped without a post changes nothing.
+func TestALinesPaceComesFromItsPassesAndATimeoutMarksIt(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, 80*time.Millisecond, paced(0, 80*time.Millisecond))
 	require.Equal(t, 50*time.Millisecond, paced(40*time.Millisecond, 120*time.Millisecond))
 	h := newHandoff()
 	id := uuid.New()
-	require.Nil(t, h.join(id, h.begin(id)))
-	h.took(id, true, false, 1, 0, nil)
+	take := func() {
+		require.Nil(t, h.join(id, h.begin(id)))
+		h.took(id, true, false, 1, 0, nil)
+	}
+	let := func(how slotEnd) {
+		h.release(id, how)
+		h.letGo(id)
+	}
+	take()
 	w := h.join(id, h.begin(id))
 	require.NotNil(t, w)
 	time.Sleep(time.Millisecond)
 	require.Same(t, w, h.pass(id))
 	require.GreaterOrEqual(t, h.queue(id).pace, time.Millisecond, "a pass measures the pace")
-	h.release(id, false)
-	require.Zero(t, h.queue(id).pace, "a failure forgets it")
+	require.Less(t, h.snooze(id), MaxBusySnooze)
+	let(unanswered)
+	require.Equal(t, MaxBusySnooze, h.snooze(id), "no answer: give-ups sleep until a success wakes them")
+	take()
+	let(dropped)
+	require.Equal(t, MaxBusySnooze, h.snooze(id), "a drop tells nothing")
+	take()
+	let(refused)
+	require.Less(t, h.snooze(id), MaxBusySnooze, "an answer, even a failure, clears it")
+	for _, how := range []slotEnd{unanswered, served} {
+		take()
+		let(how)
+	}
+	require.Less(t, h.snooze(id), MaxBusySnooze, "and so does a success")
 }
 
 // The handoff keeps an endpoint's queue while its line is live, a
@@ -303,7 +326,11 @@ func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
 // releaseNow lets go of a slot of id held here, its release written at
 // once, as a run that releases to PostgreSQL does.
 func (h *handoff) releaseNow(id uuid.UUID, ok bool) (*waiter, []int64) {
-	h.release(id, ok)
+	how := served
+	if !ok {
+		how = refused
+	}
+	h.release(id, how)
 	return h.letGo(id)
 }
 
@@ -318,7 +345,7 @@ func TestAGiveUpDuringASuccessfulReleaseWakesTheSleepers(t *testing.T) {
 	h.slept(id, 1, time.Minute)
 	h.took(id, true, false, 1, 0, nil)
 	h.begin(id)
-	h.release(id, true)
+	h.release(id, served)
 	wake, short := h.end(id, 2, time.Minute)
 	require.Equal(t, []int64{1}, wake)
 	require.True(t, short)

@@ -618,10 +618,13 @@ func (s *Store) ReleasePending(ctx context.Context) (int, error) {
 }
 
 // Wake implements delivery.DeliverStore: one transaction locks the jobs
-// still snoozed (sleepingJobs) and makes each available with River's
-// JobRetryTx.
-func (s *Store) Wake(ctx context.Context, jobs []int64) (int, error) {
-	n := 0
+// still snoozed (sleepingJobs), makes each available with River's
+// JobRetryTx, and reads those still running (runningJobs).
+func (s *Store) Wake(ctx context.Context, jobs []int64) (int, []int64, error) {
+	var (
+		n       int
+		running []int64
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, sleepingJobs, jobs)
 		if err != nil {
@@ -637,12 +640,20 @@ func (s *Store) Wake(ctx context.Context, jobs []int64) (int, error) {
 			}
 		}
 		n = len(ids)
+		rows, err = tx.Query(ctx, runningJobs, jobs)
+		if err != nil {
+			return fmt.Errorf("read running deliveries: %w", err)
+		}
+		running, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("read running deliveries: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return n, nil
+	return n, running, nil
 }
 
 func nullString(s string) *string {

@@ -131,6 +131,10 @@ WHERE j.id = ANY($1::bigint[]) AND j.kind = 'webhook.deliver'
   AND j.state IN ('scheduled', 'available') AND j.scheduled_at > now()
 ORDER BY j.id FOR UPDATE SKIP LOCKED`
 
+// runningJobs reads which of the jobs $1 River shows running: those
+// Wake tells its caller to try again.
+const runningJobs = `SELECT id FROM river_job WHERE id = ANY($1::bigint[]) AND state = 'running'`
+
 // listByEvent reads event $1's delivery jobs to endpoints of owner $2
 // (deleted ones included), at most $3. Not JobList: each job is joined to
 // its endpoint of the owner, its event and its latest attempt in one

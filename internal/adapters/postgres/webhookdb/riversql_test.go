@@ -55,6 +55,7 @@ func riverStatements() map[string][]string {
 		"keepLanes":        {keepLanes},
 		"stateSQL":         {stateSQL},
 		"sleepingJobs":     {sleepingJobs},
+		"runningJobs":      {runningJobs},
 	}
 }
 

@@ -381,7 +381,7 @@ func TestEnqueueAfterADeliveryFinishedQueuesNothing(t *testing.T) {
 // Wake makes a snoozed delivery available now, whether River keeps it
 // scheduled or, due soon, available ahead of its time, and leaves every
 // delivery in another state as it is: one running, finished, or already
-// due is never run again by it.
+// due is never run again by it. It names the running ones.
 func TestWakeMakesOnlySnoozedDeliveriesAvailable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -413,9 +413,10 @@ func TestWakeMakesOnlySnoozedDeliveriesAvailable(t *testing.T) {
 	for i := range cases {
 		before[i] = b.job(t, ids[i])
 	}
-	n, err := b.store.Wake(ctx, append(ids, 1<<40))
+	n, running, err := b.store.Wake(ctx, append(ids, 1<<40))
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
+	require.Equal(t, []int64{ids[3]}, running, "the running one")
 	for i, c := range cases {
 		after := b.job(t, ids[i])
 		if c.wantWake {
@@ -426,9 +427,10 @@ func TestWakeMakesOnlySnoozedDeliveriesAvailable(t *testing.T) {
 		require.Equal(t, before[i].State, after.State, c.name)
 		require.Equal(t, before[i].ScheduledAt, after.ScheduledAt, c.name)
 	}
-	n, err = b.store.Wake(ctx, nil)
+	n, running, err = b.store.Wake(ctx, nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
+	require.Empty(t, running)
 }
 
 func TestDeliveryLogAndRedeliver(t *testing.T) {

@@ -645,7 +645,18 @@ func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, jobs []int64) error 
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 	defer cancel()
-	n, err := d.store.Wake(fctx, jobs)
+	n, running, err := d.store.Wake(fctx, jobs)
+	if err == nil && len(running) > 0 {
+		// Runs that gave up just before the line emptied, whose snoozes
+		// River had not recorded yet (its completer records a run's outcome
+		// within about 50 ms): half a Stall later they are asleep and are
+		// woken, where they would sleep out their estimate beside an empty
+		// line.
+		time.Sleep(Stall / 2)
+		var more int
+		more, _, err = d.store.Wake(fctx, running)
+		n += more
+	}
 	if err != nil {
 		// They come back when their snoozes end.
 		return fmt.Errorf("wake %d snoozed deliveries of endpoint %s: %w", len(jobs), id, err)

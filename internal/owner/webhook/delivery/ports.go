@@ -315,11 +315,13 @@ type DeliverStore interface {
 	// nothing to the endpoint.
 	Finish(ctx context.Context, f Finish) (Settled, error)
 	// Wake makes the deliveries among jobs that are snoozed (due later)
-	// available now, through River, and returns how many it woke. A job in
-	// any other state — running, finished, gone — is left as it is, by the
-	// same transaction that reads its state, so a delivery that came back
-	// on its own meanwhile never runs twice.
-	Wake(ctx context.Context, jobs []int64) (int, error)
+	// available now, through River, and returns how many it woke, and
+	// those of jobs River still shows running (a run that has returned its
+	// snooze but whose outcome River has not recorded yet, or one running
+	// again). A job in any other state — running, finished, gone — is left
+	// as it is, by the same transaction that reads its state, so a
+	// delivery that came back on its own meanwhile never runs twice.
+	Wake(ctx context.Context, jobs []int64) (woken int, running []int64, err error)
 	// AttemptOutcome returns the outcome Finish recorded for attempt of
 	// job; ok is false when none was recorded.
 	AttemptOutcome(ctx context.Context, jobID int64, attempt int) (o Outcome, ok bool, err error)

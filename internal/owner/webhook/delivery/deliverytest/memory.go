@@ -307,7 +307,7 @@ func (m *Memory) Finish(_ context.Context, f delivery.Finish) (delivery.Settled,
 
 // Wake implements delivery.DeliverStore; Memory keeps no jobs (River
 // does), so there is none to wake.
-func (m *Memory) Wake(context.Context, []int64) (int, error) { return 0, nil }
+func (m *Memory) Wake(context.Context, []int64) (int, []int64, error) { return 0, nil, nil }
 
 // AttemptOutcome implements delivery.DeliverStore: the outcome of the
 // last attempt recorded for job and attempt, on any endpoint.

@@ -25,7 +25,7 @@ type Stub struct {
 	TakeLeaseFunc   func(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (delivery.Claim, error)
 	FinishFunc      func(ctx context.Context, f delivery.Finish) (delivery.Settled, error)
 	ReserveRateFunc func(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error)
-	WakeFunc        func(ctx context.Context, jobs []int64) (int, error)
+	WakeFunc        func(ctx context.Context, jobs []int64) (int, []int64, error)
 	// AttemptOutcomeFunc answers AttemptOutcome.
 	AttemptOutcomeFunc func(ctx context.Context, jobID int64, attempt int) (delivery.Outcome, bool, error)
 
@@ -86,9 +86,9 @@ func (s *Stub) ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond,
 }
 
 // Wake calls WakeFunc, or wakes nothing when it is nil.
-func (s *Stub) Wake(ctx context.Context, jobs []int64) (int, error) {
+func (s *Stub) Wake(ctx context.Context, jobs []int64) (int, []int64, error) {
 	if s.WakeFunc == nil {
-		return 0, nil
+		return 0, nil, nil
 	}
 	return s.WakeFunc(ctx, jobs)
 }

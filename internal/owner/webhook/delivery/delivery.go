@@ -463,7 +463,7 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 	switch {
 	case v.failure:
 		f.Settle = SettleFailure
-		how = refused
+		how = rejected
 		if v.class == ClassTimeout || v.class == ClassConnection {
 			how = unanswered
 		}

@@ -380,8 +380,8 @@ type slotEnd int
 const (
 	// served: a run posted (or ended the delivery) without a failure.
 	served slotEnd = iota
-	// refused: the receiver answered with a failure.
-	refused
+	// rejected: the receiver answered with a failure.
+	rejected
 	// unanswered: the receiver timed out or refused the connection.
 	unanswered
 	// dropped: a run let it go without posting.

@@ -215,7 +215,7 @@ func TestALinesPaceComesFromItsPassesAndATimeoutMarksIt(t *testing.T) {
 	let(dropped)
 	require.Equal(t, MaxBusySnooze, h.snooze(id), "a drop tells nothing")
 	take()
-	let(refused)
+	let(rejected)
 	require.Less(t, h.snooze(id), MaxBusySnooze, "an answer, even a failure, clears it")
 	for _, how := range []slotEnd{unanswered, served} {
 		take()
@@ -328,7 +328,7 @@ func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
 func (h *handoff) releaseNow(id uuid.UUID, ok bool) (*waiter, []int64) {
 	how := served
 	if !ok {
-		how = refused
+		how = rejected
 	}
 	h.release(id, how)
 	return h.letGo(id)

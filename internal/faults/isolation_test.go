@@ -77,7 +77,7 @@ func isolationRun(t *testing.T, replicas int, sick bool, dur time.Duration) []ti
 		lat[i] = r.latency
 	}
 	logSeconds(t, rs, sick)
-	logPhases(t, f.Pool, healthy, commits, sick)
+	logPhases(t, f.Pool, rs, sick)
 	// The replicas stop with their run, not with the test, so each run
 	// shares the machine with no fleet but its own.
 	f.stop()
@@ -92,11 +92,13 @@ func diagnosing() bool { return os.Getenv("STANDMEET_FAULTS_DIAG") != "" }
 // diagnosingLines reports whether the per-second read of logLines is on.
 func diagnosingLines() bool { return diagnosing() && os.Getenv("STANDMEET_FAULTS_DIAG") != "work" }
 
-// receipt is one note received with a 2xx by a healthy endpoint: when the
-// note was committed, and how long after that it arrived.
+// receipt is one note received with a 2xx by a healthy endpoint (its
+// server id) as the event event: when the note was committed, and how long
+// after that it arrived.
 type receipt struct {
-	committed time.Time
-	latency   time.Duration
+	endpoint, event string
+	committed       time.Time
+	latency         time.Duration
 }
 
 // receipts are eps' receipts of the notes of commits.
@@ -105,11 +107,16 @@ func receipts(eps []*bench.SinkEndpoint, commits map[string]time.Time) []receipt
 	for _, ep := range eps {
 		for _, ar := range ep.Arrivals() {
 			if at, ok := commits[ar.Subject]; ok && ar.Valid && ar.Status/100 == 2 {
-				out = append(out, receipt{committed: at, latency: ar.At.Sub(at)})
+				out = append(out, receipt{endpoint: ep.ServerID, event: ar.ID, committed: at, latency: ar.At.Sub(at)})
 			}
 		}
 	}
 	return out
+}
+
+// firstCommit is the earliest commit of rs (not empty).
+func firstCommit(rs []receipt) time.Time {
+	return slices.MinFunc(rs, func(a, b receipt) int { return a.committed.Compare(b.committed) }).committed
 }
 
 // logSeconds, with STANDMEET_FAULTS_DIAG set, logs the receipts' p50, p99
@@ -120,7 +127,7 @@ func logSeconds(t *testing.T, rs []receipt, sick bool) {
 	if !diagnosing() || len(rs) == 0 {
 		return
 	}
-	first := slices.MinFunc(rs, func(a, b receipt) int { return a.committed.Compare(b.committed) }).committed
+	first := firstCommit(rs)
 	var per [][]time.Duration
 	for _, r := range rs {
 		s := int(r.committed.Sub(first) / time.Second)
@@ -204,14 +211,14 @@ func logWork(t *testing.T, pool *pgxpool.Pool, sick bool) {
 		return
 	}
 	rows, err := pool.Query(context.Background(), `
-WITH k AS (SELECT id, split_part(split_part(url, '/e/', 2), '-', 1) AS kind FROM webhook_endpoints)
-SELECT k.kind, count(*), sum(j.attempt), sum(COALESCE((j.metadata->>'snoozes')::int, 0)),
+WITH k AS (SELECT id, split_part(split_part(url, '/e/', 2), '-', 1) AS kind FROM webhook_endpoints),
+j AS (SELECT k.kind, j.attempt, j.state, COALESCE((j.metadata->>'snoozes')::int, 0) AS snoozes
+  FROM river_job j JOIN k ON j.args->>'endpoint_id' = k.id::text WHERE j.kind = 'webhook.deliver')
+SELECT j.kind, count(*), sum(j.attempt), sum(j.snoozes),
   string_agg(DISTINCT j.state::text, ',') || ' by snoozes ' || (SELECT string_agg(n || ':' || c, ' ' ORDER BY n) FROM (
-    SELECT LEAST(COALESCE((j2.metadata->>'snoozes')::int, 0), 5) AS n, count(*) AS c FROM river_job j2 JOIN k k3 ON j2.args->>'endpoint_id' = k3.id::text
-    WHERE j2.kind = 'webhook.deliver' AND k3.kind = k.kind GROUP BY 1) h),
-  (SELECT count(*) FROM webhook_attempts a JOIN k k2 ON k2.id = a.endpoint_id WHERE k2.kind = k.kind)
-FROM river_job j JOIN k ON j.args->>'endpoint_id' = k.id::text
-WHERE j.kind = 'webhook.deliver' GROUP BY 1 ORDER BY 1`)
+    SELECT LEAST(h.snoozes, 5) AS n, count(*) AS c FROM j h WHERE h.kind = j.kind GROUP BY 1) h),
+  (SELECT count(*) FROM webhook_attempts a JOIN k k2 ON k2.id = a.endpoint_id WHERE k2.kind = j.kind)
+FROM j GROUP BY 1 ORDER BY 1`)
 	require.NoError(t, err)
 	var kind, states string
 	var jobs, attempts, snoozes, recorded int64
@@ -222,16 +229,16 @@ WHERE j.kind = 'webhook.deliver' GROUP BY 1 ORDER BY 1`)
 	require.NoError(t, err)
 }
 
-// logPhases, with STANDMEET_FAULTS_DIAG set, logs where the slowest
-// healthy receipts spent their time, from River's rows of their fan-out and
+// logPhases, with STANDMEET_FAULTS_DIAG set, logs where the slowest of
+// rs spent their time, from River's rows of their fan-out and
 // delivery jobs: commit to the relay's insert of the fan-out (relay), to
 // the fan-out's start (fan-out wait), to its insert of the delivery
 // (fan-out run), to the delivery's last start (delivery wait), to the
 // receipt (claim and POST). River's created_at is its inserting
 // transaction's start, so each phase is within a transaction's length.
-func logPhases(t *testing.T, pool *pgxpool.Pool, eps []*bench.SinkEndpoint, commits map[string]time.Time, sick bool) {
+func logPhases(t *testing.T, pool *pgxpool.Pool, rs []receipt, sick bool) {
 	t.Helper()
-	if !diagnosing() {
+	if !diagnosing() || len(rs) == 0 {
 		return
 	}
 	type key struct{ ep, ev string }
@@ -239,9 +246,11 @@ func logPhases(t *testing.T, pool *pgxpool.Pool, eps []*bench.SinkEndpoint, comm
 		fanCreated, fanStarted, created, started, posted time.Time
 		attempt, snoozes                                 int
 	}
-	ids := make([]string, len(eps))
-	for i, ep := range eps {
-		ids[i] = ep.ServerID
+	var ids []string
+	for _, r := range rs {
+		if !slices.Contains(ids, r.endpoint) {
+			ids = append(ids, r.endpoint)
+		}
 	}
 	rows, err := pool.Query(context.Background(), `
 SELECT d.args->>'endpoint_id', d.args->>'event_id', f.created_at, f.attempted_at, d.created_at, d.attempted_at,
@@ -258,34 +267,21 @@ WHERE d.kind = 'webhook.deliver' AND d.state = 'completed' AND d.args->>'endpoin
 		return nil
 	})
 	require.NoError(t, err)
-	type slow struct {
-		at      time.Time
-		latency time.Duration
-		line    string
-	}
-	var all []slow
-	for _, ep := range eps {
-		for _, ar := range ep.Arrivals() {
-			at, ok := commits[ar.Subject]
-			p, found := got[key{ep.ServerID, ar.ID}]
-			if !ok || !found || !ar.Valid || ar.Status/100 != 2 {
-				continue
-			}
-			ms := func(d time.Duration) int64 { return d.Milliseconds() }
-			all = append(all, slow{at: at, latency: ar.At.Sub(at), line: fmt.Sprintf(
-				"relay %d, fan-out wait %d, run %d, delivery wait %d, claim+send %d ms; answered %d ms after (attempt %d, %d snoozes)",
-				ms(p.fanCreated.Sub(at)), ms(p.fanStarted.Sub(p.fanCreated)), ms(p.created.Sub(p.fanStarted)),
-				ms(p.started.Sub(p.created)), ms(ar.At.Sub(p.started)), ms(p.posted.Sub(ar.At)), p.attempt, p.snoozes)})
-		}
-	}
-	if len(all) == 0 {
-		return
-	}
-	first := slices.MinFunc(all, func(a, b slow) int { return a.at.Compare(b.at) }).at
+	first := firstCommit(rs)
 	t.Logf("sick=%v first commit at %s", sick, first.Format("15:04:05.000"))
-	slices.SortFunc(all, func(a, b slow) int { return int(b.latency - a.latency) })
-	for _, s := range all[:min(len(all), 25)] {
-		t.Logf("sick=%v slow %v at %.1f s: %s", sick, s.latency.Round(time.Millisecond), s.at.Sub(first).Seconds(), s.line)
+	slow := slices.Clone(rs)
+	slices.SortFunc(slow, func(a, b receipt) int { return int(b.latency - a.latency) })
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	for _, r := range slow[:min(len(slow), 25)] {
+		p, ok := got[key{r.endpoint, r.event}]
+		if !ok {
+			continue
+		}
+		arrived := r.committed.Add(r.latency)
+		t.Logf("sick=%v slow %v at %.1f s: relay %d, fan-out wait %d, run %d, delivery wait %d, claim+send %d ms; answered %d ms after (attempt %d, %d snoozes)",
+			sick, r.latency.Round(time.Millisecond), r.committed.Sub(first).Seconds(),
+			ms(p.fanCreated.Sub(r.committed)), ms(p.fanStarted.Sub(p.fanCreated)), ms(p.created.Sub(p.fanStarted)),
+			ms(p.started.Sub(p.created)), ms(arrived.Sub(p.started)), ms(p.posted.Sub(arrived)), p.attempt, p.snoozes)
 	}
 }
 

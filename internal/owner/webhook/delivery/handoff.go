@@ -469,13 +469,13 @@ func hopeless(ahead int, stall time.Duration, slots int, left time.Duration) boo
 // that has not passed a slot yet, one such shared stall per delivery ahead
 // and its own.
 func busySnooze(ahead int, stall time.Duration, slots int, pace time.Duration, hanging bool) time.Duration {
-	shared := stall / time.Duration(slots)
-	left := shared + time.Duration(ahead)*pace
-	switch {
-	case hanging:
+	if hanging {
 		return MaxBusySnooze
-	case pace == 0:
-		left = time.Duration(ahead+1) * shared
+	}
+	shared := stall / time.Duration(slots)
+	left := time.Duration(ahead+1) * shared
+	if pace > 0 {
+		left = shared + time.Duration(ahead)*pace
 	}
 	return min(max(left, BusySnooze), MaxBusySnooze)
 }

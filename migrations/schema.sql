@@ -756,8 +756,10 @@ SELECT corpus_uri_of(n.genre, n.parent_id, n.id, n.slug, n.title) FROM corpus_no
 $$;
 
 -- The row trigger: one corpus.note.changed event per created, deleted or
--- watched-column-changed note, in the writing transaction, and a wake-up for
--- the relay (delivered at commit, coalesced per transaction).
+-- watched-column-changed note, in the writing transaction. It queues no
+-- wake-up for the relay: the writer does (at most one per spacing), since
+-- PostgreSQL holds the notify queue's lock through a notifying commit's WAL
+-- flush and a NOTIFY per note write would make the writes commit one at a time.
 CREATE FUNCTION corpus_notes_emit() RETURNS trigger
 LANGUAGE plpgsql
 AS $$
@@ -797,7 +799,6 @@ BEGIN
                 'published', published,
                 'was_published', was_published,
                 'path_changed', path_changed));
-    PERFORM pg_notify('standmeet_events', '');
     RETURN NULL;
 END;
 $$;

@@ -13,8 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Channel is the PostgreSQL NOTIFY channel that wakes the relay. The
-// corpus_notes trigger notifies it too.
+// Channel is the PostgreSQL NOTIFY channel that wakes the relay.
 const Channel = "standmeet_events"
 
 // ErrUndeclaredType is returned by Record for an event type the catalog does
@@ -93,6 +92,24 @@ RETURNING pg_notify('` + Channel + `', '')::text`
 VALUES ($1, $2, $3, $4, $5)
 RETURNING ''::text`
 )
+
+// wakeRelay queues a wake-up alone (see Wake).
+const wakeRelay = `SELECT pg_notify('` + Channel + `', '')`
+
+// Wake queues a relay wake-up in the bound transaction for events it writes
+// without Record (corpus_notes_emit, a row trigger, writes
+// corpus.note.changed), under Record's spacing: at most one per
+// NotifySpacing per Recorder, so such writes group-commit as Record's do. It
+// costs a statement only when it queues one.
+func (t *TxRecorder) Wake(ctx context.Context) error {
+	if !t.r.wake() {
+		return nil
+	}
+	if _, err := t.tx.Exec(ctx, wakeRelay); err != nil {
+		return fmt.Errorf("wake the relay: %w", err)
+	}
+	return nil
+}
 
 // wake reports whether a write now queues a wake-up: the first one after
 // NotifySpacing has passed since the last does. A wake-up whose transaction

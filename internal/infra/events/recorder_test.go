@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -245,4 +246,37 @@ func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
 		got, _ := relayed(id)
 		require.False(t, got, "an unrouted Recorder leaves every event to the relay")
 	}
+}
+
+// TestWakeQueuesOneWakeUpPerSpacing: a transaction that writes events by
+// SQL of its own (a trigger) wakes the relay through Wake, at commit, and a
+// Wake within NotifySpacing of it runs no statement.
+func TestWakeQueuesOneWakeUpPerSpacing(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared(), nil)
+	listener, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer listener.Release()
+	_, err = listener.Exec(ctx, `LISTEN `+events.Channel)
+	require.NoError(t, err)
+
+	// A transaction already ended fails any statement: Wake on it succeeds
+	// only if it runs none.
+	closed, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	require.NoError(t, closed.Rollback(ctx))
+	start := time.Now()
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return rec.With(tx).Wake(ctx) }))
+	second := rec.With(closed).Wake(ctx)
+	if time.Since(start) < events.NotifySpacing {
+		require.NoError(t, second, "a second wake-up within the spacing runs no statement")
+	}
+	n, err := listener.Conn().WaitForNotification(ctx)
+	require.NoError(t, err)
+	require.Equal(t, events.Channel, n.Channel)
+
+	time.Sleep(events.NotifySpacing)
+	require.Error(t, rec.With(closed).Wake(ctx), "past the spacing, Wake runs its statement")
 }

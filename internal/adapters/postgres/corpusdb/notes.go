@@ -14,6 +14,26 @@ import (
 // noteStore is corpus.NoteStore over one transaction.
 type noteStore struct {
 	tx pgx.Tx
+	// waker wakes the relay for the events corpus_notes_emit writes; nil
+	// leaves them to the relay's poll.
+	waker relayWaker
+}
+
+// relayWaker queues a relay wake-up in the transaction, at most one per
+// events.NotifySpacing (events.TxRecorder does). The row trigger writes the
+// note's event but does not notify: a NOTIFY per note write would make the
+// writes' commits wait for each other, as PostgreSQL holds the notify
+// queue's lock through a notifying commit's WAL flush.
+type relayWaker interface {
+	Wake(ctx context.Context) error
+}
+
+// wrote wakes the relay after a write that fired corpus_notes_emit.
+func (s *noteStore) wrote(ctx context.Context) error {
+	if s.waker == nil {
+		return nil
+	}
+	return s.waker.Wake(ctx)
 }
 
 var _ corpus.NoteStore = (*noteStore)(nil)
@@ -79,7 +99,7 @@ RETURNING `+noteColumns,
 	if err != nil {
 		return corpus.Note{}, fmt.Errorf("insert note: %w", translate(err))
 	}
-	return out, nil
+	return out, s.wrote(ctx)
 }
 
 // Get implements corpus.NoteStore.
@@ -123,7 +143,7 @@ RETURNING `+noteColumns,
 	if err != nil {
 		return corpus.Note{}, fmt.Errorf("update note %s: %w", n.ID, translate(err))
 	}
-	return out, nil
+	return out, s.wrote(ctx)
 }
 
 // Delete implements corpus.NoteStore.
@@ -135,7 +155,7 @@ func (s *noteStore) Delete(ctx context.Context, ownerID, id uuid.UUID) error {
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("delete note %s: %w", id, translate(pgx.ErrNoRows))
 	}
-	return nil
+	return s.wrote(ctx)
 }
 
 // maxWalk bounds tree walks like corpus_note_path does, so a corrupt cycle

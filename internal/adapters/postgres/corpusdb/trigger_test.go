@@ -3,6 +3,7 @@ package corpusdb_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/standmeet/standmeet/internal/corpus"
+	"github.com/standmeet/standmeet/internal/infra/events"
 	"github.com/standmeet/standmeet/internal/testdb"
 )
 
@@ -101,19 +104,58 @@ func TestTriggerWatchesEveryColumnByDecision(t *testing.T) {
 		require.ElementsMatch(t, []string{"op", "note_id", "genre", "parent_id", "published", "was_published", "path_changed"}, keys)
 	}
 
-	// The events wake the relay: the trigger notifies standmeet_events.
+	// The trigger queues no wake-up of its own: a NOTIFY per write would
+	// make note writes commit one at a time (the writer wakes the relay,
+	// TestANoteWriteWakesTheRelayOncePerSpacing).
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
 	_, err = conn.Exec(ctx, `LISTEN standmeet_events`)
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `UPDATE corpus_notes SET body = 'wake' WHERE id = $1`, parent)
+	written := count()
+	_, err = pool.Exec(ctx, `UPDATE corpus_notes SET body = 'quiet' WHERE id = $1`, parent)
 	require.NoError(t, err)
-	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second) // a bound on a hang
+	require.Equal(t, written+1, count(), "the write emitted its event")
+	waitCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	n, err := conn.Conn().WaitForNotification(waitCtx)
+	_, err = conn.Conn().WaitForNotification(waitCtx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the trigger notified")
+	_, err = conn.Exec(ctx, `UNLISTEN *`)
 	require.NoError(t, err)
-	require.Equal(t, "standmeet_events", n.Channel)
+}
+
+// TestANoteWriteWakesTheRelayOncePerSpacing: a note written through the unit
+// of work wakes the relay at commit; writes within events.NotifySpacing of
+// it queue no wake-up of their own, so they commit together.
+func TestANoteWriteWakesTheRelayOncePerSpacing(t *testing.T) {
+	t.Parallel()
+	uow, pool := newUoW(t)
+	ctx := context.Background()
+	owner := newOwner(t, pool)
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, `LISTEN standmeet_events`)
+	require.NoError(t, err)
+
+	start := time.Now()
+	for i := range 3 {
+		require.NoError(t, uow.Do(ctx, func(tx corpus.Tx) error {
+			_, err := tx.Notes().Insert(ctx, corpus.Note{ID: uuid.New(), OwnerID: owner, Genre: corpus.GenreWiki, Title: fmt.Sprintf("Note %d", i)})
+			return err
+		}))
+	}
+	quick := time.Since(start) < events.NotifySpacing
+	hang, cancelHang := context.WithTimeout(ctx, 10*time.Second) // a bound on a hang
+	defer cancelHang()
+	_, err = conn.Conn().WaitForNotification(hang)
+	require.NoError(t, err, "the first write wakes the relay")
+	if quick {
+		waitCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		_, err = conn.Conn().WaitForNotification(waitCtx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "writes within the spacing queued a wake-up of their own")
+	}
 	_, err = conn.Exec(ctx, `UNLISTEN *`)
 	require.NoError(t, err)
 }

@@ -30,7 +30,10 @@ type txStores struct {
 	rec domain.Recorder
 }
 
-func (t *txStores) Notes() corpus.NoteStore    { return &noteStore{tx: t.tx} }
+func (t *txStores) Notes() corpus.NoteStore {
+	w, _ := t.rec.(relayWaker)
+	return &noteStore{tx: t.tx, waker: w}
+}
 func (t *txStores) Index() corpus.IndexStore   { return &indexStore{tx: t.tx} }
 func (t *txStores) Events() corpus.EventReader { return &eventReader{tx: t.tx} }
 func (t *txStores) Recorder() domain.Recorder  { return t.rec }

@@ -31,6 +31,8 @@ type txStores struct {
 }
 
 func (t *txStores) Notes() corpus.NoteStore {
+	// The composition root binds events.TxRecorder, which wakes; a unit of
+	// work without a Recorder leaves the trigger's events to the relay's poll.
 	w, _ := t.rec.(relayWaker)
 	return &noteStore{tx: t.tx, waker: w}
 }

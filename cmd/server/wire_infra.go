@@ -105,11 +105,14 @@ func provideTasksHandler(ctx context.Context, w *riverjob.Worker, logger *zap.Lo
 	if err != nil {
 		return nil, fmt.Errorf("build river ui: %w", err)
 	}
-	if err := h.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start river ui: %w", err)
+	// River UI's background counts scan river_job every few seconds; a
+	// process starts them only once its River UI is opened.
+	start := func() error { return h.Start(ctx) }
+	failed := func(err error) {
+		logger.Error("start river ui; serving it without its background counts", zap.Error(err))
 	}
 	// River UI's page carries a link back to the admin.
-	return web.BackLink(h), nil
+	return web.BackLink(web.StartOnFirstRequest(h, start, failed)), nil
 }
 
 // jobOps is jobs.get, every owner's view of their own jobs (River's UI is

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -132,6 +133,32 @@ func BackLink(next http.Handler) http.Handler {
 		bw := &linkWriter{ResponseWriter: w}
 		next.ServeHTTP(bw, r)
 		bw.finish()
+	})
+}
+
+// StartOnFirstRequest wraps a handler whose background work is worth
+// running only once somebody uses it, as River UI's job counts are (each a
+// scan of river_job, every few seconds, in every process). start runs
+// before the first request is served, once it succeeds; requests that come
+// while it runs wait for it. A failed start goes to failed and the request
+// is served all the same, since the handler answers without its background
+// work, only by querying at once; the next request starts it again.
+func StartOnFirstRequest(next http.Handler, start func() error, failed func(error)) http.Handler {
+	var (
+		mu      sync.Mutex
+		started bool
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if !started {
+			if err := start(); err != nil {
+				failed(err)
+			} else {
+				started = true
+			}
+		}
+		mu.Unlock()
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -1,11 +1,13 @@
 package web_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,4 +64,57 @@ func TestBackLinkGoesIntoHTMLPagesOnly(t *testing.T) {
 	require.Equal(t, hdr.Get("Content-Length"), strconv.Itoa(len(page)))
 	api, _ := get("/api")
 	require.Equal(t, `{"body":"</body>"}`, api)
+}
+
+func TestStartOnFirstRequestStartsOnceBeforeServing(t *testing.T) {
+	t.Parallel()
+	var (
+		mu       sync.Mutex
+		starts   int
+		failures []error
+	)
+	fail := errors.New("not yet")
+	start := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		starts++
+		if starts == 1 {
+			return fail
+		}
+		return nil
+	}
+	served := make(chan int, 64)
+	inner := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		served <- starts
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	h := web.StartOnFirstRequest(inner, start, func(err error) { failures = append(failures, err) })
+	require.Zero(t, starts, "nothing starts before a request")
+
+	get := func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/admin/tasks", nil))
+		require.Equal(t, http.StatusNoContent, rec.Code)
+	}
+	get()
+	require.Equal(t, 1, <-served, "a failed start still serves the request")
+	require.Equal(t, []error{fail}, failures)
+
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			get()
+		}()
+	}
+	wg.Wait()
+	close(served)
+	for n := range served {
+		require.Equal(t, 2, n, "every request after a failure waits for the next start, which runs once")
+	}
+	require.Equal(t, 2, starts)
+	require.Len(t, failures, 1)
 }

@@ -66,9 +66,9 @@ type subscriber struct {
 	Exposure *domain.Exposure
 	// Queue is the River queue of its jobs; empty is River's default.
 	Queue string
-	// Owners, when set, tells the relay which owners it has work for
-	// (events.Subscription.Owners).
-	Owners events.OwnersFunc
+	// Owners, when set, tells the relay and the Recorder's batches which
+	// owners it has work for (events.Subscription.Owners).
+	Owners events.OwnersQuery
 }
 
 // subscriptionsOf expands each subscriber's globs against the catalog, so

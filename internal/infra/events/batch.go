@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -29,24 +30,64 @@ type BatchRecorder struct {
 	data   [][]byte
 }
 
-// insertEvents writes the kept events and queues one wake-up in one round
-// trip (ORDER BY keeps the ids' order, so the primary key grows append-only);
-// insertEventsQuiet writes them alone. An event settled ($6) is written
-// relayed, with no job, as the relay would mark it.
-const (
-	insertEventsRows = `WITH ins AS (
+// batchSQL are the statements a Batch flushes with, built once for the
+// Recorder's routes: each writes the kept events, runs every subscription's
+// Owners query (over $1, the owners asked) and writes an event that no
+// subscription wants already relayed, with no job, as the relay would mark
+// it. notify also queues a wake-up when some event waits for the relay.
+type batchSQL struct {
+	notify, quiet string
+	// owners numbers the subscriptions with an Owners query: bit k of an
+	// event's asks names the k-th.
+	owners map[*Subscription]int
+}
+
+// maxOwnersQueries bounds the subscriptions with an Owners query a
+// Recorder routes: an event's asks is a bigint of one bit each.
+const maxOwnersQueries = 63
+
+// newBatchSQL builds the statements for rs (nil: no routes). An event is
+// settled unless it is always wanted (a subscription of its type takes every
+// owner, or the Recorder has no routes) or a query it asks names its owner.
+// ORDER BY keeps the ids' order, so the primary key grows append-only.
+func newBatchSQL(rs routes) (batchSQL, error) {
+	b := batchSQL{owners: map[*Subscription]int{}}
+	var wanted []string
+	for _, subs := range rs {
+		for _, s := range subs {
+			if _, seen := b.owners[s]; seen || s.Owners == "" {
+				continue
+			}
+			if len(b.owners) == maxOwnersQueries {
+				return batchSQL{}, fmt.Errorf("more than %d subscriptions with an Owners query", maxOwnersQueries)
+			}
+			k := len(b.owners)
+			b.owners[s] = k
+			wanted = append(wanted, fmt.Sprintf("SELECT %d, o FROM (%s) AS q%d(o)", k, s.Owners, k))
+		}
+	}
+	// $1 is named even with no query, so that its type is known.
+	wanted = append(wanted, "SELECT NULL::int, o FROM unnest($1::uuid[]) AS o WHERE false")
+	rows := `WITH wanted(k, o) AS (
+	` + strings.Join(wanted, "\n\tUNION ALL ") + `
+), input AS (
+	SELECT id, owner_id, type, subject, data,
+		NOT (always OR EXISTS (SELECT 1 FROM wanted w WHERE w.o = u.owner_id AND u.asks & (1::bigint << w.k) <> 0)) AS settled
+	FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bool[], $8::bigint[])
+		AS u(id, owner_id, type, subject, data, always, asks)
+), ins AS (
 	INSERT INTO events (id, owner_id, type, subject, data, fanned_out_at, fanout)
 	SELECT id, owner_id, type, subject, data,
 		CASE WHEN settled THEN clock_timestamp() END, CASE WHEN settled THEN '[]'::jsonb END
-	FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::bool[])
-		AS i(id, owner_id, type, subject, data, settled)
+	FROM input
 	ORDER BY 1
-	RETURNING 1
+	RETURNING fanned_out_at IS NULL AS waits
 )
-`
-	insertEvents      = insertEventsRows + `SELECT count(*), pg_notify('` + Channel + `', '')::text FROM ins`
-	insertEventsQuiet = insertEventsRows + `SELECT count(*), ''::text FROM ins`
-)
+SELECT count(*), coalesce(bool_or(waits), false), `
+	b.notify = rows + `CASE WHEN bool_or(waits) THEN pg_notify('` + Channel + `', '')::text END FROM ins`
+	b.quiet = rows + `NULL::text FROM ins`
+	return b, nil
+}
 
 // Record checks the event as TxRecorder.Record does (ErrUndeclaredType,
 // ErrDataNotObject, nothing kept) and keeps it for Flush; it returns the id
@@ -61,57 +102,59 @@ func (b *BatchRecorder) Record(_ context.Context, ownerID uuid.UUID, eventType, 
 	return id, nil
 }
 
-// Flush writes the events kept since the last Flush in one statement; with
-// none kept it does nothing.
+// Flush writes the events kept since the last Flush in one statement, which
+// also asks the subscriptions' Owners queries and writes the events nobody
+// wants already relayed (see Recorder.Route); with none kept it does
+// nothing. It queues a wake-up (under NotifySpacing) only when some event
+// waits for the relay, and gives the spacing back when none does.
 func (b *BatchRecorder) Flush(ctx context.Context) error {
 	n := len(b.ids)
 	if n == 0 {
 		return nil
 	}
-	settled, err := b.settled(ctx)
-	if err != nil {
-		return fmt.Errorf("record %d events: %w", n, err)
+	st := b.r.batch
+	always, asks := make([]bool, n), make([]int64, n)
+	var asked []uuid.UUID
+	mayWait := false
+	for i, t := range b.types {
+		always[i] = b.r.routes == nil
+		for _, s := range b.r.routes[t] {
+			if s.Owners == "" {
+				always[i] = true
+			} else {
+				asks[i] |= 1 << st.owners[s]
+			}
+		}
+		if asks[i] != 0 && !slices.Contains(asked, b.owners[i]) {
+			asked = append(asked, b.owners[i])
+		}
+		mayWait = mayWait || always[i] || asks[i] != 0
 	}
-	q := insertEventsQuiet
-	if slices.Contains(settled, false) && b.r.wake() {
-		q = insertEvents
+	q, last, at := st.quiet, int64(0), int64(0)
+	if mayWait {
+		var ok bool
+		if last, at, ok = b.r.claimWake(); ok {
+			q = st.notify
+		}
 	}
-	var written int64
-	var ignored string
-	if err := b.tx.QueryRow(ctx, q, b.ids, b.owners, b.types, b.subs, b.data, settled).Scan(&written, &ignored); err != nil {
+	var (
+		written int64
+		waits   bool
+		ignored *string
+	)
+	if err := b.tx.QueryRow(ctx, q, asked, b.ids, b.owners, b.types, b.subs, b.data, always, asks).Scan(&written, &waits, &ignored); err != nil {
 		return fmt.Errorf("record %d events: insert: %w", n, err)
 	}
 	if written != int64(n) {
 		return fmt.Errorf("record %d events: %d written", n, written)
+	}
+	if at != 0 && !waits {
+		// Nothing waits, so nothing was queued: the next writer may wake.
+		b.r.notified.CompareAndSwap(at, last)
 	}
 	for _, t := range b.types {
 		b.r.metrics.incRecorded(t)
 	}
 	b.ids, b.owners, b.types, b.subs, b.data = b.ids[:0], b.owners[:0], b.types[:0], b.subs[:0], b.data[:0]
 	return nil
-}
-
-// settled reports, per kept event, whether no subscription wants it (see
-// Recorder.Route): its type has no subscriber, or each has an Owners function
-// (asked once per batch, as the relay asks) that leaves its owner out. None is
-// settled when the Recorder was not routed.
-func (b *BatchRecorder) settled(ctx context.Context) ([]bool, error) {
-	out := make([]bool, len(b.ids))
-	if b.r.routes == nil {
-		return out, nil
-	}
-	evs := make([]claimed, len(b.ids))
-	for i := range b.ids {
-		evs[i] = claimed{ID: b.ids[i], OwnerID: b.owners[i], Type: b.types[i]}
-	}
-	wanted, err := b.r.routes.ownersWanted(ctx, b.tx, evs)
-	if err != nil {
-		return nil, err
-	}
-	for i, ev := range evs {
-		out[i] = !slices.ContainsFunc(b.r.routes[ev.Type], func(s *Subscription) bool {
-			return s.Owners == nil || wanted[s][ev.OwnerID]
-		})
-	}
-	return out, nil
 }

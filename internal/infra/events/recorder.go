@@ -40,30 +40,40 @@ type Recorder struct {
 	// notified is the time (Unix nanoseconds) the last wake-up was queued.
 	notified atomic.Int64
 	// routes, when set (Route), lets a batch write an event no subscriber
-	// wants as already relayed.
+	// wants as already relayed, by batch's statements.
 	routes routes
+	batch  batchSQL
 }
 
 // NewRecorder returns a Recorder that refuses every type isDeclared rejects.
 // The composition root passes the domain catalog's lookup here, so this
 // package needs no domain import. m may be nil.
 func NewRecorder(isDeclared func(eventType string) bool, m *Metrics) *Recorder {
-	return &Recorder{isDeclared: isDeclared, metrics: m}
+	batch, err := newBatchSQL(nil)
+	if err != nil {
+		panic(fmt.Sprintf("events: the batch statements without routes: %v", err))
+	}
+	return &Recorder{isDeclared: isDeclared, metrics: m, batch: batch}
 }
 
 // Route gives the Recorder the relay's subscriptions, so that a batch
 // (Batch) writes an event that no subscription wants as already relayed: its
 // type has no subscriber, or every subscriber of its type has an Owners
-// function that leaves the event's owner out when the batch is flushed. Such
-// an event costs the relay nothing, as its relay would insert no job. The
-// question is asked in the writing transaction: an endpoint committed after
-// it does not get the event, as it would not once the relay had run.
+// query that leaves the event's owner out, asked by the statement that
+// writes the batch. Such an event costs the relay nothing, as its relay
+// would insert no job. The question is asked in the writing transaction: an
+// endpoint committed after it does not get the event, as it would not once
+// the relay had run. Route is called before the Recorder is used.
 func (r *Recorder) Route(subs []Subscription) error {
 	rs, err := newRoutes(append([]Subscription(nil), subs...))
 	if err != nil {
 		return fmt.Errorf("route recorder: %w", err)
 	}
-	r.routes = rs
+	batch, err := newBatchSQL(rs)
+	if err != nil {
+		return fmt.Errorf("route recorder: %w", err)
+	}
+	r.routes, r.batch = rs, batch
 	return nil
 }
 
@@ -116,9 +126,20 @@ func (t *TxRecorder) Wake(ctx context.Context) error {
 // rolls back still counts, so events written in the spacing after it wait
 // for the relay's poll.
 func (r *Recorder) wake() bool {
-	now := time.Now().UnixNano()
-	last := r.notified.Load()
-	return now-last >= int64(NotifySpacing) && r.notified.CompareAndSwap(last, now)
+	_, _, ok := r.claimWake()
+	return ok
+}
+
+// claimWake is wake that also returns the time of the wake-up before (last)
+// and of the one it claims (at), so a write that queues none after all can
+// give the spacing back (CompareAndSwap(at, last)).
+func (r *Recorder) claimWake() (last, at int64, ok bool) {
+	at = time.Now().UnixNano()
+	last = r.notified.Load()
+	if at-last >= int64(NotifySpacing) && r.notified.CompareAndSwap(last, at) {
+		return last, at, true
+	}
+	return 0, 0, false
 }
 
 // Record writes an event of eventType about subject, owned by ownerID, in the

@@ -3,11 +3,13 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -178,24 +180,25 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, labelName, labelV
 
 // A routed Recorder writes, in a batch, the events no subscription wants as
 // already relayed (relayed now, no job), asking each subscription with an
-// Owners function once; an event some subscription wants, or a subscription
-// without Owners, waits for the relay. An unrouted Recorder settles nothing.
+// Owners query in the one statement that writes the batch; an event some
+// subscription wants, or a subscription without Owners, waits for the
+// relay. An unrouted Recorder settles nothing.
 func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
 	t.Parallel()
 	pool := testdb.New(t)
 	ctx := context.Background()
-	busy, idle := uuid.New(), uuid.New()
-	var asked [][]uuid.UUID
+	busy, idle, other := uuid.New(), uuid.New(), uuid.New()
 	subs := []events.Subscription{
-		{Kind: "k.owned", EventTypes: []string{"a.owned", "a.both"}, Owners: func(_ context.Context, _ pgx.Tx, owners []uuid.UUID) (map[uuid.UUID]bool, error) {
-			asked = append(asked, owners)
-			return map[uuid.UUID]bool{busy: true}, nil
-		}},
+		{Kind: "k.owned", EventTypes: []string{"a.owned", "a.both", "a.two"},
+			Owners: events.OwnersQuery(fmt.Sprintf(`SELECT o FROM unnest($1::uuid[]) AS o WHERE o = '%s'`, busy))},
+		{Kind: "k.other", EventTypes: []string{"a.two"},
+			Owners: events.OwnersQuery(fmt.Sprintf(`SELECT o FROM unnest($1::uuid[]) AS o WHERE o = '%s'`, other))},
 		{Kind: "k.all", EventTypes: []string{"a.both"}},
 	}
-	rec := events.NewRecorder(declared("a.owned", "a.both", "a.none"), nil)
+	types := declared("a.owned", "a.both", "a.two", "a.none")
+	rec := events.NewRecorder(types, nil)
 	require.NoError(t, rec.Route(subs))
-	plain := events.NewRecorder(declared("a.owned", "a.both", "a.none"), nil)
+	plain := events.NewRecorder(types, nil)
 
 	type rec1 struct {
 		owner   uuid.UUID
@@ -208,11 +211,16 @@ func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
 		{idle, "a.both", false},  // a subscriber without Owners wants every owner
 		{idle, "a.none", true},   // nobody subscribes to the type
 		{busy, "a.none", true},
+		{other, "a.two", false}, // the second of its two subscribers wants the owner
+		{busy, "a.two", false},  // the first does
+		{idle, "a.two", true},   // neither does
+		{other, "a.owned", true},
 	}
 	write := func(r *events.Recorder) []uuid.UUID {
 		var ids []uuid.UUID
 		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			b := r.Batch(tx)
+			counted := &countingTx{Tx: tx}
+			b := r.Batch(counted)
 			for _, c := range cases {
 				id, err := b.Record(ctx, c.owner, c.typ, "s", map[string]any{})
 				if err != nil {
@@ -220,7 +228,11 @@ func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
 				}
 				ids = append(ids, id)
 			}
-			return b.Flush(ctx)
+			if err := b.Flush(ctx); err != nil {
+				return err
+			}
+			require.Equal(t, 1, counted.statements, "the batch, its questions and its wake-up are one statement")
+			return nil
 		}))
 		return ids
 	}
@@ -240,12 +252,73 @@ func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
 			require.Equal(t, "[]", fanout, "relayed with no job")
 		}
 	}
-	require.Len(t, asked, 1, "one question per subscription per batch")
-	require.ElementsMatch(t, []uuid.UUID{busy, idle}, asked[0])
 	for _, id := range write(plain) {
 		got, _ := relayed(id)
 		require.False(t, got, "an unrouted Recorder leaves every event to the relay")
 	}
+}
+
+// countingTx counts the statements run through it.
+type countingTx struct {
+	pgx.Tx
+	statements int
+}
+
+func (c *countingTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.statements++
+	return c.Tx.Exec(ctx, sql, args...)
+}
+
+func (c *countingTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c.statements++
+	return c.Tx.Query(ctx, sql, args...)
+}
+
+func (c *countingTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.statements++
+	return c.Tx.QueryRow(ctx, sql, args...)
+}
+
+// A batch whose events all settle queues no wake-up and leaves the spacing
+// to the next writer: a Wake right after it runs its statement, where a Wake
+// within the spacing of a queued wake-up runs none.
+func TestABatchThatSettlesEverythingLeavesTheWakeUpToTheNext(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	rec := events.NewRecorder(declared("a.owned"), nil)
+	require.NoError(t, rec.Route([]events.Subscription{{Kind: "k.owned", EventTypes: []string{"a.owned"},
+		Owners: `SELECT o FROM unnest($1::uuid[]) AS o WHERE false`}}))
+	// A transaction already ended fails any statement: Wake on it fails
+	// only if it runs one.
+	closed, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	require.NoError(t, closed.Rollback(ctx))
+	settle := func() time.Duration {
+		var took time.Duration
+		require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			b := rec.Batch(tx)
+			if _, err := b.Record(ctx, uuid.New(), "a.owned", "s", map[string]any{}); err != nil {
+				return err
+			}
+			start := time.Now()
+			if err := b.Flush(ctx); err != nil {
+				return err
+			}
+			require.Error(t, rec.With(closed).Wake(ctx), "the settled batch left the wake-up to the next writer")
+			took = time.Since(start)
+			return nil
+		}))
+		return took
+	}
+	for range 5 {
+		// Past the spacing of the last try's wake-up, the batch claims one.
+		time.Sleep(events.NotifySpacing)
+		if settle() < events.NotifySpacing {
+			return
+		}
+	}
+	t.Skip("the machine never flushed a batch within the spacing")
 }
 
 // TestWakeQueuesOneWakeUpPerSpacing: a transaction that writes events by

@@ -483,13 +483,13 @@ func (r *Relay) insertAndMark(ctx context.Context, tx pgx.Tx, evs []claimed) err
 	return nil
 }
 
-// ownersWanted asks each subscription with an Owners function, once, which
+// ownersWanted asks each subscription with an Owners query, once, which
 // owners of the batch's events routed to it it has work for.
 func (rs routes) ownersWanted(ctx context.Context, tx pgx.Tx, evs []claimed) (map[*Subscription]map[uuid.UUID]bool, error) {
 	var asked map[*Subscription]map[uuid.UUID]bool
 	for _, ev := range evs {
 		for _, s := range rs[ev.Type] {
-			if s.Owners == nil {
+			if s.Owners == "" {
 				continue
 			}
 			if asked == nil {
@@ -507,11 +507,18 @@ func (rs routes) ownersWanted(ctx context.Context, tx pgx.Tx, evs []claimed) (ma
 		for o := range set {
 			owners = append(owners, o)
 		}
-		w, err := s.Owners(ctx, tx, owners)
+		rows, err := tx.Query(ctx, string(s.Owners), owners)
 		if err != nil {
 			return nil, fmt.Errorf("owners %s has work for: %w", s.Kind, err)
 		}
-		out[s] = w
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return nil, fmt.Errorf("owners %s has work for: %w", s.Kind, err)
+		}
+		out[s] = make(map[uuid.UUID]bool, len(ids))
+		for _, id := range ids {
+			out[s][id] = true
+		}
 	}
 	return out, nil
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -554,13 +554,12 @@ func TestRelayAsksASubscriptionWhichOwnersItWants(t *testing.T) {
 	pool := testdb.New(t)
 	ctx := context.Background()
 	busy, idle := uuid.New(), uuid.New()
-	var calls [][]uuid.UUID
+	// The query logs each question (the owners asked) to a table of the test.
+	_, err := pool.Exec(ctx, `CREATE TABLE asked (owners uuid[] NOT NULL)`)
+	require.NoError(t, err)
 	picky := []events.Subscription{
-		{Kind: sinkArgs{}.Kind(), EventTypes: []string{"a.one", "a.two"}, Owners: func(_ context.Context, tx pgx.Tx, owners []uuid.UUID) (map[uuid.UUID]bool, error) {
-			require.NotNil(t, tx, "asked in the relay's transaction")
-			calls = append(calls, slices.Clone(owners))
-			return map[uuid.UUID]bool{busy: true}, nil
-		}},
+		{Kind: sinkArgs{}.Kind(), EventTypes: []string{"a.one", "a.two"}, Owners: events.OwnersQuery(fmt.Sprintf(
+			`WITH log AS (INSERT INTO asked VALUES ($1::uuid[])) SELECT o FROM unnest($1::uuid[]) AS o WHERE o = '%s'`, busy))},
 		{Kind: otherArgs{}.Kind(), EventTypes: []string{"a.two"}},
 	}
 	rec := events.NewRecorder(func(string) bool { return true }, nil)
@@ -575,6 +574,10 @@ func TestRelayAsksASubscriptionWhichOwnersItWants(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6, n)
 
+	rows, err := pool.Query(ctx, `SELECT owners FROM asked`)
+	require.NoError(t, err)
+	calls, err := pgx.CollectRows(rows, pgx.RowTo[[]uuid.UUID])
+	require.NoError(t, err)
 	require.Len(t, calls, 1, "one question per batch")
 	require.ElementsMatch(t, []uuid.UUID{busy, idle}, calls[0])
 	var sunk, other []uuid.UUID
@@ -592,9 +595,8 @@ func TestRelayAsksASubscriptionWhichOwnersItWants(t *testing.T) {
 
 	// The question's error fails the batch, which is then retried event by
 	// event; nothing is lost.
-	failing := []events.Subscription{{Kind: sinkArgs{}.Kind(), EventTypes: []string{"a.one"}, Owners: func(context.Context, pgx.Tx, []uuid.UUID) (map[uuid.UUID]bool, error) {
-		return nil, errors.New("endpoints unreadable")
-	}}}
+	failing := []events.Subscription{{Kind: sinkArgs{}.Kind(), EventTypes: []string{"a.one"},
+		Owners: `SELECT o FROM unnest($1::uuid[]) AS o JOIN endpoints_unreadable ON true`}}
 	record(t, pool, rec, busy, "a.one")
 	relay, err = events.NewRelay(pool, newRiverClient(t, pool), failing, events.RelayOptions{Logger: testLogger(t), BatchSize: 100})
 	require.NoError(t, err)
@@ -604,7 +606,7 @@ func TestRelayAsksASubscriptionWhichOwnersItWants(t *testing.T) {
 	var relayErr string
 	require.NoError(t, pool.QueryRow(ctx, `SELECT relay_attempts, relay_error FROM events WHERE type = 'a.one'`).Scan(&attempts, &relayErr))
 	require.Equal(t, 1, attempts)
-	require.Contains(t, relayErr, "endpoints unreadable")
+	require.Contains(t, relayErr, "endpoints_unreadable")
 }
 
 // TestABurstQueuesFewWakeUpsAndEveryEventIsFannedOut: back-to-back

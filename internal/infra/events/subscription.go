@@ -1,11 +1,9 @@
 package events
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 )
 
@@ -23,16 +21,18 @@ type Subscription struct {
 	// InsertOpts optionally sets queue, priority or max attempts of the
 	// inserted jobs; nil uses River's defaults.
 	InsertOpts *river.InsertOpts
-	// Owners, when set, tells which of the given owners the subscriber has
-	// work for, read in the relay's transaction: an event of an owner it
-	// leaves out gets no job (its fan-out would do nothing). nil takes
-	// every owner.
-	Owners OwnersFunc
+	// Owners, when set, tells which owners the subscriber has work for: an
+	// event of an owner it leaves out gets no job (its fan-out would do
+	// nothing). Empty takes every owner. See OwnersQuery.
+	Owners OwnersQuery
 }
 
-// OwnersFunc returns the owners, among owners, whose events a subscriber
-// wants, reading in tx; it is called once per relay batch.
-type OwnersFunc func(ctx context.Context, tx pgx.Tx, owners []uuid.UUID) (map[uuid.UUID]bool, error)
+// OwnersQuery is a query of one uuid column: the owners, among those of
+// its parameter $1 (uuid[]), whose events a subscriber wants. The relay runs
+// it once per batch in its transaction; a batch of the Recorder (Batch)
+// runs it inside the statement that writes the batch's events, so it must
+// be a single SELECT with no parameter but $1.
+type OwnersQuery string
 
 // EventJobArgs is the JSON shape of every job the relay inserts:
 // {"event_id":"<uuid>"}. A subscriber's worker declares its own args type

@@ -25,14 +25,16 @@ func TestOwnersWithEndpointsAgreesWithTheFanoutsEndpoints(t *testing.T) {
 	b.owner = deleted
 	gone := b.endpoint(t, `{"url":"https://c.example/h","event_types":["*"]}`)
 	require.NoError(t, b.svc.Delete(ctx, deleted, gone.ID))
-	var err error
 
 	owners := []uuid.UUID{enabled, disabled, deleted, none}
-	var got map[uuid.UUID]bool
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		got, err = webhookdb.OwnersWithEndpoints(ctx, tx, owners)
-		return err
-	}))
+	rows, err := b.pool.Query(ctx, webhookdb.OwnersWithEndpoints, owners)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	require.NoError(t, err)
+	got := map[uuid.UUID]bool{}
+	for _, id := range ids {
+		got[id] = true
+	}
 	require.Equal(t, map[uuid.UUID]bool{enabled: true, disabled: true}, got)
 	for _, o := range owners {
 		eps, err := b.store.Endpoints(ctx, o)

@@ -49,7 +49,9 @@ const maxOwnersQueries = 63
 // newBatchSQL builds the statements for rs (nil: no routes). An event is
 // settled unless it is always wanted (a subscription of its type takes every
 // owner, or the Recorder has no routes) or a query it asks names its owner.
-// ORDER BY keeps the ids' order, so the primary key grows append-only.
+// Both CTEs are MATERIALIZED: inlined, each query would run once per event
+// (twice, for the two uses of settled) instead of once per batch. ORDER BY
+// keeps the ids' order, so the primary key grows append-only.
 func newBatchSQL(rs routes) (batchSQL, error) {
 	b := batchSQL{owners: map[*Subscription]int{}}
 	var wanted []string
@@ -68,9 +70,9 @@ func newBatchSQL(rs routes) (batchSQL, error) {
 	}
 	// $1 is named even with no query, so that its type is known.
 	wanted = append(wanted, "SELECT NULL::int, o FROM unnest($1::uuid[]) AS o WHERE false")
-	rows := `WITH wanted(k, o) AS (
+	rows := `WITH wanted(k, o) AS MATERIALIZED (
 	` + strings.Join(wanted, "\n\tUNION ALL ") + `
-), input AS (
+), input AS MATERIALIZED (
 	SELECT id, owner_id, type, subject, data,
 		NOT (always OR EXISTS (SELECT 1 FROM wanted w WHERE w.o = u.owner_id AND u.asks & (1::bigint << w.k) <> 0)) AS settled
 	FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bool[], $8::bigint[])

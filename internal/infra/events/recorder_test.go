@@ -258,6 +258,46 @@ func TestABatchWritesTheEventsNobodyWantsAsRelayed(t *testing.T) {
 	}
 }
 
+// A batch runs each Owners query once, however many events ask it (not
+// once per event, as it would inlined into the per-event check).
+func TestABatchAsksEachOwnersQueryOnce(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	ctx := context.Background()
+	busy := uuid.New()
+	_, err := pool.Exec(ctx, `CREATE TABLE wanted_owners (owner uuid NOT NULL); INSERT INTO wanted_owners VALUES ('`+busy.String()+`')`)
+	require.NoError(t, err)
+	rec := events.NewRecorder(declared("a.owned"), nil)
+	require.NoError(t, rec.Route([]events.Subscription{{Kind: "k.owned", EventTypes: []string{"a.owned"},
+		Owners: `SELECT owner FROM wanted_owners WHERE owner = ANY($1)`}}))
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		b := rec.Batch(tx)
+		for i := range 20 {
+			owner := busy
+			if i%2 == 1 {
+				owner = uuid.New()
+			}
+			if _, err := b.Record(ctx, owner, "a.owned", "s", map[string]any{}); err != nil {
+				return err
+			}
+		}
+		if err := b.Flush(ctx); err != nil {
+			return err
+		}
+		var scans int64
+		if err := tx.QueryRow(ctx, `SELECT pg_stat_get_xact_numscans('wanted_owners'::regclass)`).Scan(&scans); err != nil {
+			return err
+		}
+		require.EqualValues(t, 1, scans, "the query ran once for the batch's 20 events")
+		var waiting int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM events WHERE fanned_out_at IS NULL AND owner_id = $1`, busy).Scan(&waiting); err != nil {
+			return err
+		}
+		require.Equal(t, 10, waiting, "the wanted owner's events wait for the relay")
+		return nil
+	}))
+}
+
 // countingTx counts the statements run through it.
 type countingTx struct {
 	pgx.Tx

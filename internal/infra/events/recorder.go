@@ -40,9 +40,10 @@ type Recorder struct {
 	// notified is the time (Unix nanoseconds) the last wake-up was queued.
 	notified atomic.Int64
 	// routes, when set (Route), lets a batch write an event no subscriber
-	// wants as already relayed, by batch's statements.
+	// wants as already relayed.
 	routes routes
-	batch  batchSQL
+	// batch are the statements a batch flushes with, built for routes.
+	batch batchSQL
 }
 
 // NewRecorder returns a Recorder that refuses every type isDeclared rejects.

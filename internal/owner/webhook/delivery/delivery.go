@@ -651,11 +651,16 @@ func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, jobs []int64) error 
 		// River had not recorded yet (its completer records a run's outcome
 		// within about 50 ms): half a Stall later they are asleep and are
 		// woken, where they would sleep out their estimate beside an empty
-		// line.
+		// line. Only those that have not run here since: one that ran may
+		// now sleep a receiver's Retry-After.
 		time.Sleep(Stall / 2)
-		var more int
-		more, _, err = d.store.Wake(fctx, running)
-		n += more
+		if again := d.local.notBack(id, jobs, running); len(again) > 0 {
+			var more int
+			more, _, err = d.store.Wake(fctx, again)
+			n += more
+		}
+	} else {
+		d.local.notBack(id, jobs, nil)
 	}
 	if err != nil {
 		// They come back when their snoozes end.

@@ -636,17 +636,20 @@ func TestAGivingUpDeliverySnoozesForTheWaitAheadOfIt(t *testing.T) {
 // an estimate, and the endpoint would otherwise sit idle until it ended.
 // A failure leaves it asleep (a failing endpoint's deliveries wait out the
 // cooldown), and so does a line still in use. One whose snooze River has
-// not recorded yet (still running) is woken by a second try.
+// not recorded yet (still running) is woken by a second try, unless it ran
+// here again meanwhile: that run may sleep a receiver's Retry-After.
 func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name         string
 		last         int  // the status of the last delivery in line
 		stillRunning bool // River records the snooze after the first wake
+		ranAgain     bool // the delivery runs again before the second try
 		wantWake     bool
 	}{
 		{name: "the line empties with a success", last: 204, wantWake: true},
 		{name: "the line empties with a success before River records the snooze", last: 204, stillRunning: true, wantWake: true},
+		{name: "a delivery that ran again before the second try is not woken again", last: 204, stillRunning: true, ranAgain: true},
 		{name: "the line empties with a failure", last: 500},
 	}
 	for _, c := range cases {
@@ -656,9 +659,13 @@ func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
 			b.useMemory()
 			woken := make(chan []int64, 4)
 			var wakes atomic.Int64
+			var again func()
 			b.store.WakeFunc = func(_ context.Context, jobs []int64) (int, []int64, error) {
 				woken <- jobs
 				if c.stillRunning && wakes.Add(1) == 1 {
+					if again != nil {
+						again()
+					}
 					return 0, jobs, nil
 				}
 				return len(jobs), nil, nil
@@ -677,6 +684,13 @@ func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
 				j.JobID = id
 				return j
 			}
+			if c.ranAgain {
+				// It runs again (it was fetched: its snooze had ended) and
+				// finishes before the wake's second try.
+				again = func() {
+					require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), job(3)).Outcome)
+				}
+			}
 			results := make(chan delivery.Result, 2)
 			go func() { results <- b.d.Deliver(context.Background(), job(1)) }()
 			require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
@@ -690,6 +704,12 @@ func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
 			close(release)
 			<-results
 			<-results
+			if c.ranAgain {
+				require.Equal(t, []int64{3}, <-woken)
+				require.Never(t, func() bool { return len(woken) > 0 }, 500*time.Millisecond, 10*time.Millisecond,
+					"a delivery that ran again is not woken again")
+				return
+			}
 			if !c.wantWake {
 				require.Never(t, func() bool { return len(woken) > 0 }, 300*time.Millisecond, 10*time.Millisecond)
 				return

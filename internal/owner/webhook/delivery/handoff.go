@@ -113,6 +113,9 @@ type localQueue struct {
 	// comes back anyway; the queue outlives its line until then.
 	asleep []int64
 	due    time.Time
+	// woken is the jobs handed to a wake (end, letGo) that have not run
+	// here since: the only ones the wake may try again (see notBack).
+	woken map[int64]bool
 	// owed is set when a success let go of a slot (release): the run
 	// whose end empties the line, or the release once written, wakes the
 	// sleepers. Without it, a
@@ -260,9 +263,7 @@ func (h *handoff) end(id uuid.UUID, job int64, snooze time.Duration) (wake []int
 	q := h.queue(id)
 	q.claims--
 	if q.owed && q.idle() {
-		q.owed = false
-		wake, q.asleep = q.asleep, nil
-		return wake, snooze > 0
+		return q.handOver(), snooze > 0
 	}
 	if snooze > 0 && len(q.asleep) < maxLocalWaiters {
 		q.asleep = append(q.asleep, job)
@@ -282,6 +283,7 @@ func (h *handoff) back(id uuid.UUID, job int64) {
 		if i := slices.Index(q.asleep, job); i >= 0 {
 			q.asleep = slices.Delete(q.asleep, i, i+1)
 		}
+		delete(q.woken, job)
 	}
 }
 
@@ -417,10 +419,47 @@ func (h *handoff) letGo(id uuid.UUID) (next *waiter, wake []int64) {
 	q.releasing--
 	next = q.vacate()
 	if q.owed && q.idle() {
-		q.owed = false
-		wake, q.asleep = q.asleep, nil
+		wake = q.handOver()
 	}
 	return next, wake
+}
+
+// handOver gives the sleepers to a wake and remembers them as woken. The
+// caller holds h.mu.
+func (q *localQueue) handOver() []int64 {
+	q.owed = false
+	wake := q.asleep
+	q.asleep = nil
+	if q.woken == nil {
+		q.woken = map[int64]bool{}
+	}
+	for _, j := range wake {
+		q.woken[j] = true
+	}
+	return wake
+}
+
+// notBack returns those of running, jobs a wake of id handed over, that
+// have not run here since (back), and forgets every job of jobs: a job
+// that ran meanwhile may sleep for a reason of its own now (a
+// Retry-After, the cooldown), which a wake must not cut short.
+func (h *handoff) notBack(id uuid.UUID, jobs, running []int64) []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.eps[id]
+	if q == nil {
+		return nil
+	}
+	var out []int64
+	for _, j := range running {
+		if q.woken[j] {
+			out = append(out, j)
+		}
+	}
+	for _, j := range jobs {
+		delete(q.woken, j)
+	}
+	return out
 }
 
 // giveUp takes w off id's line and returns the snooze of its delivery

@@ -37,9 +37,20 @@ type BatchRecorder struct {
 // it. notify also queues a wake-up when some event waits for the relay.
 type batchSQL struct {
 	notify, quiet string
-	// owners numbers the subscriptions with an Owners query: bit k of an
-	// event's asks names the k-th.
-	owners map[*Subscription]int
+	// unrouted is set when the Recorder has no routes: every event waits
+	// for the relay.
+	unrouted bool
+	// types is how the statements treat an event of each routed type.
+	types map[string]typeRoute
+}
+
+// typeRoute is what an event of one type passes to the batch statements:
+// always, some subscription takes every owner's; asks, bit k set for the
+// k-th Owners query among its subscriptions'. A type routed nowhere has
+// neither, so its events are written relayed.
+type typeRoute struct {
+	always bool
+	asks   int64
 }
 
 // maxOwnersQueries bounds the subscriptions with an Owners query a
@@ -53,20 +64,28 @@ const maxOwnersQueries = 63
 // (twice, for the two uses of settled) instead of once per batch. ORDER BY
 // keeps the ids' order, so the primary key grows append-only.
 func newBatchSQL(rs routes) (batchSQL, error) {
-	b := batchSQL{owners: map[*Subscription]int{}}
+	b := batchSQL{unrouted: rs == nil, types: map[string]typeRoute{}}
+	index := map[*Subscription]int{}
 	var wanted []string
-	for _, subs := range rs {
+	for t, subs := range rs {
+		var tr typeRoute
 		for _, s := range subs {
-			if _, seen := b.owners[s]; seen || s.Owners == "" {
+			if s.Owners == "" {
+				tr.always = true
 				continue
 			}
-			if len(b.owners) == maxOwnersQueries {
-				return batchSQL{}, fmt.Errorf("more than %d subscriptions with an Owners query", maxOwnersQueries)
+			k, seen := index[s]
+			if !seen {
+				if len(index) == maxOwnersQueries {
+					return batchSQL{}, fmt.Errorf("more than %d subscriptions with an Owners query", maxOwnersQueries)
+				}
+				k = len(index)
+				index[s] = k
+				wanted = append(wanted, fmt.Sprintf("SELECT %d, o FROM (%s) AS q%d(o)", k, s.Owners, k))
 			}
-			k := len(b.owners)
-			b.owners[s] = k
-			wanted = append(wanted, fmt.Sprintf("SELECT %d, o FROM (%s) AS q%d(o)", k, s.Owners, k))
+			tr.asks |= 1 << k
 		}
+		b.types[t] = tr
 	}
 	// $1 is named even with no query, so that its type is known.
 	wanted = append(wanted, "SELECT NULL::int, o FROM unnest($1::uuid[]) AS o WHERE false")
@@ -119,14 +138,8 @@ func (b *BatchRecorder) Flush(ctx context.Context) error {
 	var asked []uuid.UUID
 	mayWait := false
 	for i, t := range b.types {
-		always[i] = b.r.routes == nil
-		for _, s := range b.r.routes[t] {
-			if s.Owners == "" {
-				always[i] = true
-			} else {
-				asks[i] |= 1 << st.owners[s]
-			}
-		}
+		tr := st.types[t]
+		always[i], asks[i] = st.unrouted || tr.always, tr.asks
 		if asks[i] != 0 && !slices.Contains(asked, b.owners[i]) {
 			asked = append(asked, b.owners[i])
 		}

@@ -39,10 +39,8 @@ type Recorder struct {
 	metrics    *Metrics
 	// notified is the time (Unix nanoseconds) the last wake-up was queued.
 	notified atomic.Int64
-	// routes, when set (Route), lets a batch write an event no subscriber
-	// wants as already relayed.
-	routes routes
-	// batch are the statements a batch flushes with, built for routes.
+	// batch are the statements a batch flushes with, built for the routes
+	// (Route) that let it write an event no subscriber wants as relayed.
 	batch batchSQL
 }
 
@@ -74,7 +72,7 @@ func (r *Recorder) Route(subs []Subscription) error {
 	if err != nil {
 		return fmt.Errorf("route recorder: %w", err)
 	}
-	r.routes, r.batch = rs, batch
+	r.batch = batch
 	return nil
 }
 

@@ -243,9 +243,6 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 // Deliver runs one delivery, as the diagram of docs/design/delivery.md has
 // it:
 //
-//  0. A run after an attempt that River recorded as an error while the
-//     attempt itself recorded a success completes without posting (see
-//     recordedSuccess).
 //  1. Read the endpoint and the event and take a slot of the endpoint's
 //     lease, in one statement (UPDATE … RETURNING; no transaction is held
 //     across the POST). Endpoint deleted or disabled, event pruned:
@@ -256,7 +253,9 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 //     line for it to be passed on, at most MaxLocalWait and less when the
 //     wait is hopeless, then snooze for about the wait still ahead (the
 //     run that empties the line here wakes it early); with none held
-//     here, snooze at once.
+//     here, snooze at once. A run that does not snooze, after an attempt
+//     that River recorded as an error while the attempt itself recorded a
+//     success, completes without posting (see recordedSuccess).
 //  2. Re-check that the endpoint still wants the event and that it is in
 //     scope (else discarded): a code revoked after the fan-out counts.
 //  3. Build the thin body {id, type, subject, occurred_at, data}, sign it
@@ -269,12 +268,7 @@ func discarded(err error) Result { return Result{Outcome: OutcomeDiscarded, Err:
 //     waiting here.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	d.local.back(job.EndpointID, job.JobID)
-	settled, done := d.recordedSuccess(ctx, job)
-	if done {
-		return settled
-	}
 	res := d.deliver(ctx, job)
-	res.Warn = errors.Join(settled.Warn, res.Warn)
 	if res.Posted != nil && d.observe != nil {
 		d.observe(job, res)
 	}
@@ -318,33 +312,47 @@ func (d *Deliverer) deliver(ctx context.Context, job DeliverJob) Result {
 	return res
 }
 
-// decide runs the delivery on its claim.
+// decide runs the delivery on its claim. A run that snoozes reads
+// nothing more, so the queued retries of a down endpoint (River's
+// scheduler returns them together) cost no statement of their own; every
+// other run first completes if an earlier attempt did (recordedSuccess).
 func (d *Deliverer) decide(ctx context.Context, job DeliverJob, claim Claim, snooze time.Duration, err error) Result {
+	live := err == nil && claim.Endpoint.Enabled && claim.Event != nil
 	switch {
 	case errors.Is(err, ErrGone):
 		return discarded(errors.New("endpoint deleted"))
 	case err != nil:
 		return retryable(fmt.Errorf("take lease of endpoint %s: %w", job.EndpointID, err))
-	}
-	var reason string
-	switch {
-	case !claim.Endpoint.Enabled:
-		reason = "endpoint disabled"
-	case claim.Event == nil:
-		reason = "event pruned"
-	case claim.Lease == nil:
+	case live && claim.Lease == nil:
 		// Nothing to write: the line it leaves wakes it when it empties
 		// first.
 		d.local.snoozes.Add(1)
 		return Result{Outcome: OutcomeSnoozed, Snooze: snooze}
-	default:
+	case live:
 		if wait := d.cooling(claim.Endpoint, *claim.Event); wait > 0 {
 			return Result{Outcome: OutcomeSnoozed, Snooze: wait, Warn: d.drop(ctx, job.EndpointID, *claim.Lease)}
 		}
-		return d.deliverHolding(ctx, job, claim.Endpoint, *claim.Event, claim.Lease)
 	}
-	res := discarded(errors.New(reason))
-	res.Warn = d.finish(ctx, job, Finish{Attempt: d.attempt(job, OutcomeDiscarded, reason)})
+	settled, done := d.recordedSuccess(ctx, job)
+	if done {
+		if claim.Lease != nil {
+			settled.Warn = errors.Join(settled.Warn, d.drop(ctx, job.EndpointID, *claim.Lease))
+		}
+		return settled
+	}
+	var res Result
+	switch {
+	case live:
+		res = d.deliverHolding(ctx, job, claim.Endpoint, *claim.Event, claim.Lease)
+	default:
+		reason := "event pruned"
+		if !claim.Endpoint.Enabled {
+			reason = "endpoint disabled"
+		}
+		res = discarded(errors.New(reason))
+		res.Warn = d.finish(ctx, job, Finish{Attempt: d.attempt(job, OutcomeDiscarded, reason)})
+	}
+	res.Warn = errors.Join(settled.Warn, res.Warn)
 	return res
 }
 

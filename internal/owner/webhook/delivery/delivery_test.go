@@ -448,13 +448,21 @@ func TestADeliveryToADownEndpointWaitsOutTheCooldown(t *testing.T) {
 
 // Once a take here has found an endpoint down, its other deliveries here
 // wait the cooldown out reading only their events: no take, no statement
-// of their own. A test event still takes a slot and posts.
+// of their own. A test event still takes a slot and posts. The runs are
+// retries after a failure River recorded: only the one that posts asks
+// whether that attempt succeeded after all.
 func TestADeliveryOfAnEndpointFoundDownHereSnoozesWithoutATake(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	since, at := fixedNow.Add(-time.Minute), fixedNow.Add(-time.Minute+delivery.CooldownAfter)
 	b.ep.FailingSince, b.ep.FailedAt = &since, &at
-	var takes, reads atomic.Int64
+	var takes, reads, asked atomic.Int64
+	b.store.AttemptOutcomeFunc = func(context.Context, int64, int) (delivery.Outcome, bool, error) {
+		asked.Add(1)
+		return delivery.OutcomeRetryable, true, nil
+	}
+	retry := b.job()
+	retry.Attempt, retry.PreviousErred = 2, true
 	take := b.store.TakeLeaseFunc
 	b.store.TakeLeaseFunc = func(ctx context.Context, id, ev, token uuid.UUID, ttl time.Duration) (delivery.Claim, error) {
 		takes.Add(1)
@@ -465,21 +473,23 @@ func TestADeliveryOfAnEndpointFoundDownHereSnoozesWithoutATake(t *testing.T) {
 		return b.ev, nil
 	}
 	left := delivery.Cooldown - time.Minute + delivery.CooldownAfter
-	res := b.d.Deliver(context.Background(), b.job())
+	res := b.d.Deliver(context.Background(), retry)
 	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
 	require.Equal(t, left, res.Snooze)
 	require.Equal(t, int64(1), takes.Load(), "the first delivery takes and finds the cooldown")
 
-	res = b.d.Deliver(context.Background(), b.job())
+	res = b.d.Deliver(context.Background(), retry)
 	require.Equal(t, delivery.OutcomeSnoozed, res.Outcome)
 	require.InDelta(t, float64(left), float64(res.Snooze), float64(time.Second), "what is left of the cooldown as the take read it")
 	require.Equal(t, int64(1), takes.Load(), "no take for a delivery of an endpoint known down here")
 	require.Equal(t, int64(1), reads.Load(), "its event is read")
+	require.Zero(t, asked.Load(), "a run that snoozes asks nothing of the attempt before")
 
 	b.ev.Type, b.ev.Data = domain.EventWebhookTest, json.RawMessage(`{"endpoint_id":"`+b.ep.ID.String()+`"}`)
-	res = b.d.Deliver(context.Background(), b.job())
+	res = b.d.Deliver(context.Background(), retry)
 	require.Equal(t, delivery.OutcomeCompleted, res.Outcome, "a test event posts")
 	require.Equal(t, int64(2), takes.Load())
+	require.Equal(t, int64(1), asked.Load(), "the run that posts asks first")
 	_, posts := b.recorded()
 	require.Len(t, posts, 1)
 }
@@ -1101,7 +1111,10 @@ func TestARunAfterARecordedSuccessDoesNotPostAgain(t *testing.T) {
 				require.Len(t, finishes, 1)
 			} else {
 				require.Empty(t, posts)
-				require.Empty(t, finishes, "the recorded attempt's finish wrote everything already")
+				require.Len(t, finishes, 1, "the slot it took goes back")
+				require.NotNil(t, finishes[0].Lease)
+				require.Nil(t, finishes[0].Attempt, "the recorded attempt's finish wrote everything else already")
+				require.Equal(t, delivery.SettleNone, finishes[0].Settle)
 				require.Nil(t, res.Posted)
 			}
 			require.Equal(t, c.readErr != nil, res.Warn != nil, "a failed read is the run's warning")

@@ -62,13 +62,46 @@ type w5Receiver struct {
 	weight  float64
 	subject string
 	url     string
-	// ep is the verifying sink endpoint; nil for a down receiver.
+	// answers draws its answers; ep is the verifying sink endpoint, nil
+	// for a down receiver.
+	answers  *w5Answers
 	ep       *SinkEndpoint
 	serverID string
 	owner    int
 }
 
 func (r *w5Receiver) healthy() bool { return !r.model.Down && !r.model.AlwaysFail }
+
+// w5Answers is the sequence of one receiver's draws (seeded by its rank):
+// the nth request after a restart draws the same in every phase, so the
+// phases with and without the sick endpoints meet the same failures,
+// throttles and hangs at each healthy endpoint, and their p99s compare the
+// engine, not where the hangs happened to fall.
+type w5Answers struct {
+	mu   sync.Mutex
+	seed uint64
+	rng  *rand.Rand
+}
+
+func newW5Answers(seed uint64) *w5Answers {
+	a := &w5Answers{seed: seed}
+	a.restart()
+	return a
+}
+
+// restart begins the sequence again.
+func (a *w5Answers) restart() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rng = rand.New(rand.NewPCG(w5Seed, a.seed))
+}
+
+// next is the next draw of the sequence, in [0, 1).
+func (a *w5Answers) next() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rng.Float64()
+}
 
 // w5Receivers draws n receivers (seeded): log-normal latencies, 10 % with
 // max_in_flight 4, down and always failing ones at ranks spread over the
@@ -143,11 +176,11 @@ func w5Rate(rs []*w5Receiver) float64 {
 }
 
 // w5Respond answers as the receiver's model says: after its latency, 500,
-// 429 with Retry-After: 1 or 204 by the drawn shares, or no answer at all
-// until the sender gives up (a hang).
-func w5Respond(m ReceiverModel) Respond {
+// 429 with Retry-After: 1 or 204 by the shares drawn from answers, or no
+// answer at all until the sender gives up (a hang).
+func w5Respond(m ReceiverModel, answers *w5Answers) Respond {
 	return func(w http.ResponseWriter, r *http.Request, _ int64) {
-		u := rand.Float64()
+		u := answers.next()
 		if u < m.HangRate {
 			select {
 			case <-r.Context().Done():
@@ -394,7 +427,8 @@ func (b *ServerBench) w5Endpoints(ctx context.Context, admins []*Admin, rs []*w5
 			r.url = "http://" + addr + "/e/w5-down"
 			continue
 		}
-		r.ep = b.Sink.Endpoint(fmt.Sprintf("w5-%d", r.rank), w5Respond(r.model))
+		r.answers = newW5Answers(uint64(r.rank))
+		r.ep = b.Sink.Endpoint(fmt.Sprintf("w5-%d", r.rank), w5Respond(r.model, r.answers))
 		r.url = r.ep.URL
 	}
 	var next atomic.Int64
@@ -461,6 +495,7 @@ func (b *ServerBench) w5Phase(ctx context.Context, admins []*Admin, rs []*w5Rece
 	for i, r := range rs {
 		if r.ep != nil {
 			want[i] = r.ep.OK()
+			r.answers.restart()
 		}
 		if r.healthy() {
 			want[i] += int64(ph.offered[i])

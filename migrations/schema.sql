@@ -390,7 +390,6 @@ CREATE TABLE events (
     poisoned_at   timestamptz,
     relay_retry_at timestamptz
 );
-CREATE UNIQUE INDEX events_seq_key ON events (seq);
 CREATE INDEX events_unfanned_seq_idx ON events (seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;
 CREATE INDEX events_occurred_at_idx ON events (occurred_at);
 CREATE INDEX events_owner_occurred_idx ON events (owner_id, occurred_at DESC);

@@ -115,7 +115,7 @@ func rateList(rs []float64) string {
 func (b *ServerBench) lastSettled(ctx context.Context, sourceID, prefix string, since time.Time) (time.Time, error) {
 	var last *time.Time
 	err := b.Pool.QueryRow(ctx, `SELECT greatest(
-  (SELECT max(done_at) FROM inbound_messages WHERE source_id = $1 AND message_id LIKE $2 || '%'),
+  (SELECT max(done_at) FROM inbound_messages WHERE source_id = $1 AND starts_with(message_id, $2)),
   (SELECT max(fanned_out_at) FROM events WHERE subject = 'inbound:' || $1 AND occurred_at >= $3))`,
 		sourceID, prefix, since).Scan(&last)
 	if err != nil {

@@ -96,16 +96,13 @@ func (b *ServerBench) runW4Events(ctx context.Context) error {
 	return nil
 }
 
-// rateList spells rates as "a, b and c".
+// rateList spells rates as "a, b, c".
 func rateList(rs []float64) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		parts[i] = fmt.Sprintf("%.0f", r)
 	}
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	return strings.Join(parts, ", ")
 }
 
 // lastSettled returns when the last of a turn's messages (those of the

@@ -392,9 +392,9 @@ CREATE TABLE events (
 );
 CREATE INDEX events_unfanned_seq_idx ON events (seq) WHERE fanned_out_at IS NULL AND poisoned_at IS NULL;
 CREATE INDEX events_occurred_at_idx ON events (occurred_at);
-CREATE INDEX events_owner_occurred_idx ON events (owner_id, occurred_at DESC);
+CREATE INDEX events_owner_occurred_idx ON events (owner_id, occurred_at);
 CREATE INDEX events_poisoned_idx ON events (poisoned_at) WHERE poisoned_at IS NOT NULL;
-CREATE INDEX events_owner_type_occurred_idx ON events (owner_id, type, occurred_at DESC);
+CREATE INDEX events_owner_type_occurred_idx ON events (owner_id, type, occurred_at);
 -- ==== end events ====
 
 -- ==== owner (0020-0029) ====
@@ -1056,8 +1056,8 @@ CREATE TABLE inbound_messages (
 ) WITH (fillfactor = 60);
 CREATE UNIQUE INDEX inbound_messages_source_message_key ON inbound_messages (source_id, message_id);
 CREATE UNIQUE INDEX inbound_messages_unsigned_body_key ON inbound_messages (source_id, payload_sha256) WHERE NOT message_id_signed;
-CREATE INDEX inbound_messages_source_received_idx ON inbound_messages (source_id, received_at DESC, id DESC);
-CREATE INDEX inbound_messages_source_dead_idx ON inbound_messages (source_id, received_at DESC, id DESC) WHERE dead_at IS NOT NULL;
+CREATE INDEX inbound_messages_source_received_idx ON inbound_messages (source_id, received_at, id);
+CREATE INDEX inbound_messages_source_dead_idx ON inbound_messages (source_id, received_at, id) WHERE dead_at IS NOT NULL;
 CREATE INDEX inbound_messages_purge_idx ON inbound_messages (received_at) WHERE dead_at IS NULL;
 
 -- events: none (supplier.connected/.activated/.disconnected are recorded by the supplier use cases through Record)
@@ -1082,7 +1082,7 @@ CREATE TABLE inbound_refusals (
     reason     text        NOT NULL,
     detail     text        NOT NULL
 );
-CREATE INDEX inbound_refusals_source_idx ON inbound_refusals (source_id, id DESC);
+CREATE INDEX inbound_refusals_source_idx ON inbound_refusals (source_id, id);
 CREATE INDEX inbound_refusals_refused_idx ON inbound_refusals (refused_at);
 -- ==== end inbound webhooks ====
 

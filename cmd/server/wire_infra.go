@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"riverqueue.com/riverui"
 
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uuidparam"
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 	"github.com/standmeet/standmeet/internal/adapters/web"
 	"github.com/standmeet/standmeet/internal/domain/op"
@@ -52,6 +53,7 @@ func providePool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, func(),
 	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
 		pcfg.MaxConns = int32(cfg.DBMaxConns)
 	}
+	pcfg.AfterConnect = uuidparam.AfterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, nil, &config.Error{Var: "DATABASE_URL", Reason: err.Error()}

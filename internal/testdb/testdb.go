@@ -25,6 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/standmeet/standmeet/internal/adapters/postgres/uuidparam"
 	"github.com/standmeet/standmeet/internal/infra/migrate"
 	"github.com/standmeet/standmeet/migrations"
 )
@@ -259,6 +260,8 @@ func New(tb testing.TB) *pgxpool.Pool {
 		tb.Fatalf("testdb: %v", err)
 	}
 	cfg.MaxConns = 10
+	// The server's pools send ids in binary (uuidparam); so do the tests'.
+	cfg.AfterConnect = uuidparam.AfterConnect
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("testdb: connect: %v", err)

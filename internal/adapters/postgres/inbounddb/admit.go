@@ -80,15 +80,13 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then 
 	}
 	n := len(batch)
 	var (
-		ids, owners, sources         = make([]uuid.UUID, n), make([][16]byte, n), make([][16]byte, n)
+		ids, owners, sources         = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 		messageIDs, eventTypes       = make([]string, n), make([]string, n)
 		signed, stable               = make([]bool, n), make([]bool, n)
 		always, ifPending            = make([]bool, n), make([]bool, n)
 		digests, bodies, headers     = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		signedAt, receivedAt, expiry = make([]*time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	)
-	// Owners and sources go as [16]byte, which pgx writes as binary uuids;
-	// uuid.UUID would go through its text form.
 	for i, a := range batch {
 		e := a.Envelope
 		h, err := json.Marshal(e.Headers)
@@ -118,7 +116,7 @@ func (u *UnitOfWork) Admit(ctx context.Context, batch []inbound.Admission, then 
 	return out, nil
 }
 
-func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc, out []inbound.Admitted, ids []uuid.UUID, owners, sources [][16]byte,
+func (u *UnitOfWork) admitOnce(ctx context.Context, batch []inbound.Admission, then inbound.AdmittedFunc, out []inbound.Admitted, ids, owners, sources []uuid.UUID,
 	messageIDs []string, signed []bool, eventTypes []string, digests, bodies, headers [][]byte, signedAt []*time.Time, receivedAt, expiry []time.Time,
 	stable, always, ifPending []bool,
 ) error {

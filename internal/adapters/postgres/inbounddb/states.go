@@ -78,9 +78,6 @@ func (s *groupStates) MarkDone(ctx context.Context, id uuid.UUID, now time.Time)
 	return err
 }
 
-// The ids go as [16]byte, which pgx writes as binary uuids; uuid.UUID would
-// go through its text form.
-
 // beginManySQL is inboxStore.Begin for many messages: each row's change and
 // returned columns are those of the single statement.
 const beginManySQL = `UPDATE inbound_messages m
@@ -91,7 +88,7 @@ const beginManySQL = `UPDATE inbound_messages m
 		WHERE c.source_id = m.source_id AND c.activated_at IS NULL), i.ord`
 
 func (s *groupStates) beginMany(ctx context.Context, reqs []beginReq) ([]beginRes, error) {
-	ids, jobs, nows := make([][16]byte, len(reqs)), make([]int64, len(reqs)), make([]time.Time, len(reqs))
+	ids, jobs, nows := make([]uuid.UUID, len(reqs)), make([]int64, len(reqs)), make([]time.Time, len(reqs))
 	for i, r := range reqs {
 		ids[i], jobs[i], nows[i] = r.id, r.jobID, r.now
 	}
@@ -124,7 +121,7 @@ const doneManySQL = `UPDATE inbound_messages m SET state = 'done', done_at = i.n
 	WHERE m.id = i.id AND m.state = 'processing'`
 
 func (s *groupStates) doneMany(ctx context.Context, reqs []doneReq) ([]struct{}, error) {
-	ids, nows := make([][16]byte, len(reqs)), make([]time.Time, len(reqs))
+	ids, nows := make([]uuid.UUID, len(reqs)), make([]time.Time, len(reqs))
 	for i, r := range reqs {
 		ids[i], nows[i] = r.id, r.now
 	}

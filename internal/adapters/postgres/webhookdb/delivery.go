@@ -96,11 +96,7 @@ func (s *Store) Event(ctx context.Context, id uuid.UUID) (delivery.Event, error)
 
 // readEvents reads the events of ids, nil for those retention pruned.
 func (s *Store) readEvents(ctx context.Context, ids []uuid.UUID) ([]*delivery.Event, error) {
-	keys := make([][16]byte, len(ids))
-	for i, id := range ids {
-		keys[i] = id
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = ANY($1)`, keys)
+	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, type, subject, occurred_at, data FROM events WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +355,7 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 // takeRuns runs takeMany for reqs; nil for an endpoint that is gone.
 func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim, error) {
 	n := len(reqs)
-	endpoints, events, tokens := make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+	endpoints, events, tokens := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 	ttls := make([]float64, n)
 	for i, r := range reqs {
 		endpoints[i], events[i], tokens[i], ttls[i] = r.endpointID, r.eventID, r.token, r.ttl.Seconds()
@@ -507,7 +503,7 @@ func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled
 func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]delivery.Settled, error) {
 	n := len(fs)
 	var (
-		endpoints, events, tokens  = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+		endpoints, events, tokens  = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 		jobs                       = make([]int64, n)
 		attempts, slots, settles   = make([]int32, n), make([]int32, n), make([]int32, n)
 		outcomes, reasons          = make([]string, n), make([]string, n)

@@ -1,6 +1,6 @@
 // Package uuidparam makes pgx send google/uuid values to PostgreSQL in
 // their binary form. Left to itself, pgx encodes a uuid.UUID through its
-// driver.Valuer: formatted as text, parsed back, then encoded, about 1.8 µs
+// driver.Valuer: formatted as text, parsed back, then encoded, about 1.9 µs
 // and 20 allocations a value, so a statement with arrays of ids spends most
 // of its encoding there.
 package uuidparam

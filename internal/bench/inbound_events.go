@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/standmeet/standmeet/internal/domain/standardwebhooks"
+	"github.com/standmeet/standmeet/internal/owner/inbound"
 )
 
 // runW4Events is W4 with inbound.message.received against W4 without it:
@@ -110,11 +113,15 @@ func rateList(rs []float64) string {
 // events settled, by the database's clock: the message's done_at, the
 // event's fanned_out_at. The turn waited for both beforehand.
 func (b *ServerBench) lastSettled(ctx context.Context, sourceID, prefix string, since time.Time) (time.Time, error) {
+	source, err := uuid.Parse(sourceID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("W4 events: source id %q: %w", sourceID, err)
+	}
 	var last *time.Time
-	err := b.Pool.QueryRow(ctx, `SELECT greatest(
+	err = b.Pool.QueryRow(ctx, `SELECT greatest(
   (SELECT max(done_at) FROM inbound_messages WHERE source_id = $1 AND starts_with(message_id, $2)),
-  (SELECT max(fanned_out_at) FROM events WHERE subject = 'inbound:' || $1 AND occurred_at >= $3))`,
-		sourceID, prefix, since).Scan(&last)
+  (SELECT max(fanned_out_at) FROM events WHERE subject = $3 AND occurred_at >= $4))`,
+		source, prefix, inbound.ReceivedSubject(source), since).Scan(&last)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("W4 events: when the turn settled: %w", err)
 	}

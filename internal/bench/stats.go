@@ -104,3 +104,46 @@ func SerialQueue(ready []time.Time, service []time.Duration) *Latencies {
 	}
 	return out
 }
+
+// Timed is one latency and when its work began.
+type Timed struct {
+	At time.Time
+	D  time.Duration
+}
+
+// WindowP99s splits the samples begun in [start, start+span) into n windows
+// of equal length by when they began (a sample past the end counts in the
+// last) and returns each window's p99, 0 for a window without samples.
+func WindowP99s(samples []Timed, start time.Time, span time.Duration, n int) []time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	by := make([][]time.Duration, n)
+	for _, s := range samples {
+		k := 0
+		if span > 0 {
+			k = int(int64(s.At.Sub(start)) * int64(n) / int64(span))
+		}
+		by[min(max(k, 0), n-1)] = append(by[min(max(k, 0), n-1)], s.D)
+	}
+	out := make([]time.Duration, n)
+	for i, w := range by {
+		sort.Slice(w, func(a, b int) bool { return w[a] < w[b] })
+		out[i] = percentileOf(w, 99)
+	}
+	return out
+}
+
+// Median is the middle of ds (the mean of the two middle ones for an even
+// count), 0 when empty: the typical window, whatever one window caught.
+func Median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

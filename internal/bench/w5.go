@@ -228,9 +228,10 @@ type w5Phase struct {
 	// (IdealWaits over the receivers' own answer times).
 	first, idealFirst *Latencies
 	window, drained   time.Duration
-	// windows is the p99 of first by 10 s of publishing (w5WindowWidth),
-	// windowP99 their median: the phase's typical 10 s, which a stall of
-	// the whole machine in one window does not decide.
+	// windows is the p99 of first in each equal window of publishing, about
+	// w5WindowWidth long (one for a phase shorter than two); windowP99 their
+	// median: the phase's typical window, which a stall of the whole
+	// machine in one window does not decide.
 	windows   []time.Duration
 	windowP99 time.Duration
 	// stages says where the time of the first requests went (w5Stages).
@@ -387,9 +388,10 @@ func (b *ServerBench) runW5(ctx context.Context) error {
 	b.r.Extra["w5_no_sick_duplicates"] = float64(two.duplicates)
 	// Whether the sick endpoints hurt the healthy ones is read window by
 	// window: a harm lasts while they are sick, and shows in most windows
-	// of the phase, where a stall of the whole machine (a checkpoint, a
-	// vacuum, another process) fills one window and, through it, the p99
-	// of whichever phase it falls in.
+	// of the phase, where a stall of the whole machine (a slow WAL flush
+	// that every commit waits for, a long maintenance query of River's,
+	// another process) fills one window and, through it, the p99 of
+	// whichever phase it falls in.
 	b.r.Extra["w5_healthy_window_p99_ms"] = Ms(one.windowP99)
 	b.r.Extra["w5_no_sick_window_p99_ms"] = Ms(two.windowP99)
 	b.r.Extra["w5_healthy_p99_vs_no_sick_ratio"] = Ratio(Ms(one.windowP99), Ms(two.windowP99))

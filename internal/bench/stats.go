@@ -122,9 +122,9 @@ func WindowP99s(samples []Timed, start time.Time, span time.Duration, n int) []t
 	for _, s := range samples {
 		k := 0
 		if span > 0 {
-			k = int(int64(s.At.Sub(start)) * int64(n) / int64(span))
+			k = min(max(int(int64(s.At.Sub(start))*int64(n)/int64(span)), 0), n-1)
 		}
-		by[min(max(k, 0), n-1)] = append(by[min(max(k, 0), n-1)], s.D)
+		by[k] = append(by[k], s.D)
 	}
 	out := make([]time.Duration, n)
 	for i, w := range by {

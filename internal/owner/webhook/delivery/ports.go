@@ -12,16 +12,12 @@ import (
 	"github.com/standmeet/standmeet/internal/domain/entity"
 )
 
-// ErrGone is returned (wrapped) by the stores when the event or the endpoint
-// a job names no longer exists: the event was pruned by retention, the
-// endpoint was deleted. A delivery whose event or endpoint is gone is
-// discarded, never retried.
+// ErrGone is returned (wrapped) by the stores when the event (pruned) or the
+// endpoint (purged) no longer exists: the delivery is discarded, not retried.
 var ErrGone = errors.New("gone")
 
 // ErrBlocked is returned (wrapped) by a Poster when the egress policy refused
-// the target (a private, loopback or link-local address, a URL with
-// credentials, a non-HTTP scheme). Such a delivery is discarded at once: the
-// answer would be the same on every retry.
+// the target: the delivery is discarded at once, as every retry would be.
 var ErrBlocked = errors.New("egress blocked")
 
 // ErrTimeout is returned (wrapped) by a Poster when the receiver did not
@@ -33,10 +29,9 @@ var ErrTimeout = errors.New("receiver timed out")
 // open. Only the composition root (cmd/server/unseal.go) builds one.
 type UnsealFunc func(sealed, associatedData []byte) ([]byte, error)
 
-// EmbedAdmitsFunc asks the access domain whether the embed admits a corpus
-// entry under its access code's scope right now (asked on every event,
-// since a code can be revoked or re-scoped at any time). A revoked or
-// expired code, or a deleted embed, admits nothing.
+// EmbedAdmitsFunc asks the access domain whether the embed's access code
+// admits a corpus entry now. A revoked or expired code, or a deleted embed,
+// admits nothing.
 type EmbedAdmitsFunc func(ctx context.Context, embedID uuid.UUID, entry entity.CorpusEntry) (bool, error)
 
 // Event is an event row as the webhook subscriber reads it.
@@ -46,45 +41,34 @@ type Event struct {
 	Type       string
 	Subject    string
 	OccurredAt time.Time
-	// Data is the event's JSON object, as stored.
-	Data json.RawMessage
+	Data       json.RawMessage // the event's JSON object, as stored
 }
 
 // Endpoint is a webhook endpoint as fan-out and delivery need it.
 type Endpoint struct {
-	ID         uuid.UUID
-	OwnerID    uuid.UUID
-	URL        string
-	EventTypes []string
-	EmbedID    *uuid.UUID
-	Headers    map[string]string
-	// MaxInFlight is how many deliveries may be in flight at once (1..8).
-	MaxInFlight int
-	// TimeoutSeconds bounds one POST (1..10; 0 means HTTPTimeout) and
-	// MaxAttempts is how many attempts a delivery gets (1..MaxAttempts; 0
-	// means MaxAttempts).
-	TimeoutSeconds int
-	MaxAttempts    int
+	ID             uuid.UUID
+	OwnerID        uuid.UUID
+	URL            string
+	EventTypes     []string
+	EmbedID        *uuid.UUID
+	Headers        map[string]string
+	MaxInFlight    int // deliveries in flight at once (1..8)
+	TimeoutSeconds int // bound of one POST (1..10; 0: HTTPTimeout)
+	MaxAttempts    int // attempts per delivery (1..MaxAttempts; 0: MaxAttempts)
 	Enabled        bool
-	// FailingSince is the first failure of the endpoint's failing streak
-	// (nil: not failing), FailedAt the latest one written (see
-	// Finish.Cooldown).
+	// FailingSince is the first failure of the current failing streak (nil:
+	// not failing), FailedAt the latest one written (see Finish.Cooldown).
 	FailingSince, FailedAt *time.Time
-	// SecretSealed is the current signing secret, sealed. PrevSecretSealed
-	// is the one before a rotation, valid until PrevSecretUntil.
-	SecretSealed     []byte
-	PrevSecretSealed []byte
-	PrevSecretUntil  *time.Time
-	// Filter is the endpoint's payload filter as stored (JSON text; empty:
-	// none), evaluated by the fan-out on the thin event.
-	Filter json.RawMessage
-	// RatePerSecond is how many deliveries may start per second across
-	// every replica (0: no limit), RateBurst how many at once.
+	SecretSealed           []byte // the current signing secret, sealed
+	PrevSecretSealed       []byte // the secret before a rotation, valid until PrevSecretUntil
+	PrevSecretUntil        *time.Time
+	Filter                 json.RawMessage // the payload filter as stored (empty: none)
+	// RatePerSecond is how many deliveries may start per second across every
+	// replica (0: no limit), RateBurst how many at once.
 	RatePerSecond, RateBurst int
 }
 
-// Timeout is the endpoint's POST deadline: TimeoutSeconds, else (unset or
-// out of range) HTTPTimeout.
+// Timeout is TimeoutSeconds as a POST deadline, HTTPTimeout when out of range.
 func (e Endpoint) Timeout() time.Duration {
 	if e.TimeoutSeconds < 1 || time.Duration(e.TimeoutSeconds)*time.Second > HTTPTimeout {
 		return HTTPTimeout
@@ -92,8 +76,8 @@ func (e Endpoint) Timeout() time.Duration {
 	return time.Duration(e.TimeoutSeconds) * time.Second
 }
 
-// Attempts is how many attempts a delivery to the endpoint gets:
-// MaxAttempts, else (unset or out of range) the package's MaxAttempts.
+// Attempts is the endpoint's attempts per delivery: its MaxAttempts, the
+// package's when out of range.
 func (e Endpoint) Attempts() int {
 	if e.MaxAttempts < 1 || e.MaxAttempts > MaxAttempts {
 		return MaxAttempts
@@ -102,52 +86,37 @@ func (e Endpoint) Attempts() int {
 }
 
 // Delivery is one webhook.deliver job to insert: an event for an endpoint,
-// at ScheduledAt (zero = now).
+// at ScheduledAt (zero: now).
 type Delivery struct {
 	EndpointID  uuid.UUID
 	EventID     uuid.UUID
 	ScheduledAt time.Time
-	// Wait says why a delivery with a ScheduledAt waits (ReasonCoolingDown),
-	// recorded with the job so the delivery log can say it.
-	Wait Reason
+	Wait        Reason // why it waits for ScheduledAt (ReasonCoolingDown), for the delivery log
 }
 
-// Reason says why an endpoint got no delivery of an event, or got it
-// late.
+// Reason says why an endpoint got no delivery of an event, or got it late.
 type Reason string
 
 // The reasons of a fan-out summary.
 const (
-	// ReasonNotSubscribed: none of the endpoint's globs matches the type.
-	ReasonNotSubscribed Reason = "not_subscribed"
-	// ReasonRaw: a raw:// note never leaves the instance.
-	ReasonRaw Reason = "out_of_scope_raw"
-	// ReasonUnpublished: a standalone endpoint hears published notes only.
-	ReasonUnpublished Reason = "out_of_scope_unpublished"
-	// ReasonEmbedCode: the embed's access code does not admit the note.
-	ReasonEmbedCode Reason = "out_of_scope_embed"
-	// ReasonOutOfScope: a note event that is not provably in scope.
-	ReasonOutOfScope Reason = "out_of_scope"
-	// ReasonDisabled: the endpoint was disabled.
-	ReasonDisabled Reason = "endpoint_disabled"
-	// ReasonCoolingDown: the endpoint is failing, so its delivery was
-	// queued to start at the end of the cooldown (Summary.Until) rather
-	// than now. It did get a delivery.
+	ReasonNotSubscribed Reason = "not_subscribed"           // none of the endpoint's globs matches
+	ReasonRaw           Reason = "out_of_scope_raw"         // a raw:// note never leaves the instance
+	ReasonUnpublished   Reason = "out_of_scope_unpublished" // a standalone endpoint hears published notes
+	ReasonEmbedCode     Reason = "out_of_scope_embed"       // the embed's code does not admit it
+	ReasonOutOfScope    Reason = "out_of_scope"             // a note event not provably in scope
+	ReasonDisabled      Reason = "endpoint_disabled"        // the endpoint was disabled
+	// ReasonCoolingDown: the endpoint is down, so its delivery starts at the
+	// end of the cooldown (Summary.Until) rather than now. It did get one.
 	ReasonCoolingDown Reason = "cooling_down"
-	// ReasonFilteredOut: the endpoint's payload filter refused the event.
-	ReasonFilteredOut Reason = "filtered_out"
+	ReasonFilteredOut Reason = "filtered_out" // the endpoint's payload filter refused it
 )
 
-// Summary is a fan-out's compact account of the endpoints that got no
-// delivery of one event, by reason, and of those whose delivery waits out
-// a cooldown, until when. Deleted endpoints are not in it. It is one row
-// per event, however many endpoints.
+// Summary is a fan-out's one row per event: the owner's endpoints (not deleted)
+// that got no delivery, or got one that waits out a cooldown, by reason.
 type Summary struct {
-	EventID uuid.UUID `json:"-"`
-	// Reasons maps each reason to its endpoints.
+	EventID uuid.UUID              `json:"-"`
 	Reasons map[Reason][]uuid.UUID `json:"reasons"`
-	// Until is when the cooling-down deliveries start.
-	Until *time.Time `json:"until,omitempty"`
+	Until   *time.Time             `json:"until,omitempty"` // when the cooling-down deliveries start
 }
 
 // Add records that endpoint id got reason.
@@ -158,16 +127,14 @@ func (s *Summary) Add(r Reason, id uuid.UUID) {
 	s.Reasons[r] = append(s.Reasons[r], id)
 }
 
-// Empty reports whether there is nothing to record: every endpoint got
-// its delivery now.
+// Empty reports whether there is nothing to record: every endpoint got its
+// delivery now.
 func (s Summary) Empty() bool { return len(s.Reasons) == 0 }
 
 // Enqueued is what Enqueue did with one delivery.
 type Enqueued struct {
-	JobID int64
-	// Duplicate is true when the job existed already and nothing was
-	// inserted.
-	Duplicate bool
+	JobID     int64
+	Duplicate bool // the job existed already and nothing was inserted
 }
 
 // FanoutStore is what webhook.fanout needs from storage.
@@ -177,12 +144,10 @@ type FanoutStore interface {
 	// Endpoints lists the owner's endpoints, enabled or disabled, but not
 	// the deleted ones (secrets may be left out).
 	Endpoints(ctx context.Context, ownerID uuid.UUID) ([]Endpoint, error)
-	// Enqueue inserts one webhook.deliver job per delivery and records the
-	// event's fan-out summary (when it is not empty), in one transaction,
-	// and returns what became of each delivery, in order. Jobs are
-	// unique by (endpoint, event): a delivery already queued, running or
-	// completed is skipped (Duplicate), so a fan-out that runs twice queues
-	// nothing new. A delivery without a ScheduledAt is available at once.
+	// Enqueue inserts one webhook.deliver job per delivery and records a
+	// non-empty summary, in one transaction, and returns what became of each
+	// delivery, in order: one whose (endpoint, event) has a job in any state
+	// is skipped (Duplicate), so a fan-out that runs twice queues nothing new.
 	Enqueue(ctx context.Context, ds []Delivery, sum Summary) ([]Enqueued, error)
 }
 
@@ -190,13 +155,11 @@ type FanoutStore interface {
 type Lease struct {
 	EndpointID uuid.UUID
 	Slot       int
-	// Token identifies this holder: only it can release the slot, so a
-	// holder whose lease expired cannot release its successor's.
+	// Token identifies this holder: only it can release the slot, so a holder
+	// whose lease expired cannot release its successor's.
 	Token uuid.UUID
-	// Written is when the slot was taken and the endpoint read with it, by
-	// the deliverer's wall clock. A lease passes from delivery to delivery
-	// in process only while this is younger than LeaseRefresh; then it goes
-	// back to PostgreSQL.
+	// Written is when the slot was taken (wall clock); the lease passes in
+	// process only while it is younger than LeaseRefresh.
 	Written time.Time
 }
 
@@ -204,11 +167,8 @@ type Lease struct {
 // now and, when a slot was free, the lease on it.
 type Claim struct {
 	Endpoint Endpoint
-	// Event is nil when the event is gone (pruned).
-	Event *Event
-	// Lease is nil when every slot is busy, or when there is nothing to
-	// deliver (endpoint disabled, event gone): no lease is taken then.
-	Lease *Lease
+	Event    *Event // nil when the event is gone (pruned)
+	Lease    *Lease // nil when every slot is busy or there is nothing to deliver
 }
 
 // Outcome is how one delivery run ended, as recorded in the delivery log.
@@ -229,21 +189,13 @@ type Attempt struct {
 	EventID    uuid.UUID
 	Attempt    int
 	Outcome    Outcome
-	// StatusCode is the receiver's HTTP status, 0 when there was none.
-	StatusCode int
-	// Latency is the time from sending the request to the end of the
-	// response (0 when nothing was sent).
-	Latency time.Duration
-	// Response is the start of the response body (at most
-	// ResponseExcerptBytes, valid UTF-8).
-	Response string
-	// Error says what went wrong, "" on success.
-	Error string
-	// Location is the Location header of a 3xx.
-	Location string
-	// Timestamp and Signature are the webhook-timestamp and
-	// webhook-signature header values the attempt sent (the signatures,
-	// never the secret); "" when no request was sent.
+	StatusCode int           // the receiver's HTTP status, 0 when there was none
+	Latency    time.Duration // from sending the request to the end of the response (0: nothing sent)
+	Response   string        // the start of the response body (≤ ResponseExcerptBytes, valid UTF-8)
+	Error      string        // what went wrong, "" on success
+	Location   string        // the Location header of a 3xx
+	// Timestamp and Signature are the webhook-timestamp and webhook-signature
+	// values sent (never the secret); "" when no request was sent.
 	Timestamp string
 	Signature string
 	At        time.Time
@@ -254,110 +206,80 @@ type Settle int
 
 // Settlements.
 const (
-	// SettleNone leaves the endpoint alone (the run never reached the
-	// receiver for reasons of our own: event pruned, out of scope).
-	SettleNone Settle = iota
-	// SettleSuccess clears failing_since.
-	SettleSuccess
-	// SettleFailure sets failing_since if unset and disables the endpoint
-	// when it has been failing for DisableAfter.
-	SettleFailure
+	SettleNone    Settle = iota // leaves the endpoint alone (pruned, out of scope: our reasons)
+	SettleSuccess               // clears failing_since
+	SettleFailure               // sets failing_since if unset; disables after DisableAfter of failing
 )
 
 // Finish is everything a run writes when it ends, in one statement: record
 // the attempt, settle the endpoint and release the lease.
 type Finish struct {
-	// EndpointID is the endpoint of the run.
 	EndpointID uuid.UUID
-	// Lease is released when set.
-	Lease *Lease
-	// Attempt is recorded when set.
-	Attempt *Attempt
-	Settle  Settle
-	// Now is the time of the settlement.
-	Now time.Time
+	Lease      *Lease   // released when set
+	Attempt    *Attempt // recorded when set
+	Settle     Settle
+	Now        time.Time // the time of the settlement
 	// DisableAfter and DisableReason apply to SettleFailure: an endpoint
-	// failing since at least Now-DisableAfter is disabled with the reason.
+	// failing since Now-DisableAfter or before is disabled with the reason.
 	DisableAfter  time.Duration
 	DisableReason string
-	// Cooldown applies to SettleFailure: the failure becomes the
-	// endpoint's FailedAt while its streak is younger than CooldownAfter
-	// (each failure), and, when Cooldown is above 0, again once FailedAt
-	// is Cooldown or more before Now (the probe after a cooldown re-arms
-	// it), so a down endpoint's row is written once per Cooldown.
+	// Cooldown applies to SettleFailure: the failure becomes FailedAt while the
+	// streak is younger than CooldownAfter and, if Cooldown > 0, once FailedAt
+	// is Cooldown old (the probe re-arms it): once per Cooldown when down.
 	Cooldown time.Duration
 }
 
 // Settled reports what Finish did.
 type Settled struct {
-	// Disabled is true when this failure disabled the endpoint.
-	Disabled bool
+	Disabled bool // this failure disabled the endpoint
 }
 
 // DeliverStore is what webhook.deliver needs from storage.
 type DeliverStore interface {
-	// TakeLease reads the endpoint and the event and, when the endpoint is
-	// enabled, the event exists and one of the endpoint's first
-	// MaxInFlight slots is free (busy_until passed), takes that slot until
-	// now+ttl with token, in one atomic UPDATE … RETURNING: one round trip,
-	// and no transaction is held afterwards. A deleted endpoint is kept,
-	// disabled for good, until the retention purges it: its claim is that
-	// of a disabled endpoint (no lease); ErrGone when no endpoint has the id
-	// (purged).
+	// TakeLease reads the endpoint and the event and, for an enabled endpoint
+	// and a live event, takes a free one of its first MaxInFlight slots until
+	// now+ttl with token, in one UPDATE … RETURNING that leaves no transaction
+	// open. A deleted endpoint's claim is a disabled one's; ErrGone once purged.
 	TakeLease(ctx context.Context, endpointID, eventID, token uuid.UUID, ttl time.Duration) (Claim, error)
-	// Event loads an event; ErrGone when retention pruned it. A delivery
-	// that waits for a lease held in its own process, or for the cooldown
-	// of an endpoint found down there, reads its event so instead of
-	// through TakeLease.
+	// Event loads an event; ErrGone when it was pruned. A delivery served or
+	// cooled down in process reads its event so, not through TakeLease.
 	Event(ctx context.Context, id uuid.UUID) (Event, error)
-	// Finish records, settles and releases atomically, in one statement
-	// (see Finish). A success on an endpoint that is not failing writes
-	// nothing to the endpoint.
+	// Finish records, settles and releases in one statement (see Finish). A
+	// success on an endpoint that is not failing writes nothing to it.
 	Finish(ctx context.Context, f Finish) (Settled, error)
-	// Wake makes the deliveries among jobs that are snoozed (due later)
-	// available now, through River, and returns how many it woke, and
-	// those of jobs River still shows running (a run that has returned its
-	// snooze but whose outcome River has not recorded yet, or one running
-	// again). A job in any other state — running, finished, gone — is left
-	// as it is, by the same transaction that reads its state, so a
-	// delivery that came back on its own meanwhile never runs twice.
+	// Wake makes the snoozed ones of jobs available now, through River, in
+	// the transaction that reads their state (so none runs twice), and
+	// returns how many it woke and those River still shows running.
 	Wake(ctx context.Context, jobs []int64) (woken int, running []int64, err error)
-	// AttemptOutcome returns the outcome Finish recorded for attempt of
-	// job; ok is false when none was recorded.
+	// AttemptOutcome returns the outcome Finish recorded for attempt of job;
+	// ok is false when none was recorded.
 	AttemptOutcome(ctx context.Context, jobID int64, attempt int) (o Outcome, ok bool, err error)
-	// ReserveRate reserves a start of a delivery to the endpoint under its
-	// rate limit (perSecond, burst; the generic cell rate algorithm over
-	// one timestamp of the endpoint's, shared by every replica) and says
-	// how long to wait before starting. When that wait would exceed
-	// maxWait nothing is reserved (reserved false) and wait is how long
-	// until a start fits. ErrGone when the endpoint was purged.
+	// ReserveRate reserves a start under the endpoint's rate limit (the generic
+	// cell rate algorithm, across replicas) and returns the wait before it;
+	// beyond maxWait nothing is reserved and wait is until a start fits.
+	// ErrGone when the endpoint was purged.
 	ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (wait time.Duration, reserved bool, err error)
 }
 
 // PostRequest is one HTTP POST to a receiver.
 type PostRequest struct {
-	URL    string
-	Header domain.Header
-	Body   []byte
-	// Timeout bounds the exchange, connect to last body byte (the
-	// endpoint's setting); zero leaves the Poster's own bound.
-	Timeout time.Duration
+	URL     string
+	Header  domain.Header
+	Body    []byte
+	Timeout time.Duration // the endpoint's bound of the exchange; zero leaves the Poster's own
 }
 
 // PostResponse is what came back. Latency is set even when Post fails.
 type PostResponse struct {
 	StatusCode int
 	Header     domain.Header
-	// Body is the response body, read up to MaxResponseBytes.
-	Body    []byte
-	Latency time.Duration
+	Body       []byte // read up to MaxResponseBytes
+	Latency    time.Duration
 }
 
-// Poster sends a delivery. Implementations go through the SSRF-guarded
-// client, never retry, never follow redirects, bound the exchange by the
-// HTTP timeout and read at most MaxResponseBytes of the body. Errors wrap
-// ErrBlocked or ErrTimeout where they apply; anything else is a connection
-// failure.
+// Poster sends a delivery through the SSRF-guarded client, with no retry or
+// redirect, bounded by the HTTP timeout, reading at most MaxResponseBytes.
+// Errors wrap ErrBlocked or ErrTimeout; any other is a connection failure.
 type Poster interface {
 	Post(ctx context.Context, req PostRequest) (PostResponse, error)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -19,31 +21,42 @@ type noteChange struct {
 	WasPublished bool `json:"was_published"`
 }
 
-// testData is the data of a webhook.test event: the one endpoint it is for.
+// testData names an endpoint: the one a webhook.test event is for, or the
+// one an operational event is about.
 type testData struct {
 	EndpointID uuid.UUID `json:"endpoint_id"`
 }
 
 // wants reports whether ep subscribes to ev's type. A webhook.test event is
-// wanted by the endpoint it names and only by it, whatever its globs; an
-// operational event about an endpoint is never wanted by that endpoint.
+// wanted by the endpoint it names and only by it, whatever its globs.
 func wants(ep Endpoint, ev Event) bool {
 	if ev.Type == domain.EventWebhookTest {
 		var td testData
-		if json.Unmarshal(ev.Data, &td) != nil {
-			return false
-		}
-		return td.EndpointID == ep.ID
+		return json.Unmarshal(ev.Data, &td) == nil && td.EndpointID == ep.ID
 	}
 	return domain.MatchAnyGlob(ep.EventTypes, ev.Type) && !aboutItself(ep, ev)
 }
 
+// operationalPrefix starts the types of the operational events about one
+// endpoint (webhook.endpoint.failing, .recovered, .disabled).
+const operationalPrefix = "webhook.endpoint."
+
+// aboutItself reports whether ev is an operational event about ep: it goes
+// to the owner's other endpoints (a chat, a pager), never to ep, which is
+// failing or disabled and whose delivery of it would feed the failure.
+func aboutItself(ep Endpoint, ev Event) bool {
+	if !strings.HasPrefix(ev.Type, operationalPrefix) {
+		return false
+	}
+	// Data that does not name an endpoint is about none.
+	var d testData
+	return json.Unmarshal(ev.Data, &d) == nil && d.EndpointID == ep.ID
+}
+
 // decide is the fan-out's rule for one endpoint and one event, the one
-// place it is made: the endpoint subscribes (wants: a webhook.test only to
-// its own endpoint, an event about an endpoint never to it), is enabled,
-// has the event in scope, and its payload filter passes the thin event (a
-// test event skips the filter). It returns "" when the event goes to the
-// endpoint, else why not.
+// place it is made: ep wants ev, is enabled, has ev in scope, and its
+// payload filter passes the thin event (a test event skips the filter). It
+// returns "" when the event goes to the endpoint, else why not.
 func (fs *filters) decide(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event, thin *filter.Event) (Reason, error) {
 	if !wants(ep, ev) {
 		return ReasonNotSubscribed, nil
@@ -60,10 +73,10 @@ func (fs *filters) decide(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoi
 	return "", nil
 }
 
-// Rule applies the fan-out's rule (decide) to one endpoint and one event
-// outside a fan-out, for the owner's recover and redeliver: "" when the
-// fan-out would deliver ev to ep, else the reason it would not. A type
-// that is not Webhook-exposed is ReasonNotSubscribed.
+// Rule applies the fan-out's rule to one endpoint and one event outside a
+// fan-out, for the owner's recover and redeliver: "" when the fan-out would
+// deliver ev to ep, else the reason it would not. A type that is not
+// Webhook-exposed is ReasonNotSubscribed.
 func Rule(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event) (Reason, error) {
 	if et, ok := domain.LookupEventType(ev.Type); !ok || et.Exposure != domain.Webhook {
 		return ReasonNotSubscribed, nil
@@ -78,19 +91,16 @@ func inScope(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event)
 	return r == "", err
 }
 
-// scope applies the webhook scope, the one predicate, and says why an event
-// is out of it ("" when it is in): only corpus.note.changed is scoped;
-// every other type reaches every endpoint that subscribes to it.
+// scope is the webhook scope, asked at fan-out and again when a delivery
+// runs: "" when ev is in ep's scope, else why not. Only corpus.note.changed
+// is scoped:
 //
-//   - raw:// never leaves the instance, whatever else is true (ReasonRaw);
-//   - a standalone endpoint gets the published slice: the note is published
-//     now, or was a moment ago, so an unpublish, or a delete of a published
-//     note, is heard (else ReasonUnpublished);
-//   - an embed endpoint gets what its embed's code admits (EmbedAdmits, the
-//     access domain's answer through entity.AllowsCorpusEntry), asked now.
-//     As for a standalone endpoint, a note the code admitted while it was
-//     published is heard when it is unpublished. Without an EmbedAdmits
-//     function, an embed endpoint gets nothing (else ReasonEmbedCode).
+//   - raw:// never leaves the instance (ReasonRaw);
+//   - a standalone endpoint gets a note published now or a moment ago, so an
+//     unpublish or a published note's delete is heard (ReasonUnpublished);
+//   - an embed endpoint gets what its embed's code admits now (EmbedAdmits),
+//     an unpublish too when the code admitted the note published; without
+//     EmbedAdmits, nothing (ReasonEmbedCode).
 //
 // A note event whose data cannot be read is not provably in scope
 // (ReasonOutOfScope).
@@ -117,22 +127,52 @@ func scope(ctx context.Context, admits EmbedAdmitsFunc, ep Endpoint, ev Event) (
 	if admits == nil {
 		return ReasonEmbedCode, nil
 	}
-	verdict := func(ok bool) Reason {
-		if ok {
-			return ""
-		}
-		return ReasonEmbedCode
-	}
 	ok, err := admits(ctx, *ep.EmbedID, entity.CorpusEntry{URI: ev.Subject, Published: nc.Published})
-	if err != nil {
+	if err == nil && !ok && nc.WasPublished && !nc.Published {
+		ok, err = admits(ctx, *ep.EmbedID, entity.CorpusEntry{URI: ev.Subject, Published: true})
+	}
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("embed %s admits %s: %w", ep.EmbedID, ev.Subject, err)
+	case !ok:
+		return ReasonEmbedCode, nil
 	}
-	if ok || !nc.WasPublished || nc.Published {
-		return verdict(ok), nil
+	return "", nil
+}
+
+// maxCachedFilters bounds the parsed filters a Fanouter keeps; past it the
+// cache starts afresh (owners have tens of endpoints, so it rarely does).
+const maxCachedFilters = 4096
+
+// filters keeps parsed endpoint filters by their stored text, so a fan-out
+// parses each filter once rather than once per event.
+type filters struct {
+	mu     sync.Mutex
+	parsed map[string]*filter.Filter
+}
+
+// passes reports whether ev passes ep's filter (an endpoint without one
+// passes everything). A stored filter that no longer parses passes nothing:
+// an event the owner may have filtered out is never sent.
+func (fs *filters) passes(ep Endpoint, ev *filter.Event) bool {
+	if len(ep.Filter) == 0 {
+		return true
 	}
-	ok, err = admits(ctx, *ep.EmbedID, entity.CorpusEntry{URI: ev.Subject, Published: true})
-	if err != nil {
-		return "", fmt.Errorf("embed %s admits %s: %w", ep.EmbedID, ev.Subject, err)
+	key := string(ep.Filter)
+	fs.mu.Lock()
+	f, ok := fs.parsed[key]
+	fs.mu.Unlock()
+	if !ok {
+		var err error
+		if f, err = filter.Parse(ep.Filter); err != nil {
+			return false
+		}
+		fs.mu.Lock()
+		if fs.parsed == nil || len(fs.parsed) >= maxCachedFilters {
+			fs.parsed = map[string]*filter.Filter{}
+		}
+		fs.parsed[key] = f
+		fs.mu.Unlock()
 	}
-	return verdict(ok), nil
+	return f.Match(ev)
 }

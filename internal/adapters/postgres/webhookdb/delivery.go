@@ -1,6 +1,7 @@
 package webhookdb
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,17 +25,15 @@ import (
 // Store is the storage of webhook.fanout and webhook.deliver.
 type Store struct {
 	pool *pgxpool.Pool
-	// statements runs the take and the finishing statement (see
-	// statementConns).
+	// statements is the take's and the finishing statement's own pool.
 	statements *pgxpool.Pool
 	river      *riverjob.Inserter
-
 	// Calls that arrive together share one statement (batch.Group).
 	finishes *batch.Group[delivery.Finish, delivery.Settled]
 	events   *batch.Group[uuid.UUID, *delivery.Event]
 	takes    *batch.Group[takeReq, *delivery.Claim]
-	// healthRec records the events of the health changes of the finishing
-	// statements (RecordHealthWith); nil records none.
+	// healthRec records the events of the finishing statements' health
+	// changes (RecordHealthWith); nil records none.
 	healthRec uow.Recorder
 }
 
@@ -43,10 +42,9 @@ var (
 	_ delivery.DeliverStore = (*Store)(nil)
 )
 
-// NewStore returns a Store; river (an insert-only client) inserts the
-// deliveries. The Store opens a pool of its own for the take and the
-// finishing statement (statementConns connections to pool's database);
-// Close closes it.
+// NewStore returns a Store whose deliveries river (an insert-only client)
+// inserts. It opens a pool of statementConns connections to pool's database
+// for the take and the finishing statement; Close closes it.
 func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
 	cfg := pool.Config()
 	cfg.MaxConns, cfg.MinConns = statementConns, 0
@@ -56,22 +54,17 @@ func NewStore(pool *pgxpool.Pool, river *riverjob.Inserter) (*Store, error) {
 	}
 	s := &Store{pool: pool, statements: statements, river: river}
 	s.events = &batch.Group[uuid.UUID, *delivery.Event]{Run: s.readEvents, MaxFlights: 2}
-	// Takes go one per endpoint per statement: two takers of one endpoint
-	// in one statement would see the same free slot. One statement is in
-	// flight, so the takes that arrive meanwhile share the next.
+	// Two takes of one endpoint in one statement would see the same free slot.
 	s.takes = &batch.Group[takeReq, *delivery.Claim]{
 		Run:        s.takeRuns,
 		Key:        func(r takeReq) (any, bool) { return r.endpointID, true },
 		MaxFlights: 1,
 	}
-	// One finishing statement is in flight, so two never wait on each
-	// other's rows. Runs that settle their endpoint go one per endpoint per
-	// statement: two updates of one endpoint row cannot share a statement.
+	// One finishing statement in flight never waits on another's rows; two
+	// updates of one endpoint row cannot share a statement.
 	s.finishes = &batch.Group[delivery.Finish, delivery.Settled]{
-		Run: s.finishRuns,
-		Key: func(f delivery.Finish) (any, bool) {
-			return f.EndpointID, f.Settle != delivery.SettleNone
-		},
+		Run:        s.finishRuns,
+		Key:        func(f delivery.Finish) (any, bool) { return f.EndpointID, f.Settle != delivery.SettleNone },
 		MaxFlights: 1,
 	}
 	return s, nil
@@ -100,14 +93,13 @@ func (s *Store) readEvents(ctx context.Context, ids []uuid.UUID) ([]*delivery.Ev
 	if err != nil {
 		return nil, err
 	}
-	found := make(map[uuid.UUID]*delivery.Event, len(ids))
-	var ev delivery.Event
-	if _, err := pgx.ForEachRow(rows, []any{&ev.ID, &ev.OwnerID, &ev.Type, &ev.Subject, &ev.OccurredAt, &ev.Data}, func() error {
-		e := ev
-		found[e.ID] = &e
-		return nil
-	}); err != nil {
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[delivery.Event])
+	if err != nil {
 		return nil, err
+	}
+	found := make(map[uuid.UUID]*delivery.Event, len(ids))
+	for i := range evs {
+		found[evs[i].ID] = &evs[i]
 	}
 	out := make([]*delivery.Event, len(ids))
 	for i, id := range ids {
@@ -124,20 +116,13 @@ FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("list enabled endpoints: %w", err)
 	}
-	defer rows.Close()
-	var out []delivery.Endpoint
-	for rows.Next() {
-		var (
-			e   delivery.Endpoint
-			mif int16
-		)
-		if err := rows.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince, &e.FailedAt, &e.Filter); err != nil {
-			return nil, fmt.Errorf("list enabled endpoints: %w", err)
-		}
+	out, err := pgx.AppendRows([]delivery.Endpoint(nil), rows, func(row pgx.CollectableRow) (e delivery.Endpoint, err error) {
+		var mif int16
+		err = row.Scan(&e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &mif, &e.Enabled, &e.FailingSince, &e.FailedAt, &e.Filter)
 		e.MaxInFlight = int(mif)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		return e, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list enabled endpoints: %w", err)
 	}
 	return out, nil
@@ -149,24 +134,14 @@ FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 // insertion: it holds while the job is still scheduled.
 const WaitMetadataKey = "standmeet_wait"
 
-// waitMetadata is the metadata of a delivery d that waits for d.Wait.
-func waitMetadata(d delivery.Delivery) ([]byte, error) {
-	type wait struct {
-		Reason delivery.Reason `json:"reason"`
-		Until  time.Time       `json:"until"`
-	}
-	return json.Marshal(map[string]wait{WaitMetadataKey: {Reason: d.Wait, Until: d.ScheduledAt.UTC()}})
-}
-
-// recordSummary writes an event's fan-out summary: one row per event,
-// replaced when the fan-out runs again.
+// recordSummary writes an event's fan-out summary, replacing that of an
+// earlier run of the fan-out.
 const recordSummary = `INSERT INTO webhook_fanouts (event_id, reasons) VALUES ($1, $2)
 ON CONFLICT (event_id) DO UPDATE SET reasons = EXCLUDED.reasons, recorded_at = now()`
 
-// lanesOf picks the lane of each endpoint of $1: of the alive lanes, the
-// one ranking first for the endpoint (rendezvous hashing, so a lane that
-// comes or goes moves only the endpoints it ranks first for), or NULL when
-// no lane is alive.
+// lanesOf picks the lane of each endpoint of $1, or NULL when no lane is
+// alive: rendezvous hashing, so a lane that comes or goes moves only the
+// endpoints it ranks first for.
 const lanesOf = `SELECT e, (SELECT l.lane FROM webhook_lanes l WHERE l.alive_until > now()
   ORDER BY hashtext(e::text || l.lane) DESC, l.lane LIMIT 1)
 FROM unnest($1::uuid[]) AS e`
@@ -193,11 +168,10 @@ func lanes(ctx context.Context, q pgxQuerier, ids []uuid.UUID) (map[uuid.UUID]st
 	return out, nil
 }
 
-// Enqueue inserts the deliveries in one transaction; River skips those
-// whose (endpoint, event) job exists already. A delivery due now goes on
-// its endpoint's lane (lanesOf, read in the same transaction), or on the
-// shared webhooks queue when no lane is alive; a cooled-down one on the
-// shared queue, which every process works when it comes due.
+// Enqueue inserts the deliveries and the summary in one transaction; River
+// skips a delivery whose (endpoint, event) job exists. One due now goes on
+// its endpoint's lane (lanesOf) or, with none alive, on the shared webhooks
+// queue, which every process works; a cooled-down one on the shared queue.
 func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum delivery.Summary) ([]delivery.Enqueued, error) {
 	var summary []byte
 	if !sum.Empty() {
@@ -206,7 +180,6 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			return nil, fmt.Errorf("encode fan-out summary of event %s: %w", sum.EventID, err)
 		}
 		if len(ds) == 0 {
-			// Nothing to queue: the summary alone, one statement.
 			if _, err := s.pool.Exec(ctx, recordSummary, sum.EventID, summary); err != nil {
 				return nil, fmt.Errorf("record fan-out summary of event %s: %w", sum.EventID, err)
 			}
@@ -235,7 +208,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 			case !d.ScheduledAt.IsZero():
 				p.InsertOpts = &river.InsertOpts{ScheduledAt: d.ScheduledAt}
 				if d.Wait != "" {
-					md, err := waitMetadata(d)
+					md, err := json.Marshal(map[string]map[string]any{WaitMetadataKey: {"reason": d.Wait, "until": d.ScheduledAt.UTC()}})
 					if err != nil {
 						return err
 					}
@@ -267,41 +240,18 @@ func (s *Store) Enqueue(ctx context.Context, ds []delivery.Delivery, sum deliver
 	return out, nil
 }
 
-// deliverEndpointColumns are the columns of webhook_endpoints (alias e) that
-// scanDeliverEndpoint reads, in its order.
+// deliverEndpointColumns are the columns of webhook_endpoints (alias e)
+// that takeRuns scans, in its order.
 const deliverEndpointColumns = `e.id, e.owner_id, e.url, e.event_types, e.embed_id, e.headers, e.max_in_flight, e.enabled,
   e.failing_since, e.failed_at, e.secret_enc, e.prev_secret_enc, e.prev_secret_until, e.timeout_seconds, e.max_attempts,
   coalesce(e.rate_limit_per_second, 0) AS rate_limit_per_second, coalesce(e.rate_limit_burst, 0) AS rate_limit_burst`
 
-// scanDeliverEndpoint scans a row's first columns into before, then
-// deliverEndpointColumns into ep, then its remaining columns into extra.
-func scanDeliverEndpoint(row pgx.Row, before []any, ep *delivery.Endpoint, extra ...any) error {
-	var (
-		headers                []byte
-		mif, timeout, attempts int16
-		rate, burst            int32
-	)
-	dest := append(append(before, &ep.ID, &ep.OwnerID, &ep.URL, &ep.EventTypes, &ep.EmbedID, &headers, &mif, &ep.Enabled,
-		&ep.FailingSince, &ep.FailedAt, &ep.SecretSealed, &ep.PrevSecretSealed, &ep.PrevSecretUntil, &timeout, &attempts, &rate, &burst), extra...)
-	if err := row.Scan(dest...); err != nil {
-		return err
-	}
-	ep.MaxInFlight, ep.TimeoutSeconds, ep.MaxAttempts = int(mif), int(timeout), int(attempts)
-	ep.RatePerSecond, ep.RateBurst = int(rate), int(burst)
-	if err := json.Unmarshal(headers, &ep.Headers); err != nil {
-		return fmt.Errorf("decode headers of endpoint %s: %w", ep.ID, err)
-	}
-	return nil
-}
-
 // takeMany is the take of many runs, one row of the unnest per run
-// (endpoint $1, event $2, token $3, ttl in seconds $4): for each, it
-// reads the endpoint and the event and takes the endpoint's first free
-// slot among the first max_in_flight. The slot is locked with SKIP LOCKED
-// (a concurrent taker moves on to another slot or finds none), and
-// PostgreSQL re-checks busy_until on the locked row, so two takers never
-// hold one slot. No lease is taken for a disabled endpoint or a pruned
-// event. Runs of one endpoint never share the statement (see NewStore).
+// (endpoint $1, event $2, token $3, ttl in seconds $4): it reads the
+// endpoint and the event and, when the endpoint is enabled and the event
+// exists, takes the endpoint's first free slot below max_in_flight. SKIP
+// LOCKED sends a concurrent taker to another slot, and PostgreSQL re-checks
+// busy_until on the locked row, so two takers never hold one slot.
 var takeMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::float8[])
     WITH ORDINALITY AS i(endpoint_id, event_id, token, ttl, ord)
@@ -352,17 +302,16 @@ func (s *Store) TakeLease(ctx context.Context, endpointID, eventID, token uuid.U
 	return *c, nil
 }
 
-// takeRuns runs takeMany for reqs; nil for an endpoint that is gone.
+// takeRuns runs takeMany for reqs; nil for an endpoint that is gone. A
+// deadlock with another writer of the same rows is retried: PostgreSQL
+// cancels one of the two, which changed nothing.
 func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim, error) {
 	n := len(reqs)
-	endpoints, events, tokens := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
-	ttls := make([]float64, n)
+	endpoints, events, tokens, ttls := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]float64, n)
 	for i, r := range reqs {
 		endpoints[i], events[i], tokens[i], ttls[i] = r.endpointID, r.eventID, r.token, r.ttl.Seconds()
 	}
 	out := make([]*delivery.Claim, n)
-	// A deadlock with another writer of the same rows (PostgreSQL cancels
-	// one of the two) is retried.
 	err := pgerr.Retry(3, func() error {
 		clear(out)
 		rows, err := s.statements.Query(ctx, takeMany, endpoints, events, tokens, ttls)
@@ -372,27 +321,34 @@ func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim
 		defer rows.Close()
 		for rows.Next() {
 			var (
-				ord     int64
-				c       delivery.Claim
-				slot    *int16
-				evID    *uuid.UUID
-				ev      delivery.Event
-				evOwner *uuid.UUID
-				evType  *string
-				evSubj  *string
-				evAt    *time.Time
+				ord                    int64
+				c                      delivery.Claim
+				e                      = &c.Endpoint
+				headers                []byte
+				mif, timeout, attempts int16
+				rate, burst            int32
+				slot                   *int16
+				ev                     delivery.Event
+				evID, evOwner          *uuid.UUID
+				evType, evSubj         *string
+				evAt                   *time.Time
 			)
-			if err := scanDeliverEndpoint(rows, []any{&ord}, &c.Endpoint,
+			if err := rows.Scan(&ord, &e.ID, &e.OwnerID, &e.URL, &e.EventTypes, &e.EmbedID, &headers, &mif, &e.Enabled,
+				&e.FailingSince, &e.FailedAt, &e.SecretSealed, &e.PrevSecretSealed, &e.PrevSecretUntil, &timeout, &attempts, &rate, &burst,
 				&slot, &evID, &evOwner, &evType, &evSubj, &evAt, &ev.Data); err != nil {
 				return err
 			}
-			r := reqs[ord-1]
+			e.MaxInFlight, e.TimeoutSeconds, e.MaxAttempts = int(mif), int(timeout), int(attempts)
+			e.RatePerSecond, e.RateBurst = int(rate), int(burst)
+			if err := json.Unmarshal(headers, &e.Headers); err != nil {
+				return fmt.Errorf("decode headers of endpoint %s: %w", e.ID, err)
+			}
 			if evID != nil {
 				ev.ID, ev.OwnerID, ev.Type, ev.Subject, ev.OccurredAt = *evID, *evOwner, *evType, *evSubj, *evAt
 				c.Event = &ev
 			}
 			if slot != nil {
-				c.Lease = &delivery.Lease{EndpointID: r.endpointID, Slot: int(*slot), Token: r.token}
+				c.Lease = &delivery.Lease{EndpointID: reqs[ord-1].endpointID, Slot: int(*slot), Token: reqs[ord-1].token}
 			}
 			out[ord-1] = &c
 		}
@@ -404,19 +360,16 @@ func (s *Store) takeRuns(ctx context.Context, reqs []takeReq) ([]*delivery.Claim
 	return out, nil
 }
 
-// finishMany is the one statement that ends runs, one row of the unnest
-// per run ($1..$21 and $23, in the order of finishRuns' arrays): it
-// records the attempt (record) with the signature headers it sent,
-// releases the lease slot by token (release) and settles the endpoint
-// (settle: 1 success, 2 failure), returning per run whether it disabled the endpoint and how
-// its health changed. Parts not asked for match no row. A success writes
-// the endpoint only when it was failing; a failure when it is the first,
-// the one that disables it, a later one while none has yet come
-// CooldownAfter ($22) into the streak, or one a cooldown ($23) after the
-// last written (failed_at, which decides the cooldown). The lease slots
-// are all locked in key order before the first is changed (releasing is
-// read whole by its uncorrelated count), so two statements never wait on
-// each other in a circle.
+// finishMany ends runs, one row of the unnest per run ($1..$21 and $23, in
+// finishRuns' order): it records the attempt (record), releases the slot by
+// token (release) and settles the endpoint (settle: 1 success, 2 failure),
+// returning per run whether it disabled the endpoint and how its health
+// changed. A failure writes the endpoint only when it is the first, disables
+// it, comes while no failure written yet is CooldownAfter ($22) into the
+// streak, or comes a cooldown ($23) after failed_at. All the slots are
+// locked in key order before the first is changed (the uncorrelated count
+// reads releasing whole), so two statements never wait on each other in a
+// circle.
 const finishMany = `WITH i AS (
   SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::bigint[],
     $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[], $13::bool[], $14::bool[], $15::int[],
@@ -466,29 +419,22 @@ FROM i
 LEFT JOIN failed f ON f.ord = i.ord
 LEFT JOIN cleared cl ON cl.ord = i.ord`
 
-// statementConns is the size of the pool the take and the finishing
-// statement run on. Each has one statement in flight per process (their
-// batch groups), so two connections serve both. A connection plans a
-// prepared statement on its first five runs before it settles on a
-// generic plan, and these two take milliseconds to plan: on two
-// connections a new process pays that twice, where on the shared pool it
-// would pay it on every connection that happened to carry them.
+// statementConns is the size of the take's and the finishing statement's
+// pool: each has one statement in flight per process (its batch.Group). A
+// connection plans a prepared statement on its first five runs, and these
+// take milliseconds to plan, so few connections pay that few times.
 const statementConns = 2
 
 // Finish implements delivery.DeliverStore: the attempt, the release and
-// the settlement in one statement, shared with the runs finishing at the
-// same time.
+// the settlement in one statement, shared with the runs finishing with it.
 func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled, error) {
 	if f.Attempt == nil && f.Lease == nil && f.Settle == delivery.SettleNone {
 		return delivery.Settled{}, nil
 	}
-	if f.EndpointID == uuid.Nil {
-		switch {
-		case f.Lease != nil:
-			f.EndpointID = f.Lease.EndpointID
-		case f.Attempt != nil:
-			f.EndpointID = f.Attempt.EndpointID
-		}
+	if f.EndpointID == uuid.Nil && f.Lease != nil {
+		f.EndpointID = f.Lease.EndpointID
+	} else if f.EndpointID == uuid.Nil && f.Attempt != nil {
+		f.EndpointID = f.Attempt.EndpointID
 	}
 	settled, err := s.finishes.Do(ctx, f)
 	if err != nil {
@@ -497,47 +443,35 @@ func (s *Store) Finish(ctx context.Context, f delivery.Finish) (delivery.Settled
 	return settled, nil
 }
 
-// finishRuns runs finishMany for fs. A deadlock with another writer of
-// the same rows (PostgreSQL cancels one of the two) is retried: the
-// cancelled statement changed nothing.
+// finishRuns runs finishMany for fs, retrying a deadlock as takeRuns does.
 func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]delivery.Settled, error) {
 	n := len(fs)
 	var (
-		endpoints, events, tokens  = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
-		jobs                       = make([]int64, n)
-		attempts, slots, settles   = make([]int32, n), make([]int32, n), make([]int32, n)
-		outcomes, reasons          = make([]string, n), make([]string, n)
-		statuses                   = make([]*int32, n)
-		latencies                  = make([]*int64, n)
-		responses, errs, locations = make([]*string, n), make([]*string, n), make([]*string, n)
-		stamps, sigs               = make([]*string, n), make([]*string, n)
-		ats                        = make([]*time.Time, n)
-		nows                       = make([]time.Time, n)
-		records, releases          = make([]bool, n), make([]bool, n)
-		disableAfter, cooldowns    = make([]float64, n), make([]float64, n)
+		endpoints, events, tokens, jobs = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]int64, n)
+		attempts, slots, settles        = make([]int32, n), make([]int32, n), make([]int32, n)
+		outcomes, reasons, statuses     = make([]string, n), make([]string, n), make([]*int32, n)
+		responses, errs, locations      = make([]*string, n), make([]*string, n), make([]*string, n)
+		stamps, sigs, latencies         = make([]*string, n), make([]*string, n), make([]*int64, n)
+		ats, nows, records, releases    = make([]*time.Time, n), make([]time.Time, n), make([]bool, n), make([]bool, n)
+		disableAfter, cooldowns         = make([]float64, n), make([]float64, n)
 	)
 	for i, f := range fs {
-		a := f.Attempt
-		if a == nil {
-			a = &delivery.Attempt{}
-		}
-		endpoints[i], events[i] = f.EndpointID, a.EventID
-		jobs[i], attempts[i], outcomes[i] = a.JobID, int32(a.Attempt), string(a.Outcome)
+		a := cmp.Or(f.Attempt, &delivery.Attempt{})
+		endpoints[i], events[i], jobs[i], attempts[i], outcomes[i] = f.EndpointID, a.EventID, a.JobID, int32(a.Attempt), string(a.Outcome)
 		if a.StatusCode != 0 {
 			c := int32(a.StatusCode)
 			statuses[i] = &c
 		}
-		latencies[i] = latencyMS(a)
+		if a.Latency > 0 || a.StatusCode != 0 {
+			ms := a.Latency.Milliseconds()
+			latencies[i] = &ms
+		}
 		responses[i], errs[i], locations[i] = nullString(a.Response), nullString(a.Error), nullString(a.Location)
-		stamps[i], sigs[i] = nullString(a.Timestamp), nullString(a.Signature)
-		ats[i] = timePtr(a.At)
-		nows[i] = f.Now
-		records[i] = f.Attempt != nil
+		stamps[i], sigs[i], ats[i], nows[i], records[i] = nullString(a.Timestamp), nullString(a.Signature), timePtr(a.At), f.Now, f.Attempt != nil
 		if f.Lease != nil {
 			releases[i], slots[i], tokens[i] = true, int32(f.Lease.Slot), f.Lease.Token
 		}
-		settles[i], disableAfter[i], reasons[i] = int32(f.Settle), f.DisableAfter.Seconds(), f.DisableReason
-		cooldowns[i] = f.Cooldown.Seconds()
+		settles[i], disableAfter[i], reasons[i], cooldowns[i] = int32(f.Settle), f.DisableAfter.Seconds(), f.DisableReason, f.Cooldown.Seconds()
 	}
 	out := make([]delivery.Settled, n)
 	err := pgerr.Retry(3, func() error {
@@ -585,15 +519,13 @@ ORDER BY id DESC LIMIT 1`, jobID, attempt).Scan(&o)
 	return delivery.Outcome(o), true, nil
 }
 
-// ReleasePending makes every delivery in River's pending state available,
-// through River's client (JobList, JobRetry), and returns how many. This
-// engine never inserts a delivery pending and never makes a pending one
-// available, so one queued pending by an earlier engine would wait for
-// ever: the server releases them as it starts. Processes that start together may release
-// the same job; River's retry of an available job leaves it available.
+// ReleasePending makes every delivery in River's pending state available
+// through River's client (JobList, JobRetry) and returns how many: nothing
+// else makes one available, so the server calls it as it starts (see
+// docs/design/delivery.md, Lanes). Processes that start together may
+// release a job twice, which River's retry leaves available.
 func (s *Store) ReleasePending(ctx context.Context) (int, error) {
-	// A page of the listing: a bound on one statement, not a tuning.
-	const releaseBatch = 1000
+	const releaseBatch = 1000 // a bound on one statement, not a tuning
 	n := 0
 	for {
 		page, err := s.river.JobList(ctx, river.NewJobListParams().
@@ -640,8 +572,7 @@ func (s *Store) Wake(ctx context.Context, jobs []int64) (int, []int64, error) {
 		if err != nil {
 			return fmt.Errorf("read running deliveries: %w", err)
 		}
-		running, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
+		if running, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
 			return fmt.Errorf("read running deliveries: %w", err)
 		}
 		return nil
@@ -657,14 +588,6 @@ func nullString(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-func latencyMS(a *delivery.Attempt) *int64 {
-	if a.Latency <= 0 && a.StatusCode == 0 {
-		return nil
-	}
-	ms := a.Latency.Milliseconds()
-	return &ms
 }
 
 // PruneAttempts deletes delivery-log rows recorded before before, in
@@ -684,11 +607,11 @@ func (s *Store) PruneAttempts(ctx context.Context, before time.Time) (int64, err
 	}
 }
 
-// reserveRate is the generic cell rate algorithm on the endpoint's rate_tat
-// (the theoretical arrival time), in one statement: the row lock orders the
-// starts of every replica, and a start whose wait would exceed the bound
-// ($4) changes nothing. $2 is the emission interval, $3 the burst's
-// tolerance ((burst - 1) intervals), in seconds.
+// reserveRate is the generic cell rate algorithm on the endpoint's
+// rate_tat (the theoretical arrival time): the row lock orders every
+// replica's starts, and a start that would wait longer than $4 changes
+// nothing. $2 is the emission interval, $3 the burst's tolerance
+// ((burst - 1) intervals), in seconds.
 const reserveRate = `WITH cur AS (
   SELECT id, greatest(coalesce(rate_tat, now()), now()) AS tat
   FROM webhook_endpoints WHERE id = $1 FOR UPDATE
@@ -699,7 +622,7 @@ const reserveRate = `WITH cur AS (
 )
 SELECT greatest(extract(epoch FROM cur.tat - now()) - $3, 0)::float8, EXISTS (SELECT 1 FROM upd) FROM cur`
 
-// ReserveRate implements delivery.DeliverStore.
+// ReserveRate implements delivery.DeliverStore with reserveRate.
 func (s *Store) ReserveRate(ctx context.Context, endpointID uuid.UUID, perSecond, burst int, maxWait time.Duration) (time.Duration, bool, error) {
 	interval := 1 / float64(perSecond)
 	var (

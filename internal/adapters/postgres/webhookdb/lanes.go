@@ -14,14 +14,12 @@ import (
 	"github.com/standmeet/standmeet/internal/adapters/riverjob"
 )
 
-// Lane timing: a process renews its lane every LaneRenew for LaneTTL, so a
-// lane whose process died is worked by the others within about LaneTTL
-// plus LaneRenew, and a live process may miss four renewals in a row (a
-// busy machine, a slow statement) without losing its lane. A lapsed lane
-// with no job left is forgotten once it has been lapsed for LaneForget:
-// River's job timeout, which bounds the fan-out that chose it while it was
-// alive, and a TTL more for a commit under way as the timeout struck. A
-// job inserted into a forgotten lane would never be worked.
+// Lane timing: a process renews its lane every LaneRenew for LaneTTL, so
+// the others work a dead process's lane within about LaneTTL plus
+// LaneRenew, and a live one may miss four renewals in a row. A lapsed lane
+// with no job left is forgotten after LaneForget, once no fan-out that
+// chose it can still commit (River's job timeout, plus a TTL): a job
+// inserted into a forgotten lane would never be worked.
 const (
 	LaneRenew  = 2 * time.Second
 	LaneTTL    = 5 * LaneRenew
@@ -34,14 +32,10 @@ type LaneQueues interface {
 	RemoveQueue(ctx context.Context, name string) error
 }
 
-// Lanes keeps this process's delivery lane: a River queue of its own,
-// worked only here while its row in webhook_lanes is alive. The fan-out
-// puts each endpoint's deliveries on one alive lane (lanesOf), so
-// River fetches them into one process, where they pass the lease in
-// memory. Lanes also works every lapsed lane that still has jobs (its
-// process died or stopped), and stops once they are gone, so no delivery
-// waits on a process that is not there. The lane is a preference, never a
-// guarantee: the lease in PostgreSQL still decides who delivers.
+// Lanes keeps this process's delivery lane, a River queue worked only here
+// while its row in webhook_lanes is alive (see docs/design/delivery.md,
+// Lanes), and works every lapsed lane that still has jobs until they are
+// gone. A lane is a preference: the lease still decides who delivers.
 type Lanes struct {
 	store   *Store
 	queues  LaneQueues
@@ -51,9 +45,8 @@ type Lanes struct {
 }
 
 // NewLanes names this process's lane and adds its queue to the River
-// client (before the client starts, so the queue is worked from the
-// start). With own false the process has no lane of its own: it leaves
-// every delivery to the shared webhooks queue and only works lapsed lanes.
+// client, before the client starts. With own false the process has no lane
+// of its own and only works lapsed lanes.
 func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*Lanes, error) {
 	if logger == nil {
 		logger = zap.NewNop()
@@ -77,10 +70,9 @@ func NewLanes(store *Store, queues LaneQueues, own bool, logger *zap.Logger) (*L
 // none.
 func (l *Lanes) Name() string { return l.name }
 
-// Start makes the lane alive, so the fan-outs use it from the process's
-// start, and makes available the deliveries an earlier version left in
-// River's pending state (Store.ReleasePending); the server calls it once
-// its schema is migrated.
+// Start makes available the deliveries left pending (Store.ReleasePending)
+// and makes the lane alive; the server calls it once its schema is
+// migrated.
 func (l *Lanes) Start(ctx context.Context) error {
 	n, err := l.store.ReleasePending(ctx)
 	if err != nil {

@@ -5,31 +5,25 @@ import (
 )
 
 // This file holds every SQL text of the adapter that names River's tables,
-// columns or functions. River's client API (JobList, JobGet, JobRetry) is
-// the way to River's jobs wherever it can serve; each statement below
-// says what it reads that the client cannot read there: a join with our
-// tables, a count, a lock, or a read in the same statement as a write of
-// ours. None writes River's tables (the architecture test holds that).
-// River's schema is not a contract of River's: riverVersionReviewed names
-// the version these statements were checked against, and riversql_test.go
-// fails when River's version moves away from it or a statement no longer
+// columns or functions; each statement says what it reads that River's
+// client (JobList, JobGet, JobRetry) cannot. None writes River's tables.
+// River's schema is no contract of River's: riversql_test.go fails when
+// River's version moves from riverVersionReviewed or a statement no longer
 // plans against the migrated schema.
 
 // riverVersionReviewed is the version of github.com/riverqueue/river whose
 // schema every statement of this file was checked against.
 const riverVersionReviewed = "v0.51.2"
 
-// The fragments: conditions and columns over river_job j, composed into
-// the statements further down.
+// Fragments over river_job j, composed into the statements below.
 
 // endpointJobs selects an endpoint's delivery jobs through River's GIN
 // index on args.
 const endpointJobs = `j.kind = 'webhook.deliver' AND j.args @> jsonb_build_object('endpoint_id', $1::text)`
 
-// jobState is the state of river_job j as the delivery log shows it.
-// River makes a retry or a snooze due within its scheduler's interval
-// available ahead of its time, its scheduled_at still ahead: such a
-// delivery still waits for that time, so it reads as scheduled.
+// jobState is the state of river_job j as the delivery log shows it: a job
+// River made available ahead of its scheduled_at (due within its
+// scheduler's interval) still waits, so it reads as scheduled.
 const jobState = `(CASE WHEN j.state = 'available' AND j.scheduled_at > now() THEN 'scheduled' ELSE j.state::text END)`
 
 // deliveryColumns are the columns of a delivery-log row over river_job j,
@@ -40,14 +34,12 @@ const deliveryColumns = `j.id, (j.args->>'event_id')::uuid, COALESCE(ev.type, ''
   j.scheduled_at, a.status_code, a.latency_ms, a.response, a.location,
   COALESCE((j.metadata->>'snoozes')::int, 0)`
 
-// effectiveMaxAttempts is the attempt bound that applies to the delivery of
-// river_job j: the endpoint's max_attempts when it is below River's bound
-// of the job (one primary-key probe).
+// effectiveMaxAttempts is the attempt bound of river_job j's delivery: the
+// endpoint's max_attempts when below River's (one primary-key probe).
 const effectiveMaxAttempts = `LEAST(j.max_attempts, (SELECT ep.max_attempts FROM webhook_endpoints ep WHERE ep.id = (j.args->>'endpoint_id')::uuid))`
 
-// endedByBound is the condition on river_job j of a delivery the worker
-// ended at the endpoint's last attempt (River: cancelled), which reads as
-// failed, not cancelled.
+// endedByBound holds for a delivery cancelled at the endpoint's last
+// attempt, which reads as failed.
 const endedByBound = `(j.state = 'cancelled' AND j.attempt >= ` + effectiveMaxAttempts + `)`
 
 // eventDeliveryColumns are deliveryColumns with the endpoint e's id, URL
@@ -75,12 +67,11 @@ var statusStates = map[string]string{
 // The delivery log.
 
 // listDeliveries reads a page of endpoint $1's delivery log in status
-// (every status when it is not one of webhook's), after job $2 oldest
-// first when forward, else before it (0: from the newest), at most $3,
-// narrowed to event type $4 (empty: any) and creation time [$5, $6). Not
-// JobList: each job is joined to its event and latest attempt, filtered by
-// the event's type and shown with the endpoint's attempt bound, in one
-// statement.
+// (any when not one of webhook's), after job $2 oldest first when forward,
+// else before it (0: from the newest), at most $3, of event type $4 (empty:
+// any), created in [$5, $6). Not JobList: it joins each job to its event
+// and latest attempt, filters by the event's type and shows the endpoint's
+// attempt bound.
 func listDeliveries(status string, forward bool) string {
 	where := endpointJobs
 	if c, ok := statusStates[status]; ok {
@@ -104,8 +95,8 @@ LIMIT $3`
 }
 
 // getDelivery reads endpoint $1's delivery job $2 with its event. Not
-// JobGet: the job is joined to its event and latest attempt, and must be
-// the endpoint's, in one statement.
+// JobGet: it checks the job is the endpoint's and joins its event and
+// latest attempt.
 const getDelivery = `SELECT ` + deliveryColumns + `, ev.id, COALESCE(ev.subject, ''),
   COALESCE(ev.occurred_at, now()), COALESCE(ev.data, '{}'::jsonb)
 FROM river_job j
@@ -114,31 +105,26 @@ LEFT JOIN events ev ON ev.id = (j.args->>'event_id')::uuid
 WHERE ` + endpointJobs + ` AND j.id = $2`
 
 // retryState reads endpoint $1's delivery job $2's state as the log shows
-// it and locks the job in the transaction. Not JobGet: it neither takes
-// the row's lock in our transaction nor reads the state the log shows.
+// it and locks the job. Not JobGet: that takes no lock in our transaction.
 const retryState = `SELECT ` + jobState + `
 FROM river_job j WHERE ` + endpointJobs + ` AND j.id = $2 FOR UPDATE`
 
-// sleepingJobs locks those of the delivery jobs $1 that are snoozed: due
-// later, whether River keeps them scheduled or, due within its
-// scheduler's interval, available ahead of their time. Wake makes them
-// available in the same transaction. Not JobGet: the lock keeps River
-// from running one between the read of its state and the JobRetryTx, so
-// a job running or finished is never retried; one locked by someone else
-// (River fetching it) is skipped.
+// sleepingJobs locks those of the delivery jobs $1 still snoozed
+// (scheduled, or available ahead of their time), for Wake's JobRetryTx in
+// the same transaction. Not JobGet: the lock keeps River from running one
+// between the read and the retry, so a running or finished job is never
+// retried; one River is fetching is skipped.
 const sleepingJobs = `SELECT j.id FROM river_job j
 WHERE j.id = ANY($1::bigint[]) AND j.kind = 'webhook.deliver'
   AND j.state IN ('scheduled', 'available') AND j.scheduled_at > now()
 ORDER BY j.id FOR UPDATE SKIP LOCKED`
 
-// runningJobs reads which of the jobs $1 River shows running: those
-// Wake tells its caller to try again.
+// runningJobs reads which of the jobs $1 River shows running, for Wake.
 const runningJobs = `SELECT id FROM river_job WHERE id = ANY($1::bigint[]) AND state = 'running'`
 
 // listByEvent reads event $1's delivery jobs to endpoints of owner $2
-// (deleted ones included), at most $3. Not JobList: each job is joined to
-// its endpoint of the owner, its event and its latest attempt in one
-// statement.
+// (deleted ones included), at most $3. Not JobList: it joins each job to
+// its endpoint, its event and its latest attempt.
 const listByEvent = `SELECT ` + eventDeliveryColumns + `
 FROM river_job j
 JOIN webhook_endpoints e ON e.id = (j.args->>'endpoint_id')::uuid AND e.owner_id = $2
@@ -150,7 +136,7 @@ LIMIT $3`
 
 // latestByEvents reads the latest job of each (event of $1, endpoint of
 // owner $2). Not JobList: it takes the latest job per endpoint of many
-// events and joins our endpoints in one statement.
+// events and joins our endpoints.
 const latestByEvents = `SELECT ` + eventDeliveryColumns + `
 FROM unnest($1::uuid[]) WITH ORDINALITY x(event_id, n)
 CROSS JOIN LATERAL (
@@ -163,9 +149,9 @@ LEFT JOIN events ev ON ev.id = x.event_id
 ORDER BY x.n, j.id`
 
 // failedDeliveries reads endpoint $1's discarded or cancelled deliveries
-// whose (endpoint, event) holds no other job in River's unique states,
-// with their events. Not JobList: it tests each job's unique-key siblings
-// with River's own bitmask function, which the client does not expose.
+// whose (endpoint, event) holds no other job in River's unique states, with
+// their events. Not JobList: it tests each job's unique-key siblings with
+// River's bitmask function, which the client does not expose.
 const failedDeliveries = `SELECT f.id, f.state, ev.id, ev.owner_id, ev.type, ev.subject, ev.occurred_at, ev.data
 FROM (SELECT DISTINCT ON (j.unique_key) j.id, j.state::text AS state, (j.args->>'event_id')::uuid AS event_id FROM river_job j
       WHERE ` + endpointJobs + ` AND j.state IN ('discarded', 'cancelled')
@@ -179,10 +165,9 @@ ORDER BY f.id`
 
 // The delivery lanes and the metrics.
 
-// keepLanes renews lane $1 until now() + $2 and lists the lapsed lanes with
-// whether a job is left in them and whether they may be forgotten.
-// Not JobList: one statement renews the lane and tests every lapsed lane
-// for live jobs, where the client would list each lane's jobs.
+// keepLanes renews lane $1 until now() + $2 and lists the lapsed lanes,
+// whether a job is left in each and whether it may be forgotten ($3). Not
+// JobList: it tests every lapsed lane for live jobs in one statement.
 const keepLanes = `WITH renew AS (
   INSERT INTO webhook_lanes (lane, alive_until) SELECT $1, now() + $2::interval WHERE $1::text <> ''
   ON CONFLICT (lane) DO UPDATE SET alive_until = EXCLUDED.alive_until
@@ -193,10 +178,9 @@ SELECT l.lane,
   l.alive_until < now() - $3::interval
 FROM webhook_lanes l WHERE l.alive_until < now() AND l.lane <> $1`
 
-// stateSQL counts in one statement, each count a range of River's
-// (state, queue, …) fetch index, one range per state, over the webhooks
-// queue and the delivery lanes (webhooks_…); the endpoints are few.
-// Not JobList: it counts by state, where the client lists jobs.
+// stateSQL counts, each count a range of River's (state, queue, …) fetch
+// index over the webhooks queue and the delivery lanes. Not JobList: it
+// counts by state, where the client lists jobs.
 const stateSQL = `SELECT
   (SELECT count(*) FROM webhook_endpoints WHERE enabled AND failing_since IS NOT NULL),
   (SELECT count(*) FROM webhook_endpoints WHERE NOT enabled AND deleted_at IS NULL),

@@ -32,11 +32,9 @@ type txn struct {
 	river *riverjob.Inserter
 }
 
-func (t *txn) Endpoints() webhook.EndpointStore { return &endpointStore{tx: t.tx} }
-func (t *txn) Deliveries() webhook.DeliveryStore {
-	return &deliveryStore{tx: t.tx, river: t.river}
-}
-func (t *txn) Recorder() domain.Recorder { return t.rec }
+func (t *txn) Endpoints() webhook.EndpointStore  { return &endpointStore{tx: t.tx} }
+func (t *txn) Deliveries() webhook.DeliveryStore { return &deliveryStore{tx: t.tx, river: t.river} }
+func (t *txn) Recorder() domain.Recorder         { return t.rec }
 
 // deliveryStore implements webhook.DeliveryStore over River's job table.
 type deliveryStore struct {
@@ -65,34 +63,19 @@ func (s *deliveryStore) List(ctx context.Context, endpointID uuid.UUID, q webhoo
 	if q.After > 0 {
 		cursor = q.After
 	}
-	var since, until *time.Time
-	if !q.Since.IsZero() {
-		since = &q.Since
-	}
-	if !q.Until.IsZero() {
-		until = &q.Until
-	}
-	rows, err := s.tx.Query(ctx, listDeliveries(q.Status, q.After > 0), endpointID, cursor, q.Limit, q.EventType, since, until)
+	rows, err := s.tx.Query(ctx, listDeliveries(q.Status, q.After > 0),
+		endpointID, cursor, q.Limit, q.EventType, timePtr(q.Since), timePtr(q.Until))
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []webhook.Delivery
-	for rows.Next() {
-		var d webhook.Delivery
-		if err := scanDelivery(rows, &d); err != nil {
-			return nil, fmt.Errorf("list deliveries: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.AppendRows([]webhook.Delivery(nil), rows, func(row pgx.CollectableRow) (d webhook.Delivery, err error) {
+		err = scanDelivery(row, &d)
+		return d, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	return out, nil
-}
-
-func deliveryNotFound() error {
-	return domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
 }
 
 // Get reads one delivery, its attempts and its event.
@@ -104,7 +87,7 @@ func (s *deliveryStore) Get(ctx context.Context, endpointID uuid.UUID, jobID int
 	)
 	err := scanDelivery(s.tx.QueryRow(ctx, getDelivery, endpointID, jobID), &d, &id, &ev.Subject, &ev.OccurredAt, &ev.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return d, nil, nil, deliveryNotFound()
+		return d, nil, nil, domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
 	}
 	if err != nil {
 		return d, nil, nil, fmt.Errorf("read delivery %d: %w", jobID, err)
@@ -138,7 +121,7 @@ func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID i
 	var state string
 	err := s.tx.QueryRow(ctx, retryState, endpointID, jobID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", deliveryNotFound()
+		return "", "", domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("read delivery %d: %w", jobID, err)
@@ -225,21 +208,14 @@ func (s *deliveryStore) ListByEvent(ctx context.Context, ownerID, eventID uuid.U
 }
 
 func scanEventDeliveries(rows pgx.Rows) ([]webhook.EventDelivery, error) {
-	defer rows.Close()
-	var out []webhook.EventDelivery
-	for rows.Next() {
-		var d webhook.EventDelivery
-		if err := scanDelivery(rows, &d.Delivery, &d.EndpointID, &d.EndpointURL, &d.EndpointState); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return pgx.AppendRows([]webhook.EventDelivery(nil), rows, func(row pgx.CollectableRow) (d webhook.EventDelivery, err error) {
+		err = scanDelivery(row, &d.Delivery, &d.EndpointID, &d.EndpointURL, &d.EndpointState)
+		return d, err
+	})
 }
 
-// LatestByEvents reads, in one statement, the latest job of each
-// (event, endpoint of ownerID) through River's GIN index on args, one
-// index probe per event.
+// LatestByEvents reads, in one statement, the latest job of each (event,
+// endpoint of ownerID), one probe of River's GIN index on args per event.
 func (s *deliveryStore) LatestByEvents(ctx context.Context, ownerID uuid.UUID, eventIDs []uuid.UUID) ([]webhook.EventDelivery, error) {
 	if len(eventIDs) == 0 {
 		return nil, nil
@@ -255,47 +231,37 @@ func (s *deliveryStore) LatestByEvents(ctx context.Context, ownerID uuid.UUID, e
 	return out, nil
 }
 
-// Failed reads every discarded or cancelled delivery of the endpoint
-// whose (endpoint, event) has no other live or completed job: such a
-// sibling would either collide with River's unique index or mean the event
-// was delivered already (one job per pair is taken when several were
-// discarded). Each comes with its event, when the retention kept it.
+// Failed reads the endpoint's discarded or cancelled deliveries, one per
+// (endpoint, event) and none whose pair has a live or completed job (its
+// retry would collide with River's unique index, or the event was
+// delivered), each with its event when the retention kept it.
 func (s *deliveryStore) Failed(ctx context.Context, endpointID uuid.UUID) ([]webhook.FailedDelivery, error) {
 	rows, err := s.tx.Query(ctx, failedDeliveries, endpointID)
 	if err != nil {
 		return nil, fmt.Errorf("find failed deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []webhook.FailedDelivery
-	for rows.Next() {
+	out, err := pgx.AppendRows([]webhook.FailedDelivery(nil), rows, func(row pgx.CollectableRow) (f webhook.FailedDelivery, err error) {
 		var (
-			f       webhook.FailedDelivery
-			id      *uuid.UUID
-			ownerID *uuid.UUID
-			typ     *string
-			subject *string
-			at      *time.Time
-			data    []byte
+			id, ownerID  *uuid.UUID
+			typ, subject *string
+			at           *time.Time
+			data         []byte
 		)
-		if err := rows.Scan(&f.JobID, &f.State, &id, &ownerID, &typ, &subject, &at, &data); err != nil {
-			return nil, fmt.Errorf("find failed deliveries: %w", err)
-		}
-		if id != nil {
+		if err = row.Scan(&f.JobID, &f.State, &id, &ownerID, &typ, &subject, &at, &data); err == nil && id != nil {
 			f.Event = &delivery.Event{ID: *id, OwnerID: *ownerID, Type: *typ, Subject: *subject, OccurredAt: *at, Data: data}
 		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
+		return f, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("find failed deliveries: %w", err)
 	}
 	return out, nil
 }
 
-// Requeue retries each job with River's JobRetry. A retried job keeps its
-// id, its errors and its webhook-id; it becomes available now, and when it
-// had spent all its attempts River grants it one more. JobRetry locks the
-// row and leaves an already available job alone, so two concurrent
-// redelivers queue each job once.
+// Requeue makes each job available now with River's JobRetry, keeping its
+// id, errors and webhook-id (River grants a job that spent its attempts one
+// more). JobRetry locks the row and leaves an available job alone, so two
+// concurrent redelivers queue each job once.
 func (s *deliveryStore) Requeue(ctx context.Context, endpointID uuid.UUID, jobIDs []int64) error {
 	for _, id := range jobIDs {
 		if _, err := s.river.JobRetryTx(ctx, s.tx, id); err != nil {

@@ -203,8 +203,8 @@ func discarded(err, warn error) Result {
 // release in one statement. See docs/design/delivery.md, One run.
 func (d *Deliverer) Deliver(ctx context.Context, job DeliverJob) Result {
 	d.local.back(job.EndpointID, job.JobID)
-	cl := d.local.begin(job.EndpointID)
-	claim, snooze, err := d.claim(ctx, job, cl)
+	start := d.local.begin(job.EndpointID)
+	claim, snooze, err := d.claim(ctx, job, start)
 	// MaxBusySnooze is the cooldown, which BackoffScale divides.
 	snooze = min(snooze, d.cooldown)
 	wake, short := d.local.end(job.EndpointID, job.JobID, snooze)
@@ -396,14 +396,15 @@ func (d *Deliverer) deliverHolding(ctx context.Context, job DeliverJob, ep Endpo
 // claim takes a lease slot, waiting in line here while deliveries here hold
 // every slot, until MaxLocalWait from its start and less when the wait is
 // hopeless. Without a lease it returns the snooze to take: above 0 exactly for
-// an enabled endpoint and a live event. The caller ends cl, its claim here.
-func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Claim, time.Duration, error) {
+// an enabled endpoint and a live event. The caller ends its claim here, begun
+// at start.
+func (d *Deliverer) claim(ctx context.Context, job DeliverJob, start time.Time) (Claim, time.Duration, error) {
 	id := job.EndpointID
 	token, err := uuid.NewRandom()
 	if err != nil {
 		return Claim{}, 0, fmt.Errorf("lease token: %w", err)
 	}
-	deadline := cl.start.Add(MaxLocalWait)
+	deadline := start.Add(MaxLocalWait)
 	if wait := d.local.cooling(id); wait > 0 {
 		// Down as a take here read it: wait the cooldown out reading only the
 		// event (a shared read), not with a take of its own. A test event
@@ -416,7 +417,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 			return Claim{}, 0, err
 		}
 	}
-	if w := d.local.join(id, cl); w != nil {
+	if w := d.local.join(id); w != nil {
 		// Its event alone is read: the slot comes from a holder here.
 		ev, err := d.store.Event(ctx, job.EventID)
 		if err != nil {
@@ -443,7 +444,7 @@ func (d *Deliverer) claim(ctx context.Context, job DeliverJob, cl *claimant) (Cl
 			c.Lease.Written = time.Now()
 		}
 		busy := err == nil && c.Lease == nil && c.Endpoint.Enabled && c.Event != nil && time.Now().Before(deadline)
-		w, next := d.local.took(id, c.Lease != nil, busy, c.Endpoint.MaxInFlight, cool, cl)
+		w, next := d.local.took(id, c.Lease != nil, busy, c.Endpoint.MaxInFlight, cool)
 		next.sendToTake()
 		switch {
 		case err != nil:
@@ -514,7 +515,7 @@ func (d *Deliverer) abandon(ctx context.Context, id uuid.UUID, w *waiter) error 
 	if p := <-w.ch; p != nil {
 		return d.drop(ctx, id, p.lease)
 	}
-	_, next := d.local.took(id, false, false, 0, 0, nil)
+	_, next := d.local.took(id, false, false, 0, 0)
 	next.sendToTake()
 	return nil
 }

@@ -23,14 +23,14 @@ func (d *Deliverer) Waiting(endpointID uuid.UUID) int {
 // of its one slot, as a busy delivery does; false when the endpoint has
 // MaxLocalWaiters already.
 func (d *Deliverer) Wait(endpointID uuid.UUID) bool {
-	cl := d.local.begin(endpointID)
+	d.local.begin(endpointID)
 	d.local.mu.Lock()
 	defer d.local.mu.Unlock()
 	q := d.local.queue(endpointID)
 	if q.holders == 0 {
 		q.holders, q.slots = 1, 1
 	}
-	return q.enqueue(cl) != nil
+	return q.enqueue() != nil
 }
 
 // Request builds the POST of ev to ep at now.

@@ -37,7 +37,6 @@ type passed struct {
 // message once a holder takes it off the line.
 type waiter struct {
 	ch chan *passed
-	cl *claimant
 }
 
 // sendToTake sends w, if any (from vacate), to take a slot itself.
@@ -46,9 +45,6 @@ func (w *waiter) sendToTake() {
 		w.ch <- nil
 	}
 }
-
-// claimant is one delivery's claim of an endpoint's lease here, from start.
-type claimant struct{ start time.Time }
 
 // localQueue is one endpoint's state in this process. While deliveries wait
 // in its line, a delivery here holds, takes or releases a slot (vacate keeps
@@ -179,22 +175,23 @@ func (q *localQueue) vacate() *waiter {
 	return w
 }
 
-// enqueue appends a waiter for cl to q's line; nil when the line is full.
-func (q *localQueue) enqueue(cl *claimant) *waiter {
+// enqueue appends a waiter to q's line; nil when the line is full.
+func (q *localQueue) enqueue() *waiter {
 	if len(q.waiters) >= maxLocalWaiters {
 		return nil
 	}
-	w := &waiter{ch: make(chan *passed, 1), cl: cl}
+	w := &waiter{ch: make(chan *passed, 1)}
 	q.waiters = append(q.waiters, w)
 	return w
 }
 
-// begin opens a delivery's claim of id here; end closes it.
-func (h *handoff) begin(id uuid.UUID) *claimant {
+// begin opens a delivery's claim of id here and returns when it began; end
+// closes it.
+func (h *handoff) begin(id uuid.UUID) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.queue(id).claims++
-	return &claimant{start: time.Now()}
+	return time.Now()
 }
 
 // end closes a claim of id. A busy snooze (snooze > 0) of job is remembered
@@ -240,16 +237,17 @@ func (h *handoff) cooling(id uuid.UUID) time.Duration {
 	return 0
 }
 
-// join queues a waiter for cl, without asking PostgreSQL, when deliveries
+// join queues a waiter for a claim of id, without asking PostgreSQL, when deliveries
 // here hold, take or release every slot of id (as last read here) and id is
 // not cooling: one of them passes a slot on or sends the first waiter to
-// take. Otherwise (nil) cl counts as taking, and its run reports with took.
-func (h *handoff) join(id uuid.UUID, cl *claimant) *waiter {
+// take. Otherwise (nil) the claim counts as taking, and its run reports with
+// took.
+func (h *handoff) join(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
 	if q.slots > 0 && q.holders+q.takers+q.releasing >= q.slots && !time.Now().Before(q.coolUntil) {
-		if w := q.enqueue(cl); w != nil {
+		if w := q.enqueue(); w != nil {
 			return w
 		}
 	}
@@ -261,7 +259,7 @@ func (h *handoff) join(id uuid.UUID, cl *claimant) *waiter {
 // max_in_flight it read (0: not read), cool the cooldown left (0: none). A
 // take that found every slot busy while a delivery here holds or releases
 // one waits in line (w); next, if not nil, is to be sent nil (vacate).
-func (h *handoff) took(id uuid.UUID, got, busy bool, slots int, cool time.Duration, cl *claimant) (w, next *waiter) {
+func (h *handoff) took(id uuid.UUID, got, busy bool, slots int, cool time.Duration) (w, next *waiter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queue(id)
@@ -279,7 +277,7 @@ func (h *handoff) took(id uuid.UUID, got, busy bool, slots int, cool time.Durati
 		q.progress = time.Now()
 		return nil, nil
 	case busy && q.holders+q.releasing > 0 && cool <= 0:
-		if w = q.enqueue(cl); w != nil {
+		if w = q.enqueue(); w != nil {
 			return w, nil
 		}
 	}

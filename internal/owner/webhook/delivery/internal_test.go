@@ -56,24 +56,24 @@ func TestAnEndpointsLineAlwaysHasAHolderOrATaker(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	a := h.begin(id)
-	require.Nil(t, h.join(id, a), "nothing known here: ask PostgreSQL")
-	require.Nil(t, h.join(id, h.begin(id)), "a taker here, but how many slots the endpoint has is not known yet")
-	w, next := h.took(id, false, true, 1, 0, a)
+	h.begin(id)
+	require.Nil(t, h.join(id), "nothing known here: ask PostgreSQL")
+	require.Nil(t, h.beginJoin(id), "a taker here, but how many slots the endpoint has is not known yet")
+	w, next := h.took(id, false, true, 1, 0)
 	require.Nil(t, w, "every slot busy and none held here: nothing here will pass one on")
 	require.Nil(t, next)
-	w, next = h.took(id, true, false, 1, 0, a)
+	w, next = h.took(id, true, false, 1, 0)
 	require.Nil(t, w)
 	require.Nil(t, next)
-	wb := h.join(id, h.begin(id))
-	wc := h.join(id, h.begin(id))
+	wb := h.beginJoin(id)
+	wc := h.beginJoin(id)
 	require.NotNil(t, wb, "the holder here fills the endpoint's one slot: queue behind it")
 	require.NotNil(t, wc)
 	require.Same(t, wb, h.pass(id), "the holder passes its slot to the first waiter")
 	next, wake := h.releaseNow(id, true)
 	require.Same(t, wc, next, "the slot went back to PostgreSQL: the next waiter takes one")
 	require.Nil(t, wake)
-	w, next = h.took(id, false, true, 1, 0, wc.cl)
+	w, next = h.took(id, false, true, 1, 0)
 	require.Nil(t, w, "held elsewhere now: it snoozes")
 	require.Nil(t, next)
 	for range 4 {
@@ -84,11 +84,11 @@ func TestAnEndpointsLineAlwaysHasAHolderOrATaker(t *testing.T) {
 	// Two slots, one held here: a take for the other that finds it busy
 	// waits for the one here.
 	h.eps[id].slots = 2
-	require.Nil(t, h.join(id, h.begin(id)))
-	h.took(id, true, false, 2, 0, a)
-	d := h.begin(id)
-	require.Nil(t, h.join(id, d), "one of two slots held here: ask PostgreSQL for the other")
-	w, next = h.took(id, false, true, 2, 0, d)
+	require.Nil(t, h.beginJoin(id))
+	h.took(id, true, false, 2, 0)
+	h.begin(id)
+	require.Nil(t, h.join(id), "one of two slots held here: ask PostgreSQL for the other")
+	w, next = h.took(id, false, true, 2, 0)
 	require.NotNil(t, w, "a holder here passes its slot on")
 	require.Nil(t, next)
 	next, _ = h.releaseNow(id, false)
@@ -102,10 +102,10 @@ func TestATakeDuringAReleaseWaitsForIt(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	require.Nil(t, h.join(id, h.begin(id)), "nobody here holds a slot: take one")
-	h.took(id, true, false, 1, 0, nil)
+	require.Nil(t, h.beginJoin(id), "nobody here holds a slot: take one")
+	h.took(id, true, false, 1, 0)
 	h.release(id, served)
-	w := h.join(id, h.begin(id))
+	w := h.beginJoin(id)
 	require.NotNil(t, w, "the release is not written yet: wait for it without a take")
 	next, _ := h.letGo(id)
 	require.Same(t, w, next, "the release written: take")
@@ -195,15 +195,15 @@ func TestALinesPaceComesFromItsPassesAndATimeoutMarksIt(t *testing.T) {
 	h := newHandoff()
 	id := uuid.New()
 	take := func() {
-		require.Nil(t, h.join(id, h.begin(id)))
-		h.took(id, true, false, 1, 0, nil)
+		require.Nil(t, h.beginJoin(id))
+		h.took(id, true, false, 1, 0)
 	}
 	let := func(how slotEnd) {
 		h.release(id, how)
 		h.letGo(id)
 	}
 	take()
-	w := h.join(id, h.begin(id))
+	w := h.beginJoin(id)
 	require.NotNil(t, w)
 	time.Sleep(time.Millisecond)
 	require.Same(t, w, h.pass(id))
@@ -255,7 +255,7 @@ func TestTheHandoffForgetsQuietEndpoints(t *testing.T) {
 	h.mu.Unlock()
 	require.LessOrEqual(t, n, 1001, "queues of quiet endpoints pruned")
 	quiet()
-	h.took(sleeping, true, false, 1, 0, nil)
+	h.took(sleeping, true, false, 1, 0)
 	_, wake := h.releaseNow(sleeping, true)
 	require.Equal(t, []int64{7}, wake, "the endpoint whose sleeper is due later keeps it")
 }
@@ -266,8 +266,8 @@ func TestTheLineWakesOnlyWhenEmpty(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	h.took(id, true, false, 2, 0, nil)
-	h.took(id, true, false, 2, 0, nil)
+	h.took(id, true, false, 2, 0)
+	h.took(id, true, false, 2, 0)
 	h.slept(id, 1, time.Minute)
 	h.slept(id, 2, time.Minute)
 	_, wake := h.releaseNow(id, true)
@@ -275,7 +275,7 @@ func TestTheLineWakesOnlyWhenEmpty(t *testing.T) {
 	h.back(id, 1)
 	_, wake = h.releaseNow(id, true)
 	require.Equal(t, []int64{2}, wake)
-	h.took(id, true, false, 2, 0, nil)
+	h.took(id, true, false, 2, 0)
 	_, wake = h.releaseNow(id, true)
 	require.Nil(t, wake, "handed over once")
 }
@@ -287,13 +287,13 @@ func TestNoDeliveryJoinsTheLineOfACoolingEndpoint(t *testing.T) {
 	t.Parallel()
 	h := newHandoff()
 	id := uuid.New()
-	require.Nil(t, h.join(id, h.begin(id)))
-	h.took(id, true, false, 1, time.Minute, nil)
+	require.Nil(t, h.beginJoin(id))
+	h.took(id, true, false, 1, time.Minute)
 	require.Positive(t, h.cooling(id), "the take found it cooling")
-	require.Nil(t, h.join(id, h.begin(id)), "cooling: no line to join")
-	h.took(id, false, false, 1, 0, nil)
+	require.Nil(t, h.beginJoin(id), "cooling: no line to join")
+	h.took(id, false, false, 1, 0)
 	require.Zero(t, h.cooling(id), "the take found the cooldown over")
-	require.NotNil(t, h.join(id, h.begin(id)), "a holder here, the cooldown over: join it")
+	require.NotNil(t, h.beginJoin(id), "a holder here, the cooldown over: join it")
 }
 
 // A delivery that gives up while the last holder here lets go with a
@@ -306,7 +306,7 @@ func TestTheLastRunOutOfALineWakesItsSleepers(t *testing.T) {
 		h := newHandoff()
 		id := uuid.New()
 		h.slept(id, 1, time.Minute)          // left the line earlier
-		h.took(id, true, false, 1, 0, nil)   // the holder
+		h.took(id, true, false, 1, 0)        // the holder
 		h.begin(id)                          // a waiter, about to give up
 		_, wake := h.releaseNow(id, !failed) // the holder lets go while the waiter's claim is open
 		require.Nil(t, wake, "the line is not empty yet")
@@ -343,7 +343,7 @@ func TestAGiveUpDuringASuccessfulReleaseWakesTheSleepers(t *testing.T) {
 	h := newHandoff()
 	id := uuid.New()
 	h.slept(id, 1, time.Minute)
-	h.took(id, true, false, 1, 0, nil)
+	h.took(id, true, false, 1, 0)
 	h.begin(id)
 	h.release(id, served)
 	wake, short := h.end(id, 2, time.Minute)
@@ -359,4 +359,10 @@ func TestAGiveUpDuringASuccessfulReleaseWakesTheSleepers(t *testing.T) {
 func (h *handoff) slept(id uuid.UUID, job int64, snooze time.Duration) {
 	h.begin(id)
 	h.end(id, job, snooze)
+}
+
+// beginJoin opens a claim of id and asks to join its line, as a run does.
+func (h *handoff) beginJoin(id uuid.UUID) *waiter {
+	h.begin(id)
+	return h.join(id)
 }

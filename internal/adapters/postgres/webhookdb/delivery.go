@@ -114,7 +114,7 @@ func (s *Store) Endpoints(ctx context.Context, ownerID uuid.UUID) ([]delivery.En
 	rows, err := s.pool.Query(ctx, `SELECT id, owner_id, url, event_types, embed_id, max_in_flight, enabled, failing_since, failed_at, filter
 FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 	if err != nil {
-		return nil, fmt.Errorf("list enabled endpoints: %w", err)
+		return nil, fmt.Errorf("list the endpoints of owner %s: %w", ownerID, err)
 	}
 	out, err := pgx.AppendRows([]delivery.Endpoint(nil), rows, func(row pgx.CollectableRow) (e delivery.Endpoint, err error) {
 		var mif int16
@@ -123,7 +123,7 @@ FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL`, ownerID)
 		return e, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list enabled endpoints: %w", err)
+		return nil, fmt.Errorf("list the endpoints of owner %s: %w", ownerID, err)
 	}
 	return out, nil
 }

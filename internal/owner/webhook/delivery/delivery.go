@@ -559,11 +559,11 @@ func (d *Deliverer) wake(ctx context.Context, id uuid.UUID, jobs []int64) error 
 	} else {
 		d.local.notBack(id, jobs, nil)
 	}
-	if err != nil {
-		// They come back when their snoozes end.
-		return fmt.Errorf("wake %d snoozed deliveries of endpoint %s: %w", len(jobs), id, err)
-	}
 	d.local.wakes.Add(int64(n))
+	if err != nil {
+		// Those not woken come back when their snoozes end.
+		return fmt.Errorf("wake %d snoozed deliveries of endpoint %s: %w", len(jobs)-n, id, err)
+	}
 	return nil
 }
 

@@ -1122,3 +1122,53 @@ func TestARunAfterARecordedSuccessDoesNotPostAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestAWakeCountsWhatItWokeWhenItsSecondTryFails: a wake that makes one
+// sleeper available and finds the other still running tries that one again;
+// when the second try fails, the run reports the failure and the deliveries
+// it did wake still count in Stats.
+func TestAWakeCountsWhatItWokeWhenItsSecondTryFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.useMemory()
+	var tries atomic.Int64
+	b.store.WakeFunc = func(_ context.Context, jobs []int64) (int, []int64, error) {
+		if tries.Add(1) == 1 {
+			require.Equal(t, []int64{3, 4}, jobs)
+			return 1, []int64{4}, nil
+		}
+		return 0, nil, errors.New("connection lost")
+	}
+	release := make(chan struct{})
+	var posts atomic.Int64
+	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
+		if posts.Add(1) == 1 {
+			<-release
+		}
+		return delivery.PostResponse{StatusCode: 204}, nil
+	}
+	job := func(id int64) delivery.DeliverJob {
+		j := b.job()
+		j.JobID = id
+		return j
+	}
+	results := make(chan delivery.Result, 2)
+	go func() { results <- b.d.Deliver(context.Background(), job(1)) }()
+	require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
+	go func() { results <- b.d.Deliver(context.Background(), job(2)) }()
+	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+	// Two more behind a holder that does not answer give their workers back.
+	require.Equal(t, delivery.OutcomeSnoozed, b.d.Deliver(context.Background(), job(3)).Outcome)
+	require.Equal(t, delivery.OutcomeSnoozed, b.d.Deliver(context.Background(), job(4)).Outcome)
+	close(release)
+	var warns []error
+	for range 2 {
+		if res := <-results; res.Warn != nil {
+			warns = append(warns, res.Warn)
+		}
+	}
+	require.Len(t, warns, 1, "the run that woke them reports the failed second try")
+	require.ErrorContains(t, warns[0], "connection lost")
+	require.EqualValues(t, 2, tries.Load())
+	require.EqualValues(t, 1, b.d.Stats().Wakes, "the delivery the first try woke counts")
+}

@@ -237,11 +237,11 @@ func (h *handoff) cooling(id uuid.UUID) time.Duration {
 	return 0
 }
 
-// join queues a waiter for a claim of id, without asking PostgreSQL, when deliveries
-// here hold, take or release every slot of id (as last read here) and id is
-// not cooling: one of them passes a slot on or sends the first waiter to
-// take. Otherwise (nil) the claim counts as taking, and its run reports with
-// took.
+// join queues a waiter for a claim of id, without asking PostgreSQL, when
+// deliveries here hold, take or release every slot of id (as last read here)
+// and id is not cooling: one of them passes a slot on or sends the first
+// waiter to take. Otherwise (nil) the claim counts as taking, and its run
+// reports with took.
 func (h *handoff) join(id uuid.UUID) *waiter {
 	h.mu.Lock()
 	defer h.mu.Unlock()

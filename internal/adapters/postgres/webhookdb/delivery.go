@@ -1,7 +1,6 @@
 package webhookdb
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -454,9 +453,13 @@ func (s *Store) finishRuns(ctx context.Context, fs []delivery.Finish) ([]deliver
 		stamps, sigs, latencies         = make([]*string, n), make([]*string, n), make([]*int64, n)
 		ats, nows, records, releases    = make([]*time.Time, n), make([]time.Time, n), make([]bool, n), make([]bool, n)
 		disableAfter, cooldowns         = make([]float64, n), make([]float64, n)
+		none                            delivery.Attempt
 	)
 	for i, f := range fs {
-		a := cmp.Or(f.Attempt, &delivery.Attempt{})
+		a := f.Attempt
+		if a == nil {
+			a = &none // its columns match no row of the insert
+		}
 		endpoints[i], events[i], jobs[i], attempts[i], outcomes[i] = f.EndpointID, a.EventID, a.JobID, int32(a.Attempt), string(a.Outcome)
 		if a.StatusCode != 0 {
 			c := int32(a.StatusCode)

@@ -680,20 +680,7 @@ func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
 				}
 				return len(jobs), nil, nil
 			}
-			release := make(chan struct{})
-			var posts atomic.Int64
-			b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
-				if posts.Add(1) == 1 {
-					<-release
-					return delivery.PostResponse{StatusCode: 204}, nil
-				}
-				return delivery.PostResponse{StatusCode: c.last}, nil
-			}
-			job := func(id int64) delivery.DeliverJob {
-				j := b.job()
-				j.JobID = id
-				return j
-			}
+			release, results, job := b.lineBehindAHolder(t, c.last)
 			if c.ranAgain {
 				// It runs again (it was fetched: its snooze had ended) and
 				// finishes before the wake's second try.
@@ -701,11 +688,6 @@ func TestTheRunThatEmptiesTheLineWakesTheDeliveriesThatLeftIt(t *testing.T) {
 					require.Equal(t, delivery.OutcomeCompleted, b.d.Deliver(context.Background(), job(3)).Outcome)
 				}
 			}
-			results := make(chan delivery.Result, 2)
-			go func() { results <- b.d.Deliver(context.Background(), job(1)) }()
-			require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
-			go func() { results <- b.d.Deliver(context.Background(), job(2)) }()
-			require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
 			// The second in line behind a holder that does not answer gives
 			// its worker back.
 			res := b.d.Deliver(context.Background(), job(3))
@@ -1139,24 +1121,7 @@ func TestAWakeCountsWhatItWokeWhenItsSecondTryFails(t *testing.T) {
 		}
 		return 0, nil, errors.New("connection lost")
 	}
-	release := make(chan struct{})
-	var posts atomic.Int64
-	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
-		if posts.Add(1) == 1 {
-			<-release
-		}
-		return delivery.PostResponse{StatusCode: 204}, nil
-	}
-	job := func(id int64) delivery.DeliverJob {
-		j := b.job()
-		j.JobID = id
-		return j
-	}
-	results := make(chan delivery.Result, 2)
-	go func() { results <- b.d.Deliver(context.Background(), job(1)) }()
-	require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
-	go func() { results <- b.d.Deliver(context.Background(), job(2)) }()
-	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+	release, results, job := b.lineBehindAHolder(t, 204)
 	// Two more behind a holder that does not answer give their workers back.
 	require.Equal(t, delivery.OutcomeSnoozed, b.d.Deliver(context.Background(), job(3)).Outcome)
 	require.Equal(t, delivery.OutcomeSnoozed, b.d.Deliver(context.Background(), job(4)).Outcome)
@@ -1171,4 +1136,31 @@ func TestAWakeCountsWhatItWokeWhenItsSecondTryFails(t *testing.T) {
 	require.ErrorContains(t, warns[0], "connection lost")
 	require.EqualValues(t, 2, tries.Load())
 	require.EqualValues(t, 1, b.d.Stats().Wakes, "the delivery the first try woke counts")
+}
+
+// lineBehindAHolder runs job 1, whose POST hangs until release is closed and
+// then answers 204 (every later POST answers last), and job 2, waiting in
+// line behind it; results receives both runs' results. job(id) is a run of
+// the bundle's delivery as job id.
+func (b *bundle) lineBehindAHolder(t *testing.T, last int) (release chan struct{}, results chan delivery.Result, job func(int64) delivery.DeliverJob) {
+	release = make(chan struct{})
+	var posts atomic.Int64
+	b.poster.PostFunc = func(context.Context, delivery.PostRequest) (delivery.PostResponse, error) {
+		if posts.Add(1) == 1 {
+			<-release
+			return delivery.PostResponse{StatusCode: 204}, nil
+		}
+		return delivery.PostResponse{StatusCode: last}, nil
+	}
+	job = func(id int64) delivery.DeliverJob {
+		j := b.job()
+		j.JobID = id
+		return j
+	}
+	results = make(chan delivery.Result, 2)
+	go func() { results <- b.d.Deliver(context.Background(), job(1)) }()
+	require.Eventually(t, func() bool { return posts.Load() == 1 }, 10*time.Second, time.Millisecond)
+	go func() { results <- b.d.Deliver(context.Background(), job(2)) }()
+	require.Eventually(t, func() bool { return b.waiting() == 1 }, 10*time.Second, time.Millisecond)
+	return release, results, job
 }

@@ -95,7 +95,7 @@ func (l *Lanes) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return l.lapse()
+			return l.lapse(ctx)
 		case <-t.C:
 		}
 	}
@@ -150,11 +150,14 @@ func (l *Lanes) keep(ctx context.Context) error {
 	return nil
 }
 
-func (l *Lanes) lapse() error {
+// lapse marks this process's lane lapsed as Run ends (ctx done). Its write
+// is bounded by LaneRenew: a lane it fails to mark lapses by itself within
+// LaneTTL.
+func (l *Lanes) lapse(ctx context.Context) error {
 	if l.name == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LaneRenew)
 	defer cancel()
 	if _, err := l.store.pool.Exec(ctx, `UPDATE webhook_lanes SET alive_until = now() WHERE lane = $1`, l.name); err != nil {
 		return fmt.Errorf("hand lane %s over: %w", l.name, err)

@@ -151,13 +151,29 @@ func (f *fleet) stop() {
 	}
 }
 
-// logPath keeps the server logs of a failed test where one can read them.
+// fleetsOf counts the fleets each test has started, so that a test with two
+// fleets keeps a log of each.
+var fleetsOf = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+// logPath keeps the server logs of a failed test where one can read them:
+// the test's first fleet logs to standmeet-faults-<test>.log, its second to
+// standmeet-faults-<test>_2.log, and so on.
 func logPath(t *testing.T) string {
 	dir := os.Getenv("STANDMEET_FAULTS_LOGS")
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	p := fmt.Sprintf("%s/standmeet-faults-%s.log", dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	fleetsOf.Lock()
+	fleetsOf.n[name]++
+	if n := fleetsOf.n[name]; n > 1 {
+		name = fmt.Sprintf("%s_%d", name, n)
+	}
+	fleetsOf.Unlock()
+	p := fmt.Sprintf("%s/standmeet-faults-%s.log", dir, name)
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("remove the last run's server log: %v", err)
 	}

@@ -78,6 +78,12 @@ func (s *deliveryStore) List(ctx context.Context, endpointID uuid.UUID, q webhoo
 	return out, nil
 }
 
+// deliveryNotFound is what Get and Retry return for a delivery that is not
+// the endpoint's.
+func deliveryNotFound() error {
+	return domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
+}
+
 // Get reads one delivery, its attempts and its event.
 func (s *deliveryStore) Get(ctx context.Context, endpointID uuid.UUID, jobID int64) (webhook.Delivery, []webhook.Attempt, *webhook.LoggedEvent, error) {
 	var (
@@ -87,7 +93,7 @@ func (s *deliveryStore) Get(ctx context.Context, endpointID uuid.UUID, jobID int
 	)
 	err := scanDelivery(s.tx.QueryRow(ctx, getDelivery, endpointID, jobID), &d, &id, &ev.Subject, &ev.OccurredAt, &ev.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return d, nil, nil, domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
+		return d, nil, nil, deliveryNotFound()
 	}
 	if err != nil {
 		return d, nil, nil, fmt.Errorf("read delivery %d: %w", jobID, err)
@@ -121,7 +127,7 @@ func (s *deliveryStore) Retry(ctx context.Context, endpointID uuid.UUID, jobID i
 	var state string
 	err := s.tx.QueryRow(ctx, retryState, endpointID, jobID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", domain.NotFound(webhook.CodeDeliveryNotFound, "delivery not found")
+		return "", "", deliveryNotFound()
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("read delivery %d: %w", jobID, err)

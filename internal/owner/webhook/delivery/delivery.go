@@ -655,7 +655,7 @@ func (d *Deliverer) request(ep Endpoint, ev Event, now time.Time) (PostRequest, 
 	// Their values are sealed like the secrets, with the same associated data.
 	for k, v := range ep.Headers {
 		if sealed, ok := domain.OpenSealedText(v); ok {
-			plain, err := d.unseal(sealed, ep.ID[:])
+			plain, err := d.unseal(sealed, ad)
 			if err != nil {
 				return PostRequest{}, fmt.Errorf("unseal header %s of endpoint %s: %w", k, ep.ID, err)
 			}

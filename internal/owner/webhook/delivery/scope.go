@@ -31,10 +31,16 @@ type testData struct {
 // wanted by the endpoint it names and only by it, whatever its globs.
 func wants(ep Endpoint, ev Event) bool {
 	if ev.Type == domain.EventWebhookTest {
-		var td testData
-		return json.Unmarshal(ev.Data, &td) == nil && td.EndpointID == ep.ID
+		return names(ev, ep)
 	}
 	return domain.MatchAnyGlob(ep.EventTypes, ev.Type) && !aboutItself(ep, ev)
+}
+
+// names reports whether ev's data names ep (testData); data that names no
+// endpoint names none.
+func names(ev Event, ep Endpoint) bool {
+	var d testData
+	return json.Unmarshal(ev.Data, &d) == nil && d.EndpointID == ep.ID
 }
 
 // operationalPrefix starts the types of the operational events about one
@@ -45,12 +51,7 @@ const operationalPrefix = "webhook.endpoint."
 // to the owner's other endpoints (a chat, a pager), never to ep, which is
 // failing or disabled and whose delivery of it would feed the failure.
 func aboutItself(ep Endpoint, ev Event) bool {
-	if !strings.HasPrefix(ev.Type, operationalPrefix) {
-		return false
-	}
-	// Data that does not name an endpoint is about none.
-	var d testData
-	return json.Unmarshal(ev.Data, &d) == nil && d.EndpointID == ep.ID
+	return strings.HasPrefix(ev.Type, operationalPrefix) && names(ev, ep)
 }
 
 // decide is the fan-out's rule for one endpoint and one event, the one
